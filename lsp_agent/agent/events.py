@@ -1,0 +1,165 @@
+"""Session updates: the events the core emits while a prompt runs.
+
+Shapes and names follow the Agent Client Protocol's ``session/update`` union (schema v1):
+``agent_message_chunk``, ``agent_thought_chunk``, ``tool_call``, ``tool_call_update``,
+``usage_update`` and ``plan``. Paths are absolute filesystem paths and lines are 1-based,
+as in ACP; the LSP door converts them to URIs. ``to_wire()`` gives the camelCase JSON object that
+goes out as the ``update`` of ``lspAgent/session/update``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+ToolKind = Literal[
+    "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
+]
+"""ACP ``ToolKind``."""
+
+ToolCallStatus = Literal["pending", "in_progress", "completed", "failed"]
+"""ACP ``ToolCallStatus``."""
+
+
+class WireModel(BaseModel):
+    """Base of every wire-shaped model: camelCase aliases, frozen."""
+
+    model_config = ConfigDict(frozen=True, alias_generator=to_camel, populate_by_name=True)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON object sent on the wire (camelCase keys, ``None`` fields left out)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class TextContent(WireModel):
+    """ACP ``ContentBlock`` of type text."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ContentItem(WireModel):
+    """ACP ``ToolCallContent`` of type ``content``: a content block shown in the tool call."""
+
+    type: Literal["content"] = "content"
+    content: TextContent
+
+
+class DiffItem(WireModel):
+    """ACP ``ToolCallContent`` of type ``diff``: whole-file texts before and after.
+
+    ``old_text`` is ``None`` for a new file. ``unified_diff`` is our extension (ACP carries
+    only the texts): the unified diff the permission prompt shows, so thin clients need no diff
+    library.
+    """
+
+    type: Literal["diff"] = "diff"
+    path: str
+    old_text: str | None
+    new_text: str
+    unified_diff: str | None = None
+
+
+ToolCallContent = ContentItem | DiffItem
+
+
+class Location(WireModel):
+    """ACP ``ToolCallLocation``: a file (absolute path) and an optional 1-based line."""
+
+    path: str
+    line: int | None = None
+
+
+class AgentMessageChunk(WireModel):
+    """A piece of the assistant's visible answer."""
+
+    session_update: Literal["agent_message_chunk"] = "agent_message_chunk"
+    content: TextContent
+    message_id: str | None = None
+
+
+class AgentThoughtChunk(WireModel):
+    """A piece of the assistant's thinking."""
+
+    session_update: Literal["agent_thought_chunk"] = "agent_thought_chunk"
+    content: TextContent
+    message_id: str | None = None
+
+
+class UserMessageChunk(WireModel):
+    """The user's prompt, replayed when a session is loaded."""
+
+    session_update: Literal["user_message_chunk"] = "user_message_chunk"
+    content: TextContent
+    message_id: str | None = None
+
+
+class ToolCall(WireModel):
+    """A tool call the model made (first report of it)."""
+
+    session_update: Literal["tool_call"] = "tool_call"
+    tool_call_id: str
+    title: str
+    kind: ToolKind = "other"
+    status: ToolCallStatus = "pending"
+    content: tuple[ToolCallContent, ...] = ()
+    locations: tuple[Location, ...] = ()
+    raw_input: dict[str, Any] | None = None
+
+
+class ToolCallUpdate(WireModel):
+    """A change to a tool call: only the fields that changed are set."""
+
+    session_update: Literal["tool_call_update"] = "tool_call_update"
+    tool_call_id: str
+    title: str | None = None
+    kind: ToolKind | None = None
+    status: ToolCallStatus | None = None
+    content: tuple[ToolCallContent, ...] | None = None
+    locations: tuple[Location, ...] | None = None
+    raw_input: dict[str, Any] | None = None
+    raw_output: dict[str, Any] | None = None
+
+
+class UsageUpdate(WireModel):
+    """Context use: ``used`` tokens of a ``size``-token context window."""
+
+    session_update: Literal["usage_update"] = "usage_update"
+    used: int
+    size: int
+
+
+class PlanEntry(WireModel):
+    """One entry of an ACP plan."""
+
+    content: str
+    priority: Literal["high", "medium", "low"] = "medium"
+    status: Literal["pending", "in_progress", "completed"] = "pending"
+
+
+class Plan(WireModel):
+    """The complete current plan (clients replace what they showed)."""
+
+    session_update: Literal["plan"] = "plan"
+    entries: tuple[PlanEntry, ...]
+
+
+class CurrentModeUpdate(WireModel):
+    """The session's permission mode changed."""
+
+    session_update: Literal["current_mode_update"] = "current_mode_update"
+    current_mode_id: str
+
+
+SessionUpdate = (
+    AgentMessageChunk
+    | AgentThoughtChunk
+    | UserMessageChunk
+    | ToolCall
+    | ToolCallUpdate
+    | UsageUpdate
+    | Plan
+    | CurrentModeUpdate
+)

@@ -1,0 +1,306 @@
+"""The agent loop: model → tools → model, until the model ends its turn.
+
+:func:`agent_loop` is an async generator of session updates that ends with one
+:class:`TurnFinished`. Each iteration works on an immutable :class:`LoopState`; every new state is
+committed to the session at once, so a cancellation at any ``await`` leaves a history in which
+every ``tool_use`` has exactly one ``tool_result`` (synthesised as interrupted where needed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from lsp_agent.agent.events import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    SessionUpdate,
+    TextContent,
+    ToolCall,
+    ToolCallUpdate,
+    ToolKind,
+    UsageUpdate,
+)
+from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
+from lsp_agent.model.base import Model, ModelError
+from lsp_agent.model.types import (
+    AssistantResponse,
+    Message,
+    ModelRequest,
+    ResponseDone,
+    TextBlock,
+    TextDelta,
+    ThinkingDelta,
+    ToolResultBlock,
+    ToolUseBlock,
+    ToolUseStart,
+    Usage,
+)
+from lsp_agent.permissions.types import PermissionMode
+
+PromptStopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
+"""ACP ``StopReason``: how a prompt ended, as the doors report it."""
+
+TerminalReason = Literal[
+    "completed", "aborted", "model_error", "max_turns", "max_tokens", "refusal"
+]
+"""Why the loop stopped (finer than the stop reason; for logs and the headless door)."""
+
+INTERRUPTED = "Interrupted by the user before this tool call finished; it may not have run."
+CONTINUE_NUDGE = (
+    "Your previous response was cut off by the output token limit. Continue exactly where you "
+    "left off, without repeating anything."
+)
+INTERRUPTED_MARKER = "[Request interrupted by user]"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentConfig:
+    """Per-server agent settings.
+
+    ``max_tokens`` is the output cap per request (tokens); after a ``max_tokens`` stop the
+    request is retried once with ``escalated_max_tokens``, then up to ``max_continue_nudges``
+    "continue" messages are sent. ``max_turns`` bounds model requests per prompt.
+    ``context_window`` (tokens) is only used for ``usage_update``.
+    """
+
+    model: str = "claude-sonnet-4-5"
+    permission_mode: PermissionMode = "default"
+    allowed_tools: tuple[str, ...] = ()
+    disallowed_tools: tuple[str, ...] = ()
+    max_turns: int | None = None
+    max_tokens: int = 16384
+    escalated_max_tokens: int = 64000
+    max_continue_nudges: int = 3
+    context_window: int = 200_000
+    headless: bool = False
+    append_system_prompt: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopState:
+    """The loop's state after one step (immutable: each step makes a new one)."""
+
+    messages: tuple[Message, ...]
+    requests: int = 0
+    max_tokens: int
+    usage: Usage = dataclasses.field(default_factory=Usage)
+    nudges: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnFinished:
+    """The last event of :func:`agent_loop`."""
+
+    stop_reason: PromptStopReason
+    terminal: TerminalReason
+    usage: Usage
+    requests: int
+    final_text: str = ""
+    error: str | None = None
+
+
+TurnResult = TurnFinished
+"""What :meth:`Session.prompt` returns."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopEnv:
+    """What one run of the loop needs. ``commit`` stores each new message list in the session."""
+
+    model: Model
+    config: AgentConfig
+    system: tuple[str, ...]
+    executor: ExecutorEnv
+    commit: Callable[[tuple[Message, ...]], None]
+
+
+def start_messages(history: tuple[Message, ...], user: Message) -> tuple[Message, ...]:
+    """Append the user's message; a history that ends with a user message (an interrupted
+    turn) is merged into it so roles keep alternating."""
+    if history and history[-1].role == "user":
+        last = history[-1]
+        merged = Message(
+            role="user",
+            content=(*last.content, TextBlock(text=INTERRUPTED_MARKER), *user.content),
+        )
+        return (*history[:-1], merged)
+    return (*history, user)
+
+
+async def agent_loop(state: LoopState, env: LoopEnv) -> AsyncIterator[SessionUpdate | TurnFinished]:
+    """Run one prompt to its end; see the module docstring."""
+    tools = tuple(t.spec() for t in env.executor.tools)
+    env.commit(state.messages)
+    results: dict[str, ToolResultBlock] = {}
+    try:
+        while True:
+            if env.config.max_turns is not None and state.requests >= env.config.max_turns:
+                yield _finish(state, "max_turn_requests", "max_turns")
+                return
+            request = ModelRequest(
+                model=env.config.model,
+                system=env.system,
+                messages=state.messages,
+                tools=tools,
+                max_tokens=state.max_tokens,
+            )
+            response: AssistantResponse | None = None
+            announced: set[str] = set()
+            try:
+                async for event in env.model.stream(request):
+                    if isinstance(event, TextDelta):
+                        yield AgentMessageChunk(content=TextContent(text=event.text))
+                    elif isinstance(event, ThinkingDelta):
+                        yield AgentThoughtChunk(content=TextContent(text=event.thinking))
+                    elif isinstance(event, ToolUseStart):
+                        announced.add(event.id)
+                        yield ToolCall(
+                            tool_call_id=event.id, title=event.name, kind=_kind(env, event.name)
+                        )
+                    elif isinstance(event, ResponseDone):
+                        response = event.response
+            except ModelError as exc:
+                yield _finish(state, "end_turn", "model_error", error=str(exc))
+                return
+            if response is None:
+                yield _finish(
+                    state,
+                    "end_turn",
+                    "model_error",
+                    error="the model stream ended without a complete response",
+                )
+                return
+            state = dataclasses.replace(
+                state, requests=state.requests + 1, usage=state.usage + response.usage
+            )
+            yield UsageUpdate(
+                used=response.usage.context_tokens + response.usage.output_tokens,
+                size=env.config.context_window,
+            )
+            if response.stop_reason == "max_tokens":
+                escalated = state.max_tokens < env.config.escalated_max_tokens
+                if escalated and not state.nudges:
+                    state = dataclasses.replace(state, max_tokens=env.config.escalated_max_tokens)
+                    continue
+                if state.nudges >= env.config.max_continue_nudges:
+                    state = _commit(env, state, _complete_blocks(response).message())
+                    yield _finish(state, "max_tokens", "max_tokens")
+                    return
+                state = _commit(env, state, _complete_blocks(response).message())
+                state = _commit(
+                    env,
+                    dataclasses.replace(state, nudges=state.nudges + 1),
+                    Message.user_text(CONTINUE_NUDGE),
+                )
+                continue
+            assistant = response.message()
+            state = _commit(env, state, assistant)
+            uses = assistant.tool_uses()
+            for use in uses:
+                if use.id in announced:
+                    yield ToolCallUpdate(tool_call_id=use.id, raw_input=use.input)
+                else:
+                    yield ToolCall(
+                        tool_call_id=use.id,
+                        title=use.name,
+                        kind=_kind(env, use.name),
+                        raw_input=use.input,
+                    )
+            if uses:
+                async for update in _run_tools(uses, env, results):
+                    yield update
+                state = _commit(
+                    env, state, Message(role="user", content=tuple(results[u.id] for u in uses))
+                )
+                results = {}
+                continue
+            if response.stop_reason == "pause_turn":
+                continue
+            if response.stop_reason == "refusal":
+                yield _finish(state, "refusal", "refusal", final_text=assistant.text())
+                return
+            yield _finish(state, "end_turn", "completed", final_text=assistant.text())
+            return
+    except (asyncio.CancelledError, GeneratorExit):
+        env.commit(_repair(state.messages, results))
+        raise
+
+
+def _kind(env: LoopEnv, name: str) -> ToolKind:
+    tool = env.executor.tools.get(name)
+    return tool.kind if tool is not None else "other"
+
+
+async def _run_tools(
+    uses: tuple[ToolUseBlock, ...], env: LoopEnv, results: dict[str, ToolResultBlock]
+) -> AsyncIterator[SessionUpdate]:
+    """Run the tool calls while yielding the updates they emit (progress, status)."""
+    queue: asyncio.Queue[SessionUpdate] = asyncio.Queue()
+    executor = dataclasses.replace(env.executor, emit=queue.put_nowait)
+    task = asyncio.ensure_future(execute_tool_uses(uses, env=executor, results=results))
+    try:
+        while not task.done() or not queue.empty():
+            getter = asyncio.ensure_future(queue.get())
+            await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                yield getter.result()
+            else:
+                getter.cancel()
+        task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+def _commit(env: LoopEnv, state: LoopState, message: Message) -> LoopState:
+    new = dataclasses.replace(state, messages=(*state.messages, message))
+    env.commit(new.messages)
+    return new
+
+
+def _complete_blocks(response: AssistantResponse) -> AssistantResponse:
+    """Drop tool_use blocks cut off by the token limit (their input is incomplete)."""
+    content = tuple(b for b in response.content if not isinstance(b, ToolUseBlock))
+    if not content:
+        content = (TextBlock(text="(no output)"),)
+    return response.model_copy(update={"content": content})
+
+
+def _repair(messages: tuple[Message, ...], done: dict[str, ToolResultBlock]) -> tuple[Message, ...]:
+    """Answer every unanswered tool_use of the last assistant message."""
+    if not messages or messages[-1].role != "assistant" or not messages[-1].tool_uses():
+        return messages
+    answers = tuple(
+        done.get(u.id) or ToolResultBlock(tool_use_id=u.id, content=INTERRUPTED, is_error=True)
+        for u in messages[-1].tool_uses()
+    )
+    return (*messages, Message(role="user", content=answers))
+
+
+def _finish(
+    state: LoopState,
+    stop: PromptStopReason,
+    terminal: TerminalReason,
+    *,
+    final_text: str = "",
+    error: str | None = None,
+) -> TurnFinished:
+    return TurnFinished(
+        stop_reason=stop,
+        terminal=terminal,
+        usage=state.usage,
+        requests=state.requests,
+        final_text=final_text,
+        error=error,
+    )
+
+
+def dump_history(messages: tuple[Message, ...]) -> str:
+    """The history as JSON text (for transcripts and debugging)."""
+    return json.dumps([m.model_dump(mode="json") for m in messages], indent=1)

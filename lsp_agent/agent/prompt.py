@@ -1,0 +1,77 @@
+"""The system prompt: a static part, then the session's environment and memory files.
+
+The parts are ordered from most to least stable so the request prefix stays byte-identical
+across turns of a session (prompt caching); nothing here changes within a session.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+
+STATIC_PROMPT = """\
+You are lsp-agent, a coding agent that works inside the user's editor through a language \
+server. You help with software engineering tasks: fixing bugs, adding features, refactoring, \
+explaining code and running tests.
+
+How you work:
+- Use the tools to look at the code before you change it. Read a file before you edit it.
+- The Read tool shows the editor's current text, including unsaved changes the user made; \
+respect them. Your edits are applied to the user's open buffers and must not undo their work.
+- Prefer Edit for changes to existing files (exact old_string/new_string, with enough context \
+to be unique); use Write only for new files or complete rewrites.
+- Use Glob and Grep to find files and code; use Bash to run tests, builds and other commands.
+- Paths you pass to file tools must be absolute.
+- Some tool calls need the user's approval. If the user rejects a call, do not retry the same \
+thing; adjust your approach or ask.
+- After changing code, verify it (run the tests or the relevant command) before you say it \
+works. Report failures honestly.
+- Keep answers short and concrete. Use Markdown; refer to code as path:line.
+"""
+
+MEMORY_FILES = ("CLAUDE.md", "AGENTS.md")
+MEMORY_MAX_BYTES = 64 * 1024
+
+
+def environment_text(*, cwd: Path, roots: Sequence[Path], today: date | None = None) -> str:
+    """The environment block: working directory, other roots, platform and date."""
+    lines = [
+        "<env>",
+        f"Working directory: {cwd}",
+        *(f"Additional directory: {r}" for r in roots if r != cwd),
+        f"Platform: {platform.system().lower()}",
+        f"Today's date: {(today or date.today()).isoformat()}",
+        "</env>",
+    ]
+    return "\n".join(lines)
+
+
+def memory_text(cwd: Path) -> str | None:
+    """Contents of ``CLAUDE.md`` / ``AGENTS.md`` in ``cwd`` (each capped at 64 KiB), or None."""
+    parts = []
+    for name in MEMORY_FILES:
+        path = cwd / name
+        try:
+            data = path.read_bytes()[:MEMORY_MAX_BYTES]
+        except OSError:
+            continue
+        text = data.decode("utf-8", "replace")
+        parts.append(f'<memory file="{path}">\n{text}\n</memory>')
+    if not parts:
+        return None
+    return "Instructions from the project's memory files:\n" + "\n".join(parts)
+
+
+def system_prompt(
+    *, cwd: Path, roots: Sequence[Path], append: str | None = None
+) -> tuple[str, ...]:
+    """The system prompt parts for a session, most stable first."""
+    parts = [STATIC_PROMPT, environment_text(cwd=cwd, roots=roots)]
+    memory = memory_text(cwd)
+    if memory:
+        parts.append(memory)
+    if append:
+        parts.append(append)
+    return tuple(parts)

@@ -1,0 +1,35 @@
+"""The :class:`Model` protocol every model client implements, and its errors."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+from lsp_agent.model.types import ModelRequest, ModelStreamEvent
+
+
+class ModelError(Exception):
+    """The model call failed after the client's own retries.
+
+    ``status`` is the HTTP status when there was one (``None`` for connection errors and
+    malformed responses); ``retryable`` says whether trying the same request later may work.
+    The message names the endpoint and the cause, ready to show to a user.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+
+
+class Model(Protocol):
+    """A streaming chat model.
+
+    ``stream`` yields deltas as they arrive and always ends with exactly one
+    :class:`~lsp_agent.model.types.ResponseDone`; it raises :class:`ModelError` when the call
+    fails. Cancelling the consuming task closes the HTTP stream.
+    """
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        """Send ``request`` and stream the answer."""
+        ...

@@ -1,0 +1,194 @@
+"""Provider-neutral conversation types.
+
+The agent loop, the sessions and the doors speak only these types; the Anthropic adapter
+(:mod:`lsp_agent.model.anthropic`) converts them to and from the Messages API. Field names
+follow the Messages API (``tool_use``, ``tool_result``, ``stop_reason``, ``cache_control``) so
+the mapping is one to one and transcripts read like API traffic.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextBlock(_Block):
+    """Plain text from the user or the assistant."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingBlock(_Block):
+    """Extended-thinking output. ``signature`` must be sent back verbatim on later requests."""
+
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str = ""
+
+
+class ToolUseBlock(_Block):
+    """The assistant asks to run tool ``name`` with ``input`` (a JSON object)."""
+
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class ToolResultBlock(_Block):
+    """The outcome of one ``tool_use``; ``tool_use_id`` names it. ``content`` is text."""
+
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+ContentBlock = Annotated[
+    TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")
+]
+
+Role = Literal["user", "assistant"]
+
+
+class Message(BaseModel):
+    """One conversation message. Invariant kept by the loop: every ``tool_use`` in an assistant
+    message is answered by exactly one ``tool_result`` in the following user message."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Role
+    content: tuple[ContentBlock, ...]
+
+    @classmethod
+    def user_text(cls, text: str) -> Message:
+        """A user message holding one text block."""
+        return cls(role="user", content=(TextBlock(text=text),))
+
+    def tool_uses(self) -> tuple[ToolUseBlock, ...]:
+        """The ``tool_use`` blocks of this message, in order."""
+        return tuple(b for b in self.content if isinstance(b, ToolUseBlock))
+
+    def text(self) -> str:
+        """All text blocks joined (no separator)."""
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]
+"""The Messages API's ``stop_reason`` values (API version 2026-10-21)."""
+
+
+class Usage(BaseModel):
+    """Token counts of one model response (tokens, as the API reports them)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + other.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    @property
+    def context_tokens(self) -> int:
+        """Tokens in the prompt of this request (input + cache reads + cache writes)."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+
+class AssistantResponse(BaseModel):
+    """One complete model response."""
+
+    model_config = ConfigDict(frozen=True)
+
+    content: tuple[ContentBlock, ...]
+    stop_reason: StopReason | None
+    usage: Usage = Usage()
+    model: str = ""
+
+    def message(self) -> Message:
+        """The response as an assistant :class:`Message`."""
+        return Message(role="assistant", content=self.content)
+
+
+class ToolSpec(BaseModel):
+    """A tool as offered to the model: name, description and JSON Schema of its input."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class ModelRequest(BaseModel):
+    """Everything one model call needs. ``system`` is a list of text parts; the adapter puts a
+    ``cache_control`` breakpoint after the last one and on the last message block."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    system: tuple[str, ...]
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int = 8192
+    thinking_budget: int | None = None
+
+
+# ---- streaming events -------------------------------------------------------------------------
+
+
+class TextDelta(BaseModel):
+    """A piece of assistant text for content block ``index``."""
+
+    type: Literal["text_delta"] = "text_delta"
+    index: int
+    text: str
+
+
+class ThinkingDelta(BaseModel):
+    """A piece of thinking text for content block ``index``."""
+
+    type: Literal["thinking_delta"] = "thinking_delta"
+    index: int
+    thinking: str
+
+
+class ToolUseStart(BaseModel):
+    """A ``tool_use`` block began; its input follows as :class:`ToolInputDelta` pieces."""
+
+    type: Literal["tool_use_start"] = "tool_use_start"
+    index: int
+    id: str
+    name: str
+
+
+class ToolInputDelta(BaseModel):
+    """A piece of the JSON text of a tool_use's input (``input_json_delta``)."""
+
+    type: Literal["tool_input_delta"] = "tool_input_delta"
+    index: int
+    partial_json: str
+
+
+class ResponseDone(BaseModel):
+    """The last event of every stream: the complete response."""
+
+    type: Literal["response_done"] = "response_done"
+    response: AssistantResponse
+
+
+ModelStreamEvent = TextDelta | ThinkingDelta | ToolUseStart | ToolInputDelta | ResponseDone

@@ -1,0 +1,68 @@
+"""Permission requests and answers (shapes from ACP ``session/request_permission``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from lsp_agent.agent.events import ToolCall, WireModel
+
+PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+"""ACP ``PermissionOptionKind``."""
+
+
+class PermissionOption(WireModel):
+    """One button of a permission prompt."""
+
+    option_id: str
+    name: str
+    kind: PermissionOptionKind
+
+
+DEFAULT_OPTIONS: tuple[PermissionOption, ...] = (
+    PermissionOption(option_id="allow_once", name="Allow", kind="allow_once"),
+    PermissionOption(option_id="allow_always", name="Allow for this session", kind="allow_always"),
+    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+    PermissionOption(
+        option_id="reject_always", name="Reject for this session", kind="reject_always"
+    ),
+)
+
+
+class PermissionRequest(WireModel):
+    """Ask the user whether ``tool_call`` may run.
+
+    ``tool_call`` carries the title, the raw input and, for edits, ``diff`` content.
+    ``reason`` says why the engine asks (for the prompt UI and logs).
+    """
+
+    tool_call: ToolCall
+    options: tuple[PermissionOption, ...] = DEFAULT_OPTIONS
+    reason: str = ""
+
+
+class PermissionResponse(BaseModel):
+    """The user's answer. ``outcome="cancelled"`` when the prompt was dismissed by a cancel.
+
+    ``feedback`` is optional text from the user that goes back to the model with a rejection.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    outcome: Literal["selected", "cancelled"]
+    option_id: str | None = None
+    feedback: str | None = None
+
+    def kind(self, options: tuple[PermissionOption, ...] = DEFAULT_OPTIONS) -> str:
+        """The option kind chosen, or ``"cancelled"`` (unknown option ids count as rejects)."""
+        if self.outcome == "cancelled":
+            return "cancelled"
+        for option in options:
+            if option.option_id == self.option_id:
+                return option.kind
+        return "reject_once"
+
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+"""Claude Code's permission modes."""

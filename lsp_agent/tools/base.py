@@ -1,0 +1,143 @@
+"""The Tool base class, the context a tool runs in, and tool errors.
+
+A tool is a class with a pydantic input model (its JSON Schema is what the model sees), a name
+and input shape taken from Claude Code, and two steps:
+
+``prepare(input, ctx)``
+    Work out what the call would do, without side effects: a title, and for edits the
+    :class:`~lsp_agent.workspace.documents.FileChange` list and diff shown in the permission
+    prompt. Raises :class:`ToolError` when the call cannot work (file not found, ambiguous edit).
+``call(input, prepared, ctx)``
+    Do it, after the permission engine said yes. Must re-validate what ``prepare`` assumed
+    (time-of-check/time-of-use): changes carry their base snapshot and are refused if it moved.
+
+Defaults are fail-closed: a tool is not read-only, not concurrency-safe, and assumed to read
+and write the disk behind the editor's back unless it declares otherwise.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from lsp_agent.agent.events import Location, ToolCallContent, ToolKind
+from lsp_agent.model.types import ToolSpec
+from lsp_agent.workspace.documents import FileChange
+
+if TYPE_CHECKING:
+    from lsp_agent.workspace.workspace import Workspace
+
+
+class ToolError(Exception):
+    """An expected, model-visible failure: the message becomes an ``is_error`` tool_result.
+
+    Write messages for the model: say what was wrong and what to do instead.
+    """
+
+
+class ToolInput(BaseModel):
+    """Base of tool input models: unknown keys are rejected (``additionalProperties: false``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+InputT = TypeVar("InputT", bound=ToolInput)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prepared:
+    """What a call will do, for the permission prompt and for ``call``.
+
+    ``content`` is shown in the tool call (diffs for edits); ``changes`` are applied by
+    ``call``; ``paths`` are the files the call touches (absolute), for permission checks.
+    """
+
+    title: str
+    content: tuple[ToolCallContent, ...] = ()
+    changes: tuple[FileChange, ...] = ()
+    paths: tuple[Path, ...] = ()
+    locations: tuple[Location, ...] = ()
+    data: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolOutput:
+    """The result of a call.
+
+    ``text`` is the tool_result content for the model; ``is_error`` marks failures that are
+    not exceptions (a command that exited non-zero); ``content`` is what the user sees in the
+    tool call card; ``raw_output`` is structured data for clients (exit code, counts...).
+    """
+
+    text: str
+    is_error: bool = False
+    content: tuple[ToolCallContent, ...] = ()
+    raw_output: dict[str, Any] | None = None
+
+
+@dataclass(kw_only=True)
+class ReadState:
+    """Which files the model has read in this session, and what they held then.
+
+    Maps an absolute path to the digest (see ``TextSnapshot.digest``) of the text it read.
+    ``Edit`` refuses a file that was never read or changed since.
+    """
+
+    digests: dict[Path, str] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ToolContext:
+    """Everything a tool may use. ``cwd`` is the session's working directory (absolute);
+    ``roots`` are the directories the session may touch; ``progress`` streams text to the
+    user while the tool runs (Bash output)."""
+
+    session_id: str
+    cwd: Path
+    roots: tuple[Path, ...]
+    workspace: Workspace
+    read_state: ReadState
+    progress: Callable[[str], None] = lambda _text: None
+
+
+class Tool(ABC, Generic[InputT]):
+    """Base class of all tools. Subclasses set the class attributes and implement ``call``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    input_model: ClassVar[type[ToolInput]]
+    kind: ClassVar[ToolKind] = "other"
+    read_only: ClassVar[bool] = False
+    concurrency_safe: ClassVar[bool] = False
+    reads_disk: ClassVar[bool] = True
+    """The tool reads files from disk rather than through the buffer overlay: edited buffers
+    are saved first."""
+    writes_disk: ClassVar[bool] = True
+    """The tool may change files behind the editor: buffers are refreshed afterwards."""
+
+    def spec(self) -> ToolSpec:
+        """The tool as offered to the model."""
+        schema = self.input_model.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description, input_schema=schema)
+
+    def parse(self, raw: dict[str, Any]) -> InputT:
+        """Validate raw model input; raises ``pydantic.ValidationError``."""
+        return self.input_model.model_validate(raw)  # type: ignore[return-value]
+
+    def title(self, inp: InputT) -> str:
+        """A short human title for the call ("Read src/app.py")."""
+        return self.name
+
+    async def prepare(self, inp: InputT, ctx: ToolContext) -> Prepared:
+        """See the module docstring. The default has no side effects to preview."""
+        return Prepared(title=self.title(inp))
+
+    @abstractmethod
+    async def call(self, inp: InputT, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        """Run the tool. Raise :class:`ToolError` for expected failures."""

@@ -1,0 +1,134 @@
+"""Reading and writing text files byte-exactly.
+
+Decoding rules (in order): a UTF-8 BOM → ``utf-8`` with ``bom=True``; a UTF-16 BOM →
+``utf-16-le``/``utf-16-be`` with ``bom=True``; NUL bytes in the first 8 KiB → binary
+(refused); valid UTF-8 → ``utf-8``; anything else → ``latin-1``, which maps every byte to one
+code point and so writes back the identical bytes. Line endings are never translated: the text
+keeps ``\\r\\n`` where the file has it. Writes go to a temporary file in the same directory and
+are renamed over the target (atomic on POSIX), keeping the file's permission bits.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from lsp_agent.workspace.documents import FileChange, TextSnapshot
+
+MAX_TEXT_BYTES = 10 * 1024 * 1024
+"""Files larger than this (bytes) are refused as text."""
+
+_SNIFF_BYTES = 8192
+
+
+class NotTextError(Exception):
+    """The file is binary or too large to handle as text; the message says which."""
+
+
+class StaleChangeError(Exception):
+    """A change's base snapshot no longer matches the file; the message says what moved."""
+
+
+def decode_bytes(data: bytes) -> tuple[str, str, bool]:
+    """Decode file bytes → ``(text, encoding, bom)``; raises :class:`NotTextError` for binary."""
+    if data.startswith(codecs.BOM_UTF8):
+        return data[len(codecs.BOM_UTF8) :].decode("utf-8", "surrogateescape"), "utf-8", True
+    if data.startswith(codecs.BOM_UTF16_LE):
+        return data[2:].decode("utf-16-le", "surrogatepass"), "utf-16-le", True
+    if data.startswith(codecs.BOM_UTF16_BE):
+        return data[2:].decode("utf-16-be", "surrogatepass"), "utf-16-be", True
+    if b"\x00" in data[:_SNIFF_BYTES]:
+        raise NotTextError("binary file (contains NUL bytes)")
+    try:
+        return data.decode("utf-8"), "utf-8", False
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1", False
+
+
+def encode_text(text: str, *, encoding: str, bom: bool) -> bytes:
+    """Encode ``text`` back to bytes the way :func:`decode_bytes` decoded it."""
+    errors = "surrogateescape" if encoding == "utf-8" else "surrogatepass"
+    if encoding == "latin-1":
+        errors = "strict"
+    body = text.encode(encoding, errors)
+    if not bom:
+        return body
+    prefix = {
+        "utf-8": codecs.BOM_UTF8,
+        "utf-16-le": codecs.BOM_UTF16_LE,
+        "utf-16-be": codecs.BOM_UTF16_BE,
+    }[encoding]
+    return prefix + body
+
+
+def read_text_file(path: Path, *, max_bytes: int = MAX_TEXT_BYTES) -> TextSnapshot:
+    """Read ``path`` as a disk :class:`TextSnapshot`.
+
+    Raises ``FileNotFoundError``, ``IsADirectoryError``, ``PermissionError`` and
+    :class:`NotTextError` (binary, or larger than ``max_bytes`` bytes).
+    """
+    stat = path.stat()
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory")
+    if stat.st_size > max_bytes:
+        raise NotTextError(f"file is too large ({stat.st_size} bytes; limit {max_bytes} bytes)")
+    data = path.read_bytes()
+    try:
+        text, encoding, bom = decode_bytes(data)
+    except NotTextError as exc:
+        raise NotTextError(f"{path}: {exc}") from None
+    return TextSnapshot(
+        path=path, text=text, source="disk", encoding=encoding, bom=bom, mtime_ns=stat.st_mtime_ns
+    )
+
+
+def write_text_atomic(path: Path, text: str, *, encoding: str = "utf-8", bom: bool = False) -> None:
+    """Write ``text`` to ``path`` atomically (temp file + rename), creating parent folders.
+
+    Keeps the existing file's permission bits. Raises ``OSError`` on failure, leaving the
+    original file untouched. Raises ``UnicodeEncodeError`` if ``text`` cannot be encoded.
+    """
+    data = encode_text(text, encoding=encoding, bom=bom)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode: int | None = None
+    with contextlib.suppress(FileNotFoundError):
+        mode = path.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def apply_change_to_disk(change: FileChange) -> TextSnapshot:
+    """Write one change to disk after checking its base still matches the file.
+
+    Raises :class:`StaleChangeError` when the file was created, deleted or modified since the
+    base was read, ``OSError`` when writing fails. Returns the new disk snapshot.
+    """
+    path = change.path
+    if change.base is None:
+        if path.exists():
+            raise StaleChangeError(f"{path} already exists; read it before overwriting it")
+        encoding, bom = "utf-8", False
+    else:
+        try:
+            current = read_text_file(path)
+        except FileNotFoundError:
+            raise StaleChangeError(f"{path} was deleted since it was read") from None
+        if current.text != change.base.text:
+            raise StaleChangeError(f"{path} changed on disk since it was read; read it again")
+        encoding, bom = change.base.encoding, change.base.bom
+    write_text_atomic(path, change.new_text, encoding=encoding, bom=bom)
+    return read_text_file(path)
