@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import difflib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from lsp_agent.agent.events import (
 from lsp_agent.host import Host
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
 from lsp_agent.permissions.engine import PermissionEngine
-from lsp_agent.permissions.types import PermissionRequest
+from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolOutput
 from lsp_agent.tools.registry import ToolRegistry
 
@@ -89,15 +90,17 @@ async def execute_tool_uses(
                 )
                 env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
             continue
-        outcomes = await asyncio.gather(*(_run_one(b, env=env) for b in batch))
+        ran: set[str] = set()
+        outcomes = await asyncio.gather(*(_run_one(b, env=env, ran=ran) for b in batch))
         for block, result in zip(batch, outcomes, strict=True):
             results[block.id] = result
-            if block.name == "Bash" and result.is_error:
+            if block.name == "Bash" and result.is_error and block.id in ran:
                 failed_bash = block.id
     return [results[b.id] for b in blocks]
 
 
-async def _run_one(block: ToolUseBlock, *, env: ExecutorEnv) -> ToolResultBlock:
+async def _run_one(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> ToolResultBlock:
+    """Run one call; adds its id to ``ran`` once the tool itself was started."""
     tool = env.tools.get(block.name)
     if tool is None:
         env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
@@ -126,12 +129,16 @@ async def _run_one(block: ToolUseBlock, *, env: ExecutorEnv) -> ToolResultBlock:
             locations=prepared.locations or None,
         )
     )
-    refusal = await _authorize(block, tool, prepared, env=env)
-    if refusal is not None:
+    verdict = await _authorize(block, tool, prepared, env=env)
+    if isinstance(verdict, str):
         env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
-        return _error(block, refusal)
+        return _error(block, verdict)
+    prepared, note = _with_user_edits(prepared, verdict)
     env.emit(ToolCallUpdate(tool_call_id=block.id, status="in_progress"))
+    ran.add(block.id)
     output = await _call(tool, inp, prepared, block, env=env)
+    if note and not output.is_error:
+        output = dataclasses.replace(output, text=f"{output.text}\n\n{note}")
     env.emit(
         ToolCallUpdate(
             tool_call_id=block.id,
@@ -179,10 +186,45 @@ async def _call(
         )
 
 
+def _with_user_edits(
+    prepared: Prepared, answer: PermissionResponse | None
+) -> tuple[Prepared, str | None]:
+    """Apply the user's own version of the proposed files (per-hunk review, edited proposal)
+    and a note for the model saying what the user changed; feedback text is passed on too."""
+    if answer is None:
+        return prepared, None
+    notes: list[str] = []
+    edited = answer.edited_text or {}
+    changes = []
+    for change in prepared.changes:
+        mine = edited.get(str(change.path))
+        if mine is None or mine == change.new_text:
+            changes.append(change)
+            continue
+        changes.append(dataclasses.replace(change, new_text=mine))
+        diff = "".join(
+            difflib.unified_diff(
+                change.new_text.splitlines(keepends=True),
+                mine.splitlines(keepends=True),
+                fromfile=f"{change.path} (your proposal)",
+                tofile=f"{change.path} (what the user accepted)",
+            )
+        )
+        notes.append(
+            f"The user changed your proposal for {change.path} before accepting it; the file "
+            f"now holds their version. Differences from your proposal:\n{diff}"
+        )
+    if answer.feedback:
+        notes.append(f"The user said: {answer.feedback}")
+    if not notes:
+        return prepared, None
+    return dataclasses.replace(prepared, changes=tuple(changes)), "\n".join(notes)
+
+
 async def _authorize(
     block: ToolUseBlock, tool: Tool[Any], prepared: Prepared, *, env: ExecutorEnv
-) -> str | None:
-    """None when the call may run, else the refusal text for the model."""
+) -> str | PermissionResponse | None:
+    """The refusal text for the model, or the user's approval (None: allowed by policy)."""
     decision = env.permissions.decide(
         tool=tool.name,
         read_only=tool.read_only,
@@ -216,7 +258,7 @@ async def _authorize(
     if kind in ("allow_once", "allow_always"):
         if kind == "allow_always":
             env.permissions.remember(tool=tool.name, raw_input=block.input, allow=True)
-        return None
+        return answer
     if kind == "reject_always":
         env.permissions.remember(tool=tool.name, raw_input=block.input, allow=False)
     if kind == "cancelled":

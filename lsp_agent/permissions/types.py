@@ -45,7 +45,10 @@ class PermissionRequest(WireModel):
 class PermissionResponse(BaseModel):
     """The user's answer. ``outcome="cancelled"`` when the prompt was dismissed by a cancel.
 
-    ``feedback`` is optional text from the user that goes back to the model with a rejection.
+    ``feedback`` is optional text from the user that goes back to the model (with a rejection,
+    or as a remark with an approval). ``edited_text`` maps absolute file paths to the full text
+    the user approved instead of the proposal (per-hunk review, or an edited proposal); it is
+    only honoured with an allow option and only for files the call changes.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -53,6 +56,7 @@ class PermissionResponse(BaseModel):
     outcome: Literal["selected", "cancelled"]
     option_id: str | None = None
     feedback: str | None = None
+    edited_text: dict[str, str] | None = None
 
     def kind(self, options: tuple[PermissionOption, ...] = DEFAULT_OPTIONS) -> str:
         """The option kind chosen, or ``"cancelled"`` (unknown option ids count as rejects)."""

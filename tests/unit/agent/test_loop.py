@@ -1,0 +1,379 @@
+"""The agent loop on the real SDK against the scripted Messages-API server."""
+
+from __future__ import annotations
+
+import asyncio
+
+from lsp_agent.agent.events import AgentMessageChunk, ToolCall, ToolCallUpdate, UsageUpdate
+from lsp_agent.agent.loop import CONTINUE_NUDGE, INTERRUPTED_MARKER
+from lsp_agent.model.scenario import (
+    ToolResultExpect,
+    error,
+    expecting,
+    reply,
+    scenario,
+    tool_use,
+)
+from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
+from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
+from lsp_agent.sessions.manager import PromptText
+
+from .conftest import HarnessFactory
+
+
+def results_of(history: tuple[object, ...]) -> dict[str, ToolResultBlock]:
+    out: dict[str, ToolResultBlock] = {}
+    for message in history:
+        for block in getattr(message, "content", ()):
+            if isinstance(block, ToolResultBlock):
+                out[block.tool_use_id] = block
+    return out
+
+
+def assert_consistent(history: tuple[object, ...]) -> None:
+    """Every tool_use has exactly one tool_result, in the next message."""
+    for i, message in enumerate(history):
+        uses = [b.id for b in getattr(message, "content", ()) if isinstance(b, ToolUseBlock)]
+        if not uses:
+            continue
+        following = history[i + 1]
+        answered = [
+            b.tool_use_id
+            for b in following.content
+            if isinstance(b, ToolResultBlock)  # type: ignore[attr-defined]
+        ]
+        assert answered == uses
+
+
+async def test_text_turn_streams_chunks_and_ends(harness: HarnessFactory) -> None:
+    h = await harness(
+        scenario(reply("Hello ", "world.", expect=expecting(last_user_contains="hi")))
+    )
+    result = await h.session.prompt([PromptText(text="hi")])
+    assert result.stop_reason == "end_turn"
+    assert result.terminal == "completed"
+    assert result.final_text == "Hello world."
+    text = "".join(u.content.text for u in h.host.updates if isinstance(u, AgentMessageChunk))
+    assert text == "Hello world."
+    assert any(isinstance(u, UsageUpdate) for u in h.host.updates)
+    assert [m.role for m in h.session.history] == ["user", "assistant"]
+    h.server.assert_done()
+
+
+async def test_parallel_safe_tools_run_together_and_results_keep_order(
+    harness: HarnessFactory,
+) -> None:
+    h = await harness(
+        scenario(
+            reply(
+                tool_use("Meet", {"name": "a"}, id="t1"),
+                tool_use("Meet", {"name": "b"}, id="t2"),
+                tool_use("Echo", {"text": "c"}, id="t3"),
+            ),
+            reply(
+                "done",
+                expect=expecting(
+                    tool_results=[
+                        ToolResultExpect(is_error=False, contains="met a"),
+                        ToolResultExpect(is_error=False, contains="met b"),
+                        ToolResultExpect(is_error=False, contains="echo: c"),
+                    ]
+                ),
+            ),
+        )
+    )
+    result = await h.session.prompt([PromptText(text="go")])
+    assert result.stop_reason == "end_turn"
+    h.server.assert_done()
+    assert_consistent(h.session.history)
+
+
+async def test_bad_tool_calls_become_error_results_and_the_turn_goes_on(
+    harness: HarnessFactory,
+) -> None:
+    h = await harness(
+        scenario(
+            reply(
+                tool_use("NoSuchTool", {}, id="u1"),
+                tool_use("Echo", {"wrong": 1}, id="u2"),
+                tool_use("Echo", id="u3", input_json='{"text": "unterminated'),
+                tool_use("Boom", {}, id="u4"),
+            ),
+            reply(
+                "recovered",
+                expect=expecting(
+                    tool_results=[
+                        ToolResultExpect(is_error=True, contains="No such tool: 'NoSuchTool'"),
+                        ToolResultExpect(is_error=True, contains="Invalid input for Echo"),
+                        ToolResultExpect(is_error=True, contains="not valid JSON"),
+                        ToolResultExpect(is_error=True, contains="kaboom"),
+                    ]
+                ),
+            ),
+        )
+    )
+    result = await h.session.prompt([PromptText(text="go")])
+    assert result.final_text == "recovered"
+    h.server.assert_done()
+
+
+async def test_cancel_mid_tool_answers_every_tool_use_and_session_stays_usable(
+    harness: HarnessFactory,
+) -> None:
+    h = await harness(
+        scenario(
+            reply(tool_use("Echo", {"text": "x"}, id="c1"), tool_use("Hang", {}, id="c2")),
+            reply(
+                "again",
+                expect=expecting(last_user_contains="next"),
+            ),
+        )
+    )
+    hang = h.tools["Hang"]
+    task = asyncio.create_task(h.session.prompt([PromptText(text="start")]))
+    await asyncio.wait_for(hang.started.wait(), 10)  # type: ignore[attr-defined]
+    h.session.cancel()
+    result = await asyncio.wait_for(task, 10)
+    assert result.stop_reason == "cancelled"
+    assert hang.cancelled  # type: ignore[attr-defined]
+    assert_consistent(h.session.history)
+    results = results_of(h.session.history)
+    assert results["c1"].content == "echo: x" and not results["c1"].is_error
+    assert results["c2"].is_error and "Interrupted" in results["c2"].content
+    assert not h.session.busy
+    second = await h.session.prompt([PromptText(text="next")])
+    assert second.final_text == "again"
+    h.server.assert_done()
+
+
+async def test_cancel_mid_stream_then_next_prompt_merges_user_messages(
+    harness: HarnessFactory,
+) -> None:
+    h = await harness(
+        scenario(
+            reply("a long answer that never finishes " * 5, stall_after_events=4),
+            reply("fresh", expect=expecting(last_user_contains="second")),
+        )
+    )
+    task = asyncio.create_task(h.session.prompt([PromptText(text="first")]))
+    for _ in range(200):
+        if any(isinstance(u, AgentMessageChunk) for u in h.host.updates):
+            break
+        await asyncio.sleep(0.02)
+    h.session.cancel()
+    result = await asyncio.wait_for(task, 10)
+    assert result.stop_reason == "cancelled"
+    second = await h.session.prompt([PromptText(text="second")])
+    assert second.final_text == "fresh"
+    first_user = h.session.history[0]
+    assert first_user.role == "user"
+    assert INTERRUPTED_MARKER in first_user.text()
+    assert "first" in first_user.text() and "second" in first_user.text()
+    h.server.assert_done()
+
+
+async def test_overloaded_then_success_is_retried(harness: HarnessFactory) -> None:
+    h = await harness(scenario(error(529, "Overloaded", retry_after_s=0), reply("ok after retry")))
+    result = await h.session.prompt([PromptText(text="hi")])
+    assert result.final_text == "ok after retry"
+    h.server.assert_done()
+
+
+async def test_failing_endpoint_ends_turn_with_model_error_and_session_survives(
+    harness: HarnessFactory,
+) -> None:
+    h = await harness(
+        scenario(
+            error(500, "boom", retry_after_s=0),
+            error(500, "boom", retry_after_s=0),
+            error(500, "boom", retry_after_s=0),
+            reply("back"),
+        )
+    )
+    result = await h.session.prompt([PromptText(text="hi")])
+    assert result.terminal == "model_error"
+    assert result.error is not None and "500" in result.error
+    again = await h.session.prompt([PromptText(text="retry")])
+    assert again.final_text == "back"
+    h.server.assert_done()
+
+
+async def test_max_tokens_escalates_once_then_nudges(harness: HarnessFactory) -> None:
+    h = await harness(
+        scenario(
+            reply("cut", stop_reason="max_tokens"),
+            reply(
+                "cut again", stop_reason="max_tokens", expect=expecting(max_tokens_at_least=64000)
+            ),
+            reply("the end", expect=expecting(last_user_contains=CONTINUE_NUDGE[:40])),
+        ),
+        max_tokens=1000,
+    )
+    result = await h.session.prompt([PromptText(text="write a lot")])
+    assert result.final_text == "the end"
+    assert result.stop_reason == "end_turn"
+    h.server.assert_done()
+
+
+async def test_max_tokens_nudges_are_bounded(harness: HarnessFactory) -> None:
+    h = await harness(
+        scenario(
+            reply("1", stop_reason="max_tokens"),
+            reply("2", stop_reason="max_tokens"),
+            reply("3", stop_reason="max_tokens"),
+        ),
+        max_tokens=1000,
+        max_continue_nudges=1,
+    )
+    result = await h.session.prompt([PromptText(text="write a lot")])
+    assert result.stop_reason == "max_tokens"
+    h.server.assert_done()
+
+
+async def test_max_turns_stops_with_consistent_history(harness: HarnessFactory) -> None:
+    h = await harness(scenario(reply(tool_use("Echo", {"text": "1"}, id="m1"))), max_turns=1)
+    result = await h.session.prompt([PromptText(text="go")])
+    assert result.stop_reason == "max_turn_requests"
+    assert_consistent(h.session.history)
+    h.server.assert_done()
+
+
+async def test_rejected_permission_reaches_model_with_feedback(harness: HarnessFactory) -> None:
+    h = await harness(
+        scenario(
+            reply(tool_use("Bash", {"command": "rm -rf build"}, id="b1")),
+            reply(
+                "ok, not deleting",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=True, contains="keep the build")]
+                ),
+            ),
+        )
+    )
+
+    async def answer(request: PermissionRequest) -> PermissionResponse:
+        return PermissionResponse(
+            outcome="selected", option_id="reject_once", feedback="keep the build"
+        )
+
+    h.host.answer = answer
+    await h.session.prompt([PromptText(text="clean")])
+    assert h.tools["Bash"].ran == []  # type: ignore[attr-defined]
+    (request,) = h.host.permission_requests
+    assert request.tool_call.tool_call_id == "b1"
+    assert request.reason
+    h.server.assert_done()
+
+
+async def test_allow_always_is_remembered_for_the_session(harness: HarnessFactory) -> None:
+    h = await harness(
+        scenario(
+            reply(tool_use("Bash", {"command": "make"}, id="a1")),
+            reply(tool_use("Bash", {"command": "make"}, id="a2")),
+            reply(tool_use("Bash", {"command": "make install"}, id="a3")),
+            reply("built"),
+        )
+    )
+
+    async def answer(request: PermissionRequest) -> PermissionResponse:
+        if request.tool_call.tool_call_id == "a1":
+            return PermissionResponse(outcome="selected", option_id="allow_always")
+        return PermissionResponse(outcome="selected", option_id="reject_once")
+
+    h.host.answer = answer
+    await h.session.prompt([PromptText(text="build")])
+    assert [r.tool_call.tool_call_id for r in h.host.permission_requests] == ["a1", "a3"]
+    assert h.tools["Bash"].ran == ["make", "make"]  # type: ignore[attr-defined]
+
+
+async def test_headless_ask_becomes_denial(harness: HarnessFactory) -> None:
+    h = await harness(
+        scenario(
+            reply(tool_use("Bash", {"command": "make"}, id="h1")),
+            reply(
+                "denied",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=True, contains="non-interactive")]
+                ),
+            ),
+        ),
+        headless=True,
+    )
+    await h.session.prompt([PromptText(text="build")])
+    assert h.host.permission_requests == []
+    assert h.tools["Bash"].ran == []  # type: ignore[attr-defined]
+    h.server.assert_done()
+
+
+async def test_failing_bash_skips_later_calls_of_the_same_message(
+    harness: HarnessFactory,
+) -> None:
+    h = await harness(
+        scenario(
+            reply(
+                tool_use("Bash", {"command": "fail tests"}, id="f1"),
+                tool_use("Bash", {"command": "deploy"}, id="f2"),
+            ),
+            reply(
+                "stopped",
+                expect=expecting(
+                    tool_results=[
+                        ToolResultExpect(is_error=True, contains="ran fail tests"),
+                        ToolResultExpect(is_error=True, contains="earlier Bash command"),
+                    ]
+                ),
+            ),
+        ),
+        permission_mode="bypassPermissions",
+    )
+    await h.session.prompt([PromptText(text="ship")])
+    assert h.tools["Bash"].ran == ["fail tests"]  # type: ignore[attr-defined]
+    progress = [
+        u
+        for u in h.host.updates
+        if isinstance(u, ToolCallUpdate) and u.tool_call_id == "f1" and u.content
+    ]
+    assert any("running fail tests" in str(u.content) for u in progress)
+    h.server.assert_done()
+
+
+async def test_plan_mode_denies_non_read_only_tools(harness: HarnessFactory) -> None:
+    h = await harness(
+        scenario(
+            reply(
+                tool_use("Bash", {"command": "make"}, id="p1"),
+                tool_use("Echo", {"text": "r"}, id="p2"),
+            ),
+            reply(
+                "planned",
+                expect=expecting(
+                    tool_results=[
+                        ToolResultExpect(is_error=True, contains="plan mode"),
+                        ToolResultExpect(is_error=False, contains="echo: r"),
+                    ]
+                ),
+            ),
+        ),
+        permission_mode="plan",
+    )
+    await h.session.prompt([PromptText(text="plan")])
+    assert h.tools["Bash"].ran == []  # type: ignore[attr-defined]
+    tool_calls = [u for u in h.host.updates if isinstance(u, ToolCall)]
+    assert {t.tool_call_id for t in tool_calls} == {"p1", "p2"}
+    h.server.assert_done()
+
+
+async def test_prompt_while_busy_is_refused(harness: HarnessFactory) -> None:
+    from lsp_agent.sessions.manager import SessionError
+
+    h = await harness(scenario(reply(tool_use("Hang", {}, id="x1")), reply("after")))
+    task = asyncio.create_task(h.session.prompt([PromptText(text="one")]))
+    await asyncio.wait_for(h.tools["Hang"].started.wait(), 10)  # type: ignore[attr-defined]
+    try:
+        await h.session.prompt([PromptText(text="two")])
+    except SessionError as exc:
+        assert "already running" in str(exc)
+    else:
+        raise AssertionError("a second prompt must be refused while one runs")
+    h.session.cancel()
+    assert (await task).stop_reason == "cancelled"
