@@ -26,6 +26,7 @@ from lsp_agent.agent.events import (
     UsageUpdate,
 )
 from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
+from lsp_agent.model.anthropic import DEFAULT_MODEL
 from lsp_agent.model.base import Model, ModelError
 from lsp_agent.model.types import (
     AssistantResponse,
@@ -46,7 +47,7 @@ PromptStopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refus
 """ACP ``StopReason``: how a prompt ended, as the doors report it."""
 
 TerminalReason = Literal[
-    "completed", "aborted", "model_error", "max_turns", "max_tokens", "refusal"
+    "completed", "aborted", "model_error", "max_turns", "max_tokens", "refusal", "context_window"
 ]
 """Why the loop stopped (finer than the stop reason; for logs and the headless door)."""
 
@@ -68,7 +69,7 @@ class AgentConfig:
     ``context_window`` (tokens) is only used for ``usage_update``.
     """
 
-    model: str = "claude-sonnet-4-5"
+    model: str = DEFAULT_MODEL
     permission_mode: PermissionMode = "default"
     allowed_tools: tuple[str, ...] = ()
     disallowed_tools: tuple[str, ...] = ()
@@ -182,6 +183,16 @@ async def agent_loop(state: LoopState, env: LoopEnv) -> AsyncIterator[SessionUpd
                 used=response.usage.context_tokens + response.usage.output_tokens,
                 size=env.config.context_window,
             )
+            if response.stop_reason == "model_context_window_exceeded":
+                # Retrying cannot help: the prompt itself fills the window.
+                state = _commit(env, state, _complete_blocks(response).message())
+                yield _finish(
+                    state,
+                    "max_tokens",
+                    "context_window",
+                    error="the conversation no longer fits the model's context window",
+                )
+                return
             if response.stop_reason == "max_tokens":
                 escalated = state.max_tokens < env.config.escalated_max_tokens
                 if escalated and not state.nudges:

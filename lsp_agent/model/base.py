@@ -33,3 +33,7 @@ class Model(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         """Send ``request`` and stream the answer."""
         ...
+
+    async def aclose(self) -> None:
+        """Release the HTTP client (idempotent)."""
+        ...

@@ -80,7 +80,15 @@ class Message(BaseModel):
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
 
 
-StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]
+StopReason = Literal[
+    "end_turn",
+    "max_tokens",
+    "stop_sequence",
+    "tool_use",
+    "pause_turn",
+    "refusal",
+    "model_context_window_exceeded",
+]
 """The Messages API's ``stop_reason`` values (API version 2026-10-21)."""
 
 

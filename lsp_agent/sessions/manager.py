@@ -239,6 +239,15 @@ class SessionManager:
         self.sessions[session_id] = session
         return session
 
+    async def aclose(self) -> None:
+        """Cancel running prompts and close every session's model client (server shutdown)."""
+        for session in self.sessions.values():
+            session.cancel()
+        for session in self.sessions.values():
+            if session._task is not None:
+                await asyncio.gather(session._task, return_exceptions=True)
+            await session.model.aclose()
+
     def get(self, session_id: str) -> Session:
         """The session with that id; raises :class:`SessionError` if there is none."""
         try:

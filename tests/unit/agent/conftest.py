@@ -177,6 +177,7 @@ HarnessFactory = Callable[..., Awaitable[Harness]]
 @pytest.fixture
 async def harness(tmp_path: Path) -> AsyncIterator[HarnessFactory]:
     servers: list[ScriptedServer] = []
+    managers: list[SessionManager] = []
 
     async def make(scenario: Scenario, **config: Any) -> Harness:
         server = ScriptedServer(scenario=scenario, variables={"cwd": str(tmp_path)})
@@ -198,9 +199,12 @@ async def harness(tmp_path: Path) -> AsyncIterator[HarnessFactory]:
             config=AgentConfig(model="claude-test", **config),
             tools_factory=lambda: ToolRegistry(tools=tools.values()),
         )
+        managers.append(manager)
         session = manager.new(cwd=tmp_path)
         return Harness(server=server, host=host, session=session, tools=tools)
 
     yield make
+    for manager in managers:
+        await manager.aclose()
     for server in servers:
         await server.stop()

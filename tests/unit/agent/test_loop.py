@@ -377,3 +377,12 @@ async def test_prompt_while_busy_is_refused(harness: HarnessFactory) -> None:
         raise AssertionError("a second prompt must be refused while one runs")
     h.session.cancel()
     assert (await task).stop_reason == "cancelled"
+
+
+async def test_full_context_window_ends_the_turn_without_retrying(harness: HarnessFactory) -> None:
+    h = await harness(scenario(reply("partial", stop_reason="model_context_window_exceeded")))
+    result = await h.session.prompt([PromptText(text="go")])
+    assert result.stop_reason == "max_tokens"
+    assert result.terminal == "context_window"
+    assert result.error is not None and "context window" in result.error
+    h.server.assert_done()

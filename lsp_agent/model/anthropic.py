@@ -1,0 +1,483 @@
+"""The Anthropic Messages API client: :class:`AnthropicModel` implements
+:class:`~lsp_agent.model.base.Model` with the official ``anthropic`` SDK.
+
+The SDK costs about a second to import, so nothing here imports it at module import time:
+the client is built on the first :meth:`AnthropicModel.stream` call, and :func:`warm_up`
+imports the SDK ahead of time (call it from a worker thread after start-up).
+
+Request mapping (Messages API reference, prompt-caching guide):
+
+- ``system`` parts become text blocks; the last carries ``cache_control: ephemeral``.
+- tools keep their order (name, description, input_schema); the cache prefix covers them
+  because the API orders the prompt tools → system → messages.
+- the last cacheable block of the last message carries ``cache_control`` too (thinking blocks
+  cannot carry it, and empty text blocks are dropped because the API rejects them).
+- ``thinking={"type": "enabled", "budget_tokens": N}`` only when ``thinking_budget`` is set.
+  API version 2026-10-21 (SDK 2.x) has no temperature/top_p/top_k, so none are sent.
+
+Response mapping: text, thinking (with signature) and tool_use blocks are kept; other block
+types (``redacted_thinking``, ``server_tool_use``, server tool results...) are skipped, and the
+``index`` of every stream event is the block's position in the final
+``AssistantResponse.content`` (not the API's index, which counts skipped blocks).
+
+A tool_use whose streamed input is not a JSON object gets the input
+``{"__invalid_json__": "<raw text>"}`` (:data:`INVALID_JSON_KEY`), so the agent loop can
+answer it with an ``is_error`` tool_result naming the problem instead of running the tool with
+a guessed input.
+
+Errors: the SDK retries connection errors, 408/409/429/5xx/529 (honouring ``retry-after``) up
+to ``max_retries`` times; whatever still fails becomes :class:`ModelError`, naming the
+endpoint, the HTTP status and the API's message; ``retryable`` is set for 408/409/429/5xx/529,
+for overload, rate-limit, api and timeout errors sent mid-stream (``event: error``), for
+refused, timed-out or broken connections, and for a stream that ends before ``message_stop``.
+``stop_reason`` values are passed through (see ``StopReason``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lsp_agent.model.base import ModelError
+from lsp_agent.model.types import (
+    AssistantResponse,
+    ContentBlock,
+    Message,
+    ModelRequest,
+    ModelStreamEvent,
+    ResponseDone,
+    StopReason,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolInputDelta,
+    ToolUseBlock,
+    ToolUseStart,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from anthropic import APIStatusError, AsyncAnthropic
+    from anthropic.types import RawMessageStreamEvent
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "claude-opus-4-8"
+"""The model used when neither the request, the settings nor ``ANTHROPIC_MODEL`` names one."""
+
+INVALID_JSON_KEY = "__invalid_json__"
+"""Key of the stand-in input of a tool_use whose input was not a JSON object (value: raw text)."""
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+_CACHE = {"type": "ephemeral"}
+_STOP_REASONS: frozenset[str] = frozenset(
+    {
+        "end_turn",
+        "max_tokens",
+        "stop_sequence",
+        "tool_use",
+        "pause_turn",
+        "refusal",
+        "model_context_window_exceeded",
+    }
+)
+# Error types the API sends mid-stream, with the HTTP status they stand for.
+_STREAM_ERROR_STATUS = {
+    "overloaded_error": 529,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+}
+
+
+def warm_up() -> None:
+    """Import the ``anthropic`` SDK now (about a second), so the first request does not pay
+    for it on the event loop. Safe to call from any thread, any number of times."""
+    import anthropic  # noqa: F401
+
+
+def resolve_model_name(explicit: str | None, environ: Mapping[str, str] | None = None) -> str:
+    """The model to use: ``explicit`` when non-empty, else ``ANTHROPIC_MODEL`` from
+    ``environ`` (default ``os.environ``) when non-empty, else :data:`DEFAULT_MODEL`."""
+    if explicit:
+        return explicit
+    env = os.environ if environ is None else environ
+    return env.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
+
+
+# ---- request conversion -----------------------------------------------------------------------
+
+
+def _block_param(block: ContentBlock) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ThinkingBlock):
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    param: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": block.tool_use_id,
+        "content": block.content,
+    }
+    if block.is_error:
+        param["is_error"] = True
+    return param
+
+
+def _message_param(message: Message) -> dict[str, Any]:
+    blocks = [_block_param(b) for b in message.content]
+    # The API rejects empty text blocks; keep one only if it is all the message has.
+    kept = [b for b in blocks if not (b["type"] == "text" and not b["text"])]
+    return {"role": message.role, "content": kept or blocks}
+
+
+def to_api_params(request: ModelRequest) -> dict[str, Any]:
+    """The keyword arguments of ``messages.create`` for ``request`` (JSON-ready dicts;
+    ``stream`` not included). See the module doc for the cache breakpoints."""
+    params: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "messages": [_message_param(m) for m in request.messages],
+    }
+    if request.system:
+        system: list[dict[str, Any]] = [{"type": "text", "text": part} for part in request.system]
+        system[-1]["cache_control"] = dict(_CACHE)
+        params["system"] = system
+    if request.tools:
+        params["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in request.tools
+        ]
+    if params["messages"]:
+        content = params["messages"][-1]["content"]
+        for block in reversed(content):
+            if block["type"] != "thinking" and not (block["type"] == "text" and not block["text"]):
+                block["cache_control"] = dict(_CACHE)
+                break
+    if request.thinking_budget is not None:
+        params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+    return params
+
+
+# ---- response accumulation --------------------------------------------------------------------
+
+
+def _tool_input(raw: str, initial: object) -> dict[str, Any]:
+    if not raw.strip():
+        return dict(initial) if isinstance(initial, dict) else {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {INVALID_JSON_KEY: raw}
+    return value if isinstance(value, dict) else {INVALID_JSON_KEY: raw}
+
+
+@dataclass(kw_only=True)
+class _Block:
+    kind: str  # "text" | "thinking" | "tool_use"
+    position: int  # index in the final content, reported in stream events
+    text: list[str] = field(default_factory=list)
+    signature: str = ""
+    tool_id: str = ""
+    tool_name: str = ""
+    initial_input: object = None
+
+    def finish(self) -> ContentBlock:
+        joined = "".join(self.text)
+        if self.kind == "text":
+            return TextBlock(text=joined)
+        if self.kind == "thinking":
+            return ThinkingBlock(thinking=joined, signature=self.signature)
+        return ToolUseBlock(
+            id=self.tool_id, name=self.tool_name, input=_tool_input(joined, self.initial_input)
+        )
+
+
+def _stop_reason(value: str | None) -> StopReason | None:
+    if value is None:
+        return None
+    if value in _STOP_REASONS:
+        return value  # type: ignore[return-value]  # checked against the Literal's values
+    log.warning("unknown stop_reason %r from the model; treated as none", value)
+    return None
+
+
+class _Accumulator:
+    """Turns raw SSE events into our stream events and the final response."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, _Block] = {}  # by API index; skipped blocks are absent
+        self.order: list[_Block] = []
+        self.model = ""
+        self.stop_reason: str | None = None
+        self.usage: dict[str, int] = {}
+        self.finished = False
+
+    def feed(self, event: RawMessageStreamEvent) -> list[ModelStreamEvent]:
+        if event.type == "message_start":
+            self.model = event.message.model
+            u = event.message.usage
+            self.usage = {
+                "input_tokens": u.input_tokens,
+                "output_tokens": u.output_tokens,
+                "cache_creation_input_tokens": u.cache_creation_input_tokens or 0,
+                "cache_read_input_tokens": u.cache_read_input_tokens or 0,
+            }
+        elif event.type == "content_block_start":
+            return self._start(event.index, event.content_block)
+        elif event.type == "content_block_delta":
+            block = self.blocks.get(event.index)
+            if block is None:
+                return []
+            d = event.delta
+            if d.type == "text_delta" and block.kind == "text":
+                block.text.append(d.text)
+                return [TextDelta(index=block.position, text=d.text)]
+            if d.type == "thinking_delta" and block.kind == "thinking":
+                block.text.append(d.thinking)
+                return [ThinkingDelta(index=block.position, thinking=d.thinking)]
+            if d.type == "signature_delta" and block.kind == "thinking":
+                block.signature += d.signature
+            elif d.type == "input_json_delta" and block.kind == "tool_use":
+                block.text.append(d.partial_json)
+                if d.partial_json:
+                    return [ToolInputDelta(index=block.position, partial_json=d.partial_json)]
+        elif event.type == "message_delta":
+            self.stop_reason = event.delta.stop_reason
+            du = event.usage
+            self.usage["output_tokens"] = du.output_tokens
+            for key, value in (
+                ("input_tokens", du.input_tokens),
+                ("cache_creation_input_tokens", du.cache_creation_input_tokens),
+                ("cache_read_input_tokens", du.cache_read_input_tokens),
+            ):
+                if value is not None:
+                    self.usage[key] = value
+        elif event.type == "message_stop":
+            self.finished = True
+        return []
+
+    def _start(self, index: int, content_block: Any) -> list[ModelStreamEvent]:
+        kind = getattr(content_block, "type", None)
+        if kind not in ("text", "thinking", "tool_use"):
+            log.debug("skipping content block of type %r", kind)
+            return []
+        block = _Block(kind=kind, position=len(self.order))
+        self.blocks[index] = block
+        self.order.append(block)
+        if kind == "text":
+            if content_block.text:
+                block.text.append(content_block.text)
+                return [TextDelta(index=block.position, text=content_block.text)]
+        elif kind == "thinking":
+            block.signature = content_block.signature or ""
+            if content_block.thinking:
+                block.text.append(content_block.thinking)
+                return [ThinkingDelta(index=block.position, thinking=content_block.thinking)]
+        else:
+            block.tool_id = content_block.id
+            block.tool_name = content_block.name
+            block.initial_input = content_block.input
+            return [ToolUseStart(index=block.position, id=block.tool_id, name=block.tool_name)]
+        return []
+
+    def response(self) -> AssistantResponse:
+        return AssistantResponse(
+            content=tuple(b.finish() for b in self.order),
+            stop_reason=_stop_reason(self.stop_reason),
+            usage=Usage(**self.usage),
+            model=self.model,
+        )
+
+
+def _describe_cause(exc: BaseException) -> str:
+    """The SDK's connection errors wrap the useful part (``ConnectionRefusedError``, DNS
+    failure...) a few levels down: name the outermost transport error and the root cause."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc.__cause__ or exc
+    while current is not None and current not in chain and len(chain) < 10:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    outer, root = chain[0], chain[-1]
+    if root is outer:
+        return str(outer) or type(outer).__name__
+    return f"{outer} ({type(root).__name__}: {root})"
+
+
+# ---- the client -------------------------------------------------------------------------------
+
+
+class AnthropicModel:
+    """A :class:`~lsp_agent.model.base.Model` backed by ``anthropic.AsyncAnthropic``.
+
+    ``api_key`` (sent as the API key) or ``auth_token`` (bearer token): at most one; with
+    neither the SDK resolves credentials itself (``ANTHROPIC_API_KEY``,
+    ``ANTHROPIC_AUTH_TOKEN``, profiles). ``base_url`` defaults to ``ANTHROPIC_BASE_URL`` or the
+    public API. ``max_retries``: SDK retries per request. ``timeout_s``: seconds allowed for each
+    network operation (connect at most 10 s); a stream may run longer in total.
+
+    The SDK client is built on the first :meth:`stream`; :meth:`aclose` releases its
+    connections. Consumers that stop iterating early should close the stream (e.g.
+    ``contextlib.aclosing``); cancelling the consuming task closes it at once.
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        auth_token: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 4,
+        timeout_s: float = 600,
+    ) -> None:
+        if api_key and auth_token:
+            raise ValueError("give api_key or auth_token, not both")
+        self._api_key = api_key or None
+        self._auth_token = auth_token or None
+        self._base_url = base_url or None
+        self._max_retries = max_retries
+        self._timeout_s = timeout_s
+        self._client: AsyncAnthropic | None = None
+
+    @classmethod
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        max_retries: int = 4,
+        timeout_s: float = 600,
+    ) -> AnthropicModel:
+        """A model configured from ``ANTHROPIC_API_KEY`` (preferred when both are set, as the
+        SDK does), ``ANTHROPIC_AUTH_TOKEN`` and ``ANTHROPIC_BASE_URL`` in ``environ``
+        (default ``os.environ``)."""
+        env = os.environ if environ is None else environ
+        api_key = env.get("ANTHROPIC_API_KEY") or None
+        return cls(
+            api_key=api_key,
+            auth_token=None if api_key else env.get("ANTHROPIC_AUTH_TOKEN") or None,
+            base_url=env.get("ANTHROPIC_BASE_URL") or None,
+            max_retries=max_retries,
+            timeout_s=timeout_s,
+        )
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL requests go to (as configured; the SDK's default if none)."""
+        if self._client is not None:
+            return str(self._client.base_url).rstrip("/")
+        return (self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip(
+            "/"
+        )
+
+    def _get_client(self) -> AsyncAnthropic:
+        if self._client is None:
+            import anthropic
+
+            try:
+                self._client = anthropic.AsyncAnthropic(
+                    api_key=self._api_key,
+                    auth_token=self._auth_token,
+                    base_url=self._base_url,
+                    max_retries=self._max_retries,
+                    timeout=anthropic.Timeout(self._timeout_s, connect=min(10.0, self._timeout_s)),
+                )
+            except anthropic.CredentialsError as exc:
+                raise ModelError(
+                    f"No credentials for the model endpoint {self.endpoint}: set "
+                    f"ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN ({exc})"
+                ) from exc
+            except (anthropic.AnthropicError, ValueError) as exc:
+                raise ModelError(
+                    f"Cannot set up the model client for {self.endpoint}: {exc}"
+                ) from exc
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connection pool (idempotent)."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        """Send ``request`` and yield deltas as they arrive, then one :class:`ResponseDone`.
+
+        Raises :class:`ModelError` (see the module doc); cancellation closes the HTTP stream.
+        """
+        import anthropic
+        import httpx2
+
+        client = self._get_client()
+        params = to_api_params(request)
+        accumulator = _Accumulator()
+        try:
+            raw = await client.messages.create(**params, stream=True)
+            async with raw:
+                async for event in raw:
+                    for out in accumulator.feed(event):
+                        yield out
+        except anthropic.APIStatusError as exc:
+            raise self._status_error(exc) from exc
+        except anthropic.APITimeoutError as exc:
+            raise ModelError(
+                f"The model endpoint {self.endpoint} did not answer within {self._timeout_s:g} s "
+                f"(after {self._max_retries} retries)",
+                retryable=True,
+            ) from exc
+        except anthropic.APIConnectionError as exc:
+            raise ModelError(
+                f"Cannot reach the model endpoint {self.endpoint}: {_describe_cause(exc)} "
+                f"(after {self._max_retries} retries)",
+                retryable=True,
+            ) from exc
+        except httpx2.HTTPError as exc:
+            raise ModelError(
+                f"The connection to the model endpoint {self.endpoint} broke mid-response: "
+                f"{exc or type(exc).__name__}",
+                retryable=True,
+            ) from exc
+        except anthropic.AnthropicError as exc:
+            raise ModelError(f"Model request to {self.endpoint} failed: {exc}") from exc
+        except TypeError as exc:
+            # The SDK signals "no credentials at all" with a TypeError at request time.
+            if "authentication" not in str(exc):
+                raise
+            raise ModelError(
+                f"No credentials for the model endpoint {self.endpoint}: set ANTHROPIC_API_KEY "
+                "or ANTHROPIC_AUTH_TOKEN"
+            ) from exc
+        if not accumulator.finished:
+            raise ModelError(
+                f"The model endpoint {self.endpoint} ended the stream before message_stop",
+                retryable=True,
+            )
+        yield ResponseDone(response=accumulator.response())
+
+    def _status_error(self, exc: APIStatusError) -> ModelError:
+        status = exc.status_code
+        error_type = str(exc.type or "error")
+        detail = exc.api_message or (str(exc.body) if exc.body is not None else exc.message)
+        request_id = f" [request-id {exc.request_id}]" if exc.request_id else ""
+        if status < 400:
+            # An `event: error` inside a 200 stream: the error type says what happened.
+            mapped = _STREAM_ERROR_STATUS.get(error_type)
+            return ModelError(
+                f"The model endpoint {self.endpoint} sent an error mid-stream "
+                f"({error_type}): {detail}{request_id}",
+                status=mapped,
+                retryable=mapped is not None,
+            )
+        retryable = status in (408, 409, 429) or status >= 500
+        retried = f" (after {self._max_retries} retries)" if retryable else ""
+        return ModelError(
+            f"The model endpoint {self.endpoint} answered HTTP {status} ({error_type}): "
+            f"{detail}{request_id}{retried}",
+            status=status,
+            retryable=retryable,
+        )

@@ -1,0 +1,707 @@
+"""Scenario files for the scripted Messages-API server: what it expects and what it answers.
+
+A scenario is a list of steps; each ``POST /v1/messages`` consumes the next one. A step checks
+the request against its ``expect`` (all fields optional) and then either answers with a
+``response`` (streamed as SSE when the request asks for ``"stream": true``, else a JSON
+``Message``) or with an ``error`` (HTTP status + the Messages API error body). JSON shape::
+
+    {"name": "fix_median", "description": "...", "prompt": "optional user prompt",
+     "steps": [
+       {"expect": {"tools_include": ["Read"], "last_user_contains": "fix",
+                   "tool_results": [{"is_error": true, "contains": "FAILED"}]},
+        "response": {"content": [
+            {"type": "text", "text": "Let me look."},
+            {"type": "tool_use", "id": "toolu_01", "name": "Read",
+             "input": {"file_path": "{{cwd}}/pkg/a.py"}}],
+          "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5}}},
+       {"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded",
+                  "retry_after_s": 0}},
+       {"response": {...}, "stall_after_events": 3},
+       {"response": {...}, "delay_ms": 50, "chunk_chars": 20}]}
+
+This module is pure (no I/O besides :func:`load_scenario`): models, ``{{name}}`` substitution,
+request checking and rendering a response as a JSON message or as SSE events. The server that
+plays scenarios is :mod:`lsp_agent.model.scripted`. The builders at the end (:func:`scenario`,
+:func:`reply`, :func:`error`, :func:`text`, :func:`thinking`, :func:`tool_use`,
+:func:`expecting`) write scenarios in Python, e.g.
+``scenario(reply("Looking.", tool_use("Read", {"file_path": "/a"})), reply("Done."))``.
+
+Event and body shapes follow the Messages API streaming reference
+(``message_start``, ``content_block_start``/``_delta``/``_stop``, ``message_delta``,
+``message_stop``; deltas ``text_delta``, ``thinking_delta``, ``signature_delta``,
+``input_json_delta``) and its error reference (``{"type": "error", "error": {...}}``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+
+class ScenarioError(ValueError):
+    """A scenario file could not be read or does not match the scenario schema."""
+
+
+class _Strict(BaseModel):
+    # Typos in hand-written scenario files must fail loudly, not be ignored.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---- expectations -----------------------------------------------------------------------------
+
+
+class ToolResultExpect(_Strict):
+    """One expected ``tool_result`` block: its ``is_error`` flag and/or a substring."""
+
+    is_error: bool | None = None
+    contains: str | None = None
+
+
+class Expect(_Strict):
+    """Checks on the request a step answers; every field is optional.
+
+    ``tools_include``: tool names that must be offered. ``last_user_contains``: substring of the
+    text of the last user message (text blocks and tool_result contents). ``tool_results``: the
+    tool_result blocks of the last user message, in order (their count must match).
+    ``max_tokens_at_least``: lower bound on ``max_tokens``. ``system_contains``: substring of the
+    system prompt (all text blocks joined). ``stream``: whether the request must stream.
+    """
+
+    tools_include: tuple[str, ...] = ()
+    last_user_contains: str | None = None
+    tool_results: tuple[ToolResultExpect, ...] | None = None
+    max_tokens_at_least: int | None = None
+    system_contains: str | None = None
+    stream: bool | None = None
+
+
+# ---- responses --------------------------------------------------------------------------------
+
+
+class ScriptedText(_Strict):
+    """A text block."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ScriptedThinking(_Strict):
+    """A thinking block, streamed as ``thinking_delta`` pieces then one ``signature_delta``."""
+
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str = "sig_scripted"
+
+
+class ScriptedToolUse(_Strict):
+    """A tool_use block. ``id`` defaults to ``toolu_scripted_<step>_<block>``.
+
+    ``input_json`` (optional) is the exact JSON text streamed as ``input_json_delta`` pieces
+    instead of ``json.dumps(input)``; it may be invalid JSON, to test how a client copes.
+    A non-streaming request cannot carry invalid JSON: the server then reports a failure.
+    """
+
+    type: Literal["tool_use"] = "tool_use"
+    id: str | None = None
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    input_json: str | None = None
+
+
+class ScriptedRaw(_Strict):
+    """Any other content block (``redacted_thinking``, ``server_tool_use``...), sent verbatim
+    in ``content_block_start`` (streaming) or in ``content`` (JSON), without deltas."""
+
+    type: Literal["raw"] = "raw"
+    content_block: dict[str, Any]
+
+
+ScriptedBlock = Annotated[
+    ScriptedText | ScriptedThinking | ScriptedToolUse | ScriptedRaw, Field(discriminator="type")
+]
+
+
+class ScriptedUsage(_Strict):
+    """Token counts to report; an unset field is estimated (request bytes / 4 for input,
+    content characters / 4 for output, 0 for the cache fields)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+
+
+class ScriptedResponse(_Strict):
+    """One assistant message. ``stop_reason`` defaults to ``tool_use`` when a tool_use block is
+    present, else ``end_turn``; ``model`` defaults to the model named in the request."""
+
+    content: tuple[ScriptedBlock, ...]
+    stop_reason: str | None = None
+    usage: ScriptedUsage = ScriptedUsage()
+    model: str | None = None
+
+
+class ScriptedError(_Strict):
+    """An HTTP error answer. ``type`` defaults from ``status`` (429 ``rate_limit_error``, 529
+    ``overloaded_error``, ...). ``retry_after_s`` sets ``retry-after`` and ``retry-after-ms``
+    headers; ``0`` is sent as ``retry-after-ms: 1`` because the SDK ignores a zero wait and
+    falls back to its exponential backoff (0.5 s and up)."""
+
+    status: int = Field(ge=400, le=599)
+    type: str | None = None
+    message: str = "Scripted error."
+    retry_after_s: float | None = Field(default=None, ge=0)
+
+
+class SseError(_Strict):
+    """An ``event: error`` sent in the middle of a stream, after ``after_events`` events."""
+
+    type: str = "overloaded_error"
+    message: str = "Overloaded"
+    after_events: int = Field(default=1, ge=0)
+
+
+class Step(_Strict):
+    """One scripted exchange: exactly one of ``response`` and ``error``.
+
+    ``delay_ms``: wait before answering (time to first byte). ``chunk_chars``: size of each
+    text/thinking/input_json delta (characters). ``chunk_delay_ms``: pause between deltas.
+    At most one of ``stall_after_events`` (send N SSE events, then hang until the client hangs
+    up), ``drop_after_events`` (send N events, then close the connection mid-body),
+    ``end_after_events`` (send N events, then end the body cleanly, as a proxy that cuts
+    streams would) and ``sse_error``; these need a streaming request. ``note`` is a comment.
+    """
+
+    expect: Expect | None = None
+    response: ScriptedResponse | None = None
+    error: ScriptedError | None = None
+    delay_ms: int = Field(default=0, ge=0)
+    chunk_chars: int = Field(default=20, ge=1)
+    chunk_delay_ms: int = Field(default=0, ge=0)
+    stall_after_events: int | None = Field(default=None, ge=0)
+    drop_after_events: int | None = Field(default=None, ge=0)
+    end_after_events: int | None = Field(default=None, ge=0)
+    sse_error: SseError | None = None
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _one_answer(self) -> Step:
+        if (self.response is None) == (self.error is None):
+            raise ValueError("a step needs exactly one of 'response' and 'error'")
+        interrupts = [
+            name
+            for name, value in (
+                ("stall_after_events", self.stall_after_events),
+                ("drop_after_events", self.drop_after_events),
+                ("end_after_events", self.end_after_events),
+                ("sse_error", self.sse_error),
+            )
+            if value is not None
+        ]
+        if len(interrupts) > 1:
+            raise ValueError(f"at most one of {', '.join(interrupts)} per step")
+        if interrupts and self.response is None:
+            raise ValueError(f"{interrupts[0]} needs a 'response' step")
+        return self
+
+    @property
+    def streams_only(self) -> bool:
+        """Whether the step can only be played to a streaming request."""
+        return self.interrupt_after is not None
+
+    @property
+    def interrupt_after(self) -> int | None:
+        """After how many SSE events the stream is interrupted (``None``: it is not)."""
+        for value in (self.stall_after_events, self.drop_after_events, self.end_after_events):
+            if value is not None:
+                return value
+        return self.sse_error.after_events if self.sse_error is not None else None
+
+
+class Scenario(_Strict):
+    """A named list of steps. ``prompt`` is the user prompt the script was written for
+    (for demos and end-to-end tests); ``metadata`` is free-form for the scenario's users."""
+
+    name: str
+    description: str = ""
+    prompt: str | None = None
+    steps: tuple[Step, ...]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def with_variables(self, variables: Mapping[str, str]) -> Scenario:
+        """A copy with ``{{name}}`` replaced by ``variables[name]`` in every string.
+
+        Placeholders naming no given variable are left as they are (scripts may contain
+        template syntax of their own, e.g. Jinja or Go templates in file contents).
+        """
+        if not variables:
+            return self
+        data = _substitute(self.model_dump(mode="json"), variables)
+        return Scenario.model_validate(data)
+
+
+_PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
+
+
+def _substitute(value: Any, variables: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        return _PLACEHOLDER.sub(lambda m: variables.get(m.group(1), m.group(0)), value)
+    if isinstance(value, list):
+        return [_substitute(v, variables) for v in value]
+    if isinstance(value, dict):
+        return {k: _substitute(v, variables) for k, v in value.items()}
+    return value
+
+
+# ---- loading ----------------------------------------------------------------------------------
+
+_BUNDLED_DIR = "scenarios"
+
+
+def bundled_scenarios() -> list[str]:
+    """Names of the scenarios shipped in ``lsp_agent/model/scenarios/`` (file stems, sorted)."""
+    root = resources.files("lsp_agent.model").joinpath(_BUNDLED_DIR)
+    return sorted(p.name[: -len(".json")] for p in root.iterdir() if p.name.endswith(".json"))
+
+
+def parse_scenario(text: str, *, source: str = "<string>") -> Scenario:
+    """Parse scenario JSON ``text``; ``source`` names it in errors.
+
+    Raises :class:`ScenarioError` naming ``source`` and each schema problem.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(f"{source}: not valid JSON: {exc}") from exc
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ScenarioError(f"{source}: not a valid scenario: {problems}") from exc
+
+
+def load_scenario(source: str | Path) -> Scenario:
+    """Load a scenario from a JSON file path, or by the name of a bundled scenario.
+
+    Raises :class:`ScenarioError` when the file is missing, unreadable or invalid.
+    """
+    path = Path(source)
+    if path.is_file():
+        try:
+            text_ = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ScenarioError(f"{path}: cannot read: {exc}") from exc
+        return parse_scenario(text_, source=str(path))
+    name = str(source)
+    if re.fullmatch(r"[A-Za-z0-9_.-]+", name) and name in bundled_scenarios():
+        resource = resources.files("lsp_agent.model").joinpath(_BUNDLED_DIR, f"{name}.json")
+        return parse_scenario(resource.read_text(encoding="utf-8"), source=f"bundled:{name}")
+    known = ", ".join(bundled_scenarios()) or "none"
+    raise ScenarioError(f"{source}: no such scenario file, nor a bundled scenario ({known})")
+
+
+# ---- checking requests ------------------------------------------------------------------------
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [b for b in content if isinstance(b, dict)]
+    return []
+
+
+def _tool_result_text(block: Mapping[str, Any]) -> str:
+    return "\n".join(b.get("text", "") for b in _blocks(block.get("content", "")))
+
+
+def _last_user_message(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return None
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return message
+    return None
+
+
+def user_message_text(message: Mapping[str, Any]) -> str:
+    """The text of a request message: its text blocks and tool_result contents, one per line."""
+    parts: list[str] = []
+    for block in _blocks(message.get("content")):
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif block.get("type") == "tool_result":
+            parts.append(_tool_result_text(block))
+    return "\n".join(parts)
+
+
+def _system_text(body: Mapping[str, Any]) -> str:
+    return "\n".join(str(b.get("text", "")) for b in _blocks(body.get("system")))
+
+
+def _short(value: str, limit: int = 200) -> str:
+    return value if len(value) <= limit else value[:limit] + f"... ({len(value)} chars)"
+
+
+def check_expect(expect: Expect | None, body: Mapping[str, Any]) -> list[str]:
+    """The ways request ``body`` (parsed ``/v1/messages`` JSON) differs from ``expect``;
+    empty when it matches."""
+    if expect is None:
+        return []
+    problems: list[str] = []
+    tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    names = [t.get("name") for t in tools or [] if isinstance(t, dict)]
+    missing = [n for n in expect.tools_include if n not in names]
+    if missing:
+        problems.append(f"tools {missing} not offered (request offers {names})")
+    if expect.stream is not None and bool(body.get("stream")) != expect.stream:
+        problems.append(f"stream is {bool(body.get('stream'))}, expected {expect.stream}")
+    if expect.max_tokens_at_least is not None:
+        max_tokens = body.get("max_tokens")
+        if not isinstance(max_tokens, int) or max_tokens < expect.max_tokens_at_least:
+            problems.append(
+                f"max_tokens is {max_tokens!r}, expected at least {expect.max_tokens_at_least}"
+            )
+    if expect.system_contains is not None and expect.system_contains not in _system_text(body):
+        problems.append(
+            f"system prompt lacks {expect.system_contains!r} "
+            f"(system: {_short(_system_text(body))!r})"
+        )
+    last_user = _last_user_message(body)
+    if expect.last_user_contains is not None:
+        user_text = user_message_text(last_user) if last_user is not None else ""
+        if expect.last_user_contains not in user_text:
+            problems.append(
+                f"last user message lacks {expect.last_user_contains!r} "
+                f"(it reads {_short(user_text)!r})"
+            )
+    if expect.tool_results is not None:
+        results = [
+            b
+            for b in _blocks(last_user.get("content") if last_user is not None else None)
+            if b.get("type") == "tool_result"
+        ]
+        if len(results) != len(expect.tool_results):
+            problems.append(
+                f"last user message has {len(results)} tool_result blocks, "
+                f"expected {len(expect.tool_results)}"
+            )
+        for i, (want, got) in enumerate(zip(expect.tool_results, results, strict=False)):
+            is_error = bool(got.get("is_error", False))
+            if want.is_error is not None and is_error != want.is_error:
+                problems.append(
+                    f"tool_result {i} has is_error={is_error}, expected {want.is_error}"
+                )
+            content = _tool_result_text(got)
+            if want.contains is not None and want.contains not in content:
+                problems.append(
+                    f"tool_result {i} lacks {want.contains!r} (it reads {_short(content)!r})"
+                )
+    return problems
+
+
+# ---- rendering answers ------------------------------------------------------------------------
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+
+def error_body(error_type: str, message: str, *, request_id: str | None = None) -> dict[str, Any]:
+    """The Messages API error JSON: ``{"type": "error", "error": {"type", "message"}}``."""
+    body: dict[str, Any] = {"type": "error", "error": {"type": error_type, "message": message}}
+    if request_id is not None:
+        body["request_id"] = request_id
+    return body
+
+
+def error_type_for(err: ScriptedError) -> str:
+    """``err.type``, or the API's error type for ``err.status`` (``api_error`` for other 5xx,
+    ``invalid_request_error`` for other 4xx)."""
+    if err.type:
+        return err.type
+    return _ERROR_TYPES.get(
+        err.status, "api_error" if err.status >= 500 else "invalid_request_error"
+    )
+
+
+def _tool_use_id(block: ScriptedToolUse, step: int, index: int) -> str:
+    return block.id or f"toolu_scripted_{step}_{index}"
+
+
+def _tool_input_json(block: ScriptedToolUse) -> str:
+    return block.input_json if block.input_json is not None else json.dumps(block.input)
+
+
+def _output_chars(response: ScriptedResponse) -> int:
+    total = 0
+    for b in response.content:
+        if isinstance(b, ScriptedText):
+            total += len(b.text)
+        elif isinstance(b, ScriptedThinking):
+            total += len(b.thinking)
+        elif isinstance(b, ScriptedToolUse):
+            total += len(_tool_input_json(b))
+    return total
+
+
+def _usage(response: ScriptedResponse, request_bytes: int) -> dict[str, int]:
+    u = response.usage
+    return {
+        "input_tokens": u.input_tokens
+        if u.input_tokens is not None
+        else max(1, request_bytes // 4),
+        "output_tokens": (
+            u.output_tokens if u.output_tokens is not None else max(1, _output_chars(response) // 4)
+        ),
+        "cache_creation_input_tokens": u.cache_creation_input_tokens or 0,
+        "cache_read_input_tokens": u.cache_read_input_tokens or 0,
+    }
+
+
+def _stop_reason(response: ScriptedResponse) -> str:
+    if response.stop_reason is not None:
+        return response.stop_reason
+    has_tool_use = any(isinstance(b, ScriptedToolUse) for b in response.content)
+    return "tool_use" if has_tool_use else "end_turn"
+
+
+def _content_json(response: ScriptedResponse, step: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i, b in enumerate(response.content):
+        if isinstance(b, ScriptedText):
+            out.append({"type": "text", "text": b.text})
+        elif isinstance(b, ScriptedThinking):
+            out.append({"type": "thinking", "thinking": b.thinking, "signature": b.signature})
+        elif isinstance(b, ScriptedToolUse):
+            parsed = json.loads(_tool_input_json(b))  # ValueError for invalid input_json
+            if not isinstance(parsed, dict):
+                raise ValueError("tool_use input_json is not a JSON object")
+            out.append(
+                {
+                    "type": "tool_use",
+                    "id": _tool_use_id(b, step, i),
+                    "name": b.name,
+                    "input": parsed,
+                }
+            )
+        else:
+            out.append(dict(b.content_block))
+    return out
+
+
+def render_message(
+    response: ScriptedResponse, *, step: int, request_model: str, request_bytes: int
+) -> dict[str, Any]:
+    """The JSON ``Message`` for a non-streaming request.
+
+    Raises ``ValueError`` when a tool_use's ``input_json`` is not a JSON object (only a stream
+    can carry broken JSON).
+    """
+    return {
+        "id": f"msg_scripted_{step}",
+        "type": "message",
+        "role": "assistant",
+        "model": response.model or request_model,
+        "content": _content_json(response, step),
+        "stop_reason": _stop_reason(response),
+        "stop_sequence": None,
+        "usage": _usage(response, request_bytes),
+    }
+
+
+def _pieces(value: str, size: int) -> list[str]:
+    return [value[i : i + size] for i in range(0, len(value), size)] or [""]
+
+
+SseEvent = tuple[str, dict[str, Any]]
+"""One server-sent event: (event name, data object)."""
+
+
+def render_events(
+    response: ScriptedResponse,
+    *,
+    step: int,
+    request_model: str,
+    request_bytes: int,
+    chunk_chars: int,
+) -> list[SseEvent]:
+    """The SSE events of a streamed response, in wire order: ``message_start``, ``ping``, per
+    block ``content_block_start`` / deltas of ``chunk_chars`` characters /
+    ``content_block_stop``, then ``message_delta`` and ``message_stop``."""
+    usage = _usage(response, request_bytes)
+    events: list[SseEvent] = [
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": f"msg_scripted_{step}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": response.model or request_model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {**usage, "output_tokens": 1},
+                },
+            },
+        ),
+        ("ping", {"type": "ping"}),
+    ]
+
+    def delta(index: int, payload: dict[str, Any]) -> SseEvent:
+        return (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": index, "delta": payload},
+        )
+
+    for i, b in enumerate(response.content):
+        if isinstance(b, ScriptedText):
+            start: dict[str, Any] = {"type": "text", "text": ""}
+            deltas = [
+                delta(i, {"type": "text_delta", "text": p}) for p in _pieces(b.text, chunk_chars)
+            ]
+        elif isinstance(b, ScriptedThinking):
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [
+                delta(i, {"type": "thinking_delta", "thinking": p})
+                for p in _pieces(b.thinking, chunk_chars)
+            ]
+            deltas.append(delta(i, {"type": "signature_delta", "signature": b.signature}))
+        elif isinstance(b, ScriptedToolUse):
+            start = {
+                "type": "tool_use",
+                "id": _tool_use_id(b, step, i),
+                "name": b.name,
+                "input": {},
+            }
+            # The API opens every tool input with an empty partial_json.
+            deltas = [delta(i, {"type": "input_json_delta", "partial_json": ""})]
+            payload = _tool_input_json(b)
+            if payload:
+                deltas += [
+                    delta(i, {"type": "input_json_delta", "partial_json": p})
+                    for p in _pieces(payload, chunk_chars)
+                ]
+        else:
+            start = dict(b.content_block)
+            deltas = []
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": i, "content_block": start},
+            )
+        )
+        events += deltas
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": _stop_reason(response), "stop_sequence": None},
+                "usage": usage,
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+# ---- builders (for scenarios written in Python) -----------------------------------------------
+
+
+def text(value: str) -> ScriptedText:
+    """A text block."""
+    return ScriptedText(text=value)
+
+
+def thinking(value: str, signature: str = "sig_scripted") -> ScriptedThinking:
+    """A thinking block with its signature."""
+    return ScriptedThinking(thinking=value, signature=signature)
+
+
+def tool_use(
+    name: str,
+    input: Mapping[str, Any] | None = None,
+    *,
+    id: str | None = None,
+    input_json: str | None = None,
+) -> ScriptedToolUse:
+    """A tool_use block; see :class:`ScriptedToolUse`."""
+    return ScriptedToolUse(id=id, name=name, input=dict(input or {}), input_json=input_json)
+
+
+def reply(
+    *content: ScriptedText | ScriptedThinking | ScriptedToolUse | ScriptedRaw | str,
+    expect: Expect | None = None,
+    stop_reason: str | None = None,
+    usage: ScriptedUsage | None = None,
+    **step_options: Any,
+) -> Step:
+    """A response step; plain strings become text blocks. ``step_options`` are the other
+    :class:`Step` fields (``delay_ms``, ``chunk_chars``, ``stall_after_events``...)."""
+    blocks = tuple(ScriptedText(text=c) if isinstance(c, str) else c for c in content)
+    response = ScriptedResponse(
+        content=blocks, stop_reason=stop_reason, usage=usage or ScriptedUsage()
+    )
+    return Step(expect=expect, response=response, **step_options)
+
+
+def error(
+    status: int,
+    message: str = "Scripted error.",
+    *,
+    type: str | None = None,
+    retry_after_s: float | None = None,
+    expect: Expect | None = None,
+) -> Step:
+    """An error step answering HTTP ``status``; see :class:`ScriptedError`."""
+    return Step(
+        expect=expect,
+        error=ScriptedError(status=status, type=type, message=message, retry_after_s=retry_after_s),
+    )
+
+
+def scenario(*steps: Step, name: str = "inline", description: str = "") -> Scenario:
+    """A scenario from steps written in Python."""
+    return Scenario(name=name, description=description, steps=steps)
+
+
+def expecting(
+    *,
+    tools_include: Sequence[str] = (),
+    last_user_contains: str | None = None,
+    tool_results: Sequence[ToolResultExpect] | None = None,
+    max_tokens_at_least: int | None = None,
+    system_contains: str | None = None,
+    stream: bool | None = None,
+) -> Expect:
+    """An :class:`Expect` with keyword arguments (sequences accepted for the tuple fields)."""
+    return Expect(
+        tools_include=tuple(tools_include),
+        last_user_contains=last_user_contains,
+        tool_results=tuple(tool_results) if tool_results is not None else None,
+        max_tokens_at_least=max_tokens_at_least,
+        system_contains=system_contains,
+        stream=stream,
+    )

@@ -1,0 +1,794 @@
+"""The scripted Messages-API server: plays a :class:`~lsp_agent.model.scenario.Scenario` over
+real HTTP/1.1 on 127.0.0.1, for tests and the offline demo.
+
+Point any Messages-API client at it (``ANTHROPIC_BASE_URL=http://127.0.0.1:PORT``); the real
+``anthropic`` SDK talks to it unchanged, retries included.
+
+Endpoints:
+
+- ``POST /v1/messages`` (any query string): consumes the next scenario step. A request that
+  does not match the step's ``expect``, or arrives after the last step, gets HTTP 400
+  ``invalid_request_error`` naming the step and the difference; the problem is recorded in
+  :attr:`ScriptedServer.failures` and the step stays unconsumed.
+- ``POST /v1/messages/count_tokens``: ``{"input_tokens": <request bytes / 4>}``.
+- ``HEAD /``: 200. Anything else: 404 with an API error body, recorded as a failure.
+
+Three ways to run it:
+
+- ``async with ScriptedServer(scenario=..., variables=...) as server:`` inside an event loop
+  (async tests); ``server.base_url`` is the endpoint.
+- ``with ScriptedServerThread(scenario=...) as server:`` from synchronous code: the server gets
+  its own thread and event loop, so a product running in a subprocess can talk to it while the
+  test inspects it.
+- ``python -m lsp_agent.model.scripted --scenario FILE_OR_NAME [--port 0] [--port-file F]
+  [--var NAME=VALUE]...``: writes the bound port to ``--port-file`` (atomically), or prints it
+  once on stdout when that option is absent; on SIGTERM/SIGINT prints a summary to stderr and
+  exits 1 if any request failed or any step was left unconsumed, else 0.
+
+:func:`scripted_env` builds the environment for a subprocess that should use the server;
+scenarios are written as JSON files or with the builders of :mod:`lsp_agent.model.scenario`.
+Every ``assert_done()`` raises :class:`AssertionError` listing failures and unconsumed steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import http
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from lsp_agent.model.scenario import (
+    Scenario,
+    ScenarioError,
+    Step,
+    check_expect,
+    error_body,
+    error_type_for,
+    load_scenario,
+    render_events,
+    render_message,
+)
+
+_HOST = "127.0.0.1"
+_MAX_HEADER_BYTES = 64 * 1024
+_MAX_BODY_BYTES = 256 * 1024 * 1024
+SCRIPTED_API_KEY = "sk-scripted-test-key"
+"""The API key :func:`scripted_env` sets; the server accepts any key."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Exchange:
+    """One HTTP request the server received.
+
+    ``step`` is the scenario step index it was matched against (``None`` when none applied),
+    ``body`` the parsed JSON (``None`` if absent or not JSON), ``outcome`` one of
+    ``"response"``, ``"error"`` (a scripted error), ``"rejected"`` (failure recorded),
+    ``"count_tokens"``, ``"other"``.
+    """
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Any
+    step: int | None
+    outcome: str
+
+
+@dataclass(kw_only=True)
+class _State:
+    """Progress through the script. Mutated on the server's loop; read from any thread."""
+
+    scenario: Scenario
+    next_step: int = 0
+    failures: list[str] = field(default_factory=list)
+    exchanges: list[Exchange] = field(default_factory=list)
+    disconnects: list[int] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class _BadRequestError(Exception):
+    """The bytes on the wire are not an HTTP/1.1 request we can parse."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Request:
+    method: str
+    target: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def path(self) -> str:
+        return self.target.split("?", 1)[0].rstrip("/") or "/"
+
+    @property
+    def keep_alive(self) -> bool:
+        return self.headers.get("connection", "").lower() != "close"
+
+
+async def _read_request(reader: asyncio.StreamReader) -> _Request | None:
+    """Read one request; ``None`` when the client closed the connection between requests."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial.strip():
+            return None
+        raise _BadRequestError("connection closed inside the request head") from exc
+    except asyncio.LimitOverrunError as exc:
+        raise _BadRequestError("request head too large") from exc
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+        raise _BadRequestError(f"bad request line {lines[0]!r}")
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if not line:
+            continue
+        name, sep, value = line.partition(":")
+        if not sep:
+            raise _BadRequestError(f"bad header line {line!r}")
+        headers[name.strip().lower()] = value.strip()
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        body = await _read_chunked(reader)
+    else:
+        try:
+            length = int(headers.get("content-length", "0"))
+        except ValueError as exc:
+            raise _BadRequestError("bad Content-Length") from exc
+        if not 0 <= length <= _MAX_BODY_BYTES:
+            raise _BadRequestError(f"Content-Length {length} out of range")
+        body = await reader.readexactly(length)
+    return _Request(method=parts[0], target=parts[1], headers=headers, body=body)
+
+
+async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+    data = bytearray()
+    while True:
+        size_line = await reader.readline()
+        try:
+            size = int(size_line.split(b";", 1)[0].strip(), 16)
+        except ValueError as exc:
+            raise _BadRequestError("bad chunk size") from exc
+        if size == 0:
+            # Trailers (rare) end with an empty line.
+            while (await reader.readline()).strip():
+                pass
+            return bytes(data)
+        if len(data) + size > _MAX_BODY_BYTES:
+            raise _BadRequestError("chunked body too large")
+        data += await reader.readexactly(size)
+        await reader.readline()
+
+
+def _status_line(status: int) -> bytes:
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        phrase = "Overloaded" if status == 529 else "Error"
+    return f"HTTP/1.1 {status} {phrase}\r\n".encode("latin-1")
+
+
+def _head(status: int, headers: Sequence[tuple[str, str]]) -> bytes:
+    lines = b"".join(f"{k}: {v}\r\n".encode("latin-1") for k, v in headers)
+    return _status_line(status) + lines + b"\r\n"
+
+
+def _sse(name: str, data: Mapping[str, Any]) -> bytes:
+    payload = f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+    return b"%x\r\n%s\r\n" % (len(payload), payload)
+
+
+class ScriptedServer:
+    """The scripted Messages-API server on the running event loop.
+
+    ``scenario`` is played in order; ``{{name}}`` placeholders in it are replaced from
+    ``variables`` first. ``port`` 0 picks a free port. Use ``async with`` or
+    :meth:`start`/:meth:`stop`. Inspect :attr:`requests`, :attr:`failures`,
+    :meth:`unconsumed`; :meth:`assert_done` checks that the script was played exactly.
+    """
+
+    def __init__(
+        self,
+        *,
+        scenario: Scenario,
+        variables: Mapping[str, str] | None = None,
+        port: int = 0,
+    ) -> None:
+        self._state = _State(scenario=scenario.with_variables(dict(variables or {})))
+        self._port = port
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self._request_seq = 0
+        self._disconnected: asyncio.Event | None = None
+        self._stopping = False
+
+    # ---- lifecycle ----
+
+    async def start(self) -> str:
+        """Listen on 127.0.0.1 and return the base URL (``http://127.0.0.1:PORT``)."""
+        if self._server is not None:
+            raise RuntimeError("ScriptedServer already started")
+        self._disconnected = asyncio.Event()
+        self._stopping = False
+        self._server = await asyncio.start_server(
+            self._on_connection, _HOST, self._port, limit=_MAX_HEADER_BYTES
+        )
+        return self.base_url
+
+    async def stop(self) -> None:
+        """Stop listening and close every connection (stalled streams included)."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stopping = True
+        server.close()
+        tasks = list(self._connections)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await server.wait_closed()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    # ---- inspection ----
+
+    @property
+    def port(self) -> int:
+        """The bound TCP port. Raises ``RuntimeError`` before :meth:`start`."""
+        if self._server is None or not self._server.sockets:
+            raise RuntimeError("ScriptedServer is not running")
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT``, the value for ``ANTHROPIC_BASE_URL``."""
+        return f"http://{_HOST}:{self.port}"
+
+    @property
+    def scenario(self) -> Scenario:
+        """The scenario being played, variables substituted."""
+        return self._state.scenario
+
+    @property
+    def exchanges(self) -> list[Exchange]:
+        """Every request received, in arrival order (a copy)."""
+        with self._state.lock:
+            return list(self._state.exchanges)
+
+    @property
+    def requests(self) -> list[Any]:
+        """The parsed JSON bodies of every ``POST /v1/messages``, in arrival order."""
+        return [e.body for e in self.exchanges if e.path.endswith("/v1/messages")]
+
+    @property
+    def failures(self) -> list[str]:
+        """Requests that did not match the script, one message each (a copy)."""
+        with self._state.lock:
+            return list(self._state.failures)
+
+    @property
+    def disconnects(self) -> list[int]:
+        """Steps whose streamed answer the client hung up on before it was complete."""
+        with self._state.lock:
+            return list(self._state.disconnects)
+
+    def unconsumed(self) -> list[int]:
+        """Indexes of the steps no request has consumed yet."""
+        with self._state.lock:
+            return list(range(self._state.next_step, len(self._state.scenario.steps)))
+
+    def assert_done(self) -> None:
+        """Raise :class:`AssertionError` listing failures and unconsumed steps, if any."""
+        problems = summary_problems(self.failures, self.unconsumed(), self.scenario)
+        if problems:
+            raise AssertionError(
+                f"scenario {self.scenario.name!r} not played as written:\n" + "\n".join(problems)
+            )
+
+    async def wait_for_disconnect(self, *, timeout_s: float = 5.0) -> list[int]:
+        """Wait (at most ``timeout_s`` seconds) until a client has hung up on a streamed answer;
+        returns :attr:`disconnects`. Raises :class:`AssertionError` on timeout."""
+        if self._disconnected is None:
+            raise RuntimeError("ScriptedServer is not running")
+        try:
+            await asyncio.wait_for(self._disconnected.wait(), timeout_s)
+        except TimeoutError:
+            raise AssertionError(
+                f"no client disconnect seen within {timeout_s} s (scenario {self.scenario.name!r})"
+            ) from None
+        return self.disconnects
+
+    # ---- connection handling ----
+
+    async def _on_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._connections.add(task)
+        try:
+            while True:
+                try:
+                    request = await _read_request(reader)
+                except _BadRequestError as exc:
+                    await self._send_json(
+                        writer, 400, error_body("invalid_request_error", str(exc))
+                    )
+                    break
+                if request is None:
+                    break
+                keep_open = await self._dispatch(request, reader, writer)
+                if not (keep_open and request.keep_alive):
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass  # The client went away; nothing left to answer.
+        except asyncio.CancelledError:
+            # stop() cancels open connections; ending quietly keeps asyncio (3.11) from
+            # logging the cancelled handler as an error. Any other cancellation propagates.
+            if not self._stopping:
+                raise
+        finally:
+            if task is not None:
+                self._connections.discard(task)
+            writer.close()
+            with contextlib.suppress(ConnectionError, asyncio.CancelledError):
+                await writer.wait_closed()
+
+    def _record(
+        self,
+        request: _Request,
+        body: Any,
+        *,
+        step: int | None,
+        outcome: str,
+        failure: str | None = None,
+    ) -> None:
+        exchange = Exchange(
+            method=request.method,
+            path=request.path,
+            headers=dict(request.headers),
+            body=body,
+            step=step,
+            outcome=outcome,
+        )
+        with self._state.lock:
+            self._state.exchanges.append(exchange)
+            if failure is not None:
+                self._state.failures.append(failure)
+
+    def _next_request_id(self) -> str:
+        self._request_seq += 1
+        return f"req_scripted_{self._request_seq:04d}"
+
+    async def _dispatch(
+        self, request: _Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
+        """Answer one request; returns whether the connection may carry another."""
+        try:
+            body: Any = json.loads(request.body) if request.body else None
+        except ValueError:
+            body = None
+        path = request.path
+        if request.method == "HEAD" and path == "/":
+            self._record(request, body, step=None, outcome="other")
+            writer.write(_head(200, [("Content-Length", "0")]))
+            await writer.drain()
+            return True
+        if request.method == "POST" and path.endswith("/v1/messages/count_tokens"):
+            self._record(request, body, step=None, outcome="count_tokens")
+            await self._send_json(writer, 200, {"input_tokens": max(1, len(request.body) // 4)})
+            return True
+        if request.method == "POST" and path.endswith("/v1/messages"):
+            return await self._messages(request, body, reader, writer)
+        message = f"{request.method} {request.target}: no such endpoint on the scripted server"
+        self._record(request, body, step=None, outcome="rejected", failure=message)
+        await self._send_json(writer, 404, error_body("not_found_error", message))
+        return True
+
+    def _take_step(self, body: Mapping[str, Any]) -> tuple[int, Step | None, list[str]]:
+        """The next step and what is wrong with ``body`` for it; consumes the step only when
+        nothing is. No await inside, so concurrent requests get distinct steps."""
+        with self._state.lock:
+            index = self._state.next_step
+            steps = self._state.scenario.steps
+            if index >= len(steps):
+                return index, None, [f"request arrived after all {len(steps)} steps were consumed"]
+            step = steps[index]
+            problems = check_expect(step.expect, body)
+            if not problems and step.streams_only and not body.get("stream"):
+                problems = ["the step interrupts a stream but the request is not streaming"]
+            if not problems:
+                self._state.next_step += 1
+            return index, step, problems
+
+    async def _messages(
+        self,
+        request: _Request,
+        body: Any,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        name = self._state.scenario.name
+        if not isinstance(body, dict):
+            message = f"scenario {name!r}: POST /v1/messages body is not a JSON object"
+            self._record(request, body, step=None, outcome="rejected", failure=message)
+            await self._send_json(writer, 400, error_body("invalid_request_error", message))
+            return True
+        index, step, problems = self._take_step(body)
+        if step is None or problems:
+            where = f"step {index}" + (f" ({step.note})" if step and step.note else "")
+            message = f"scenario {name!r} {where}: " + "; ".join(problems)
+            self._record(
+                request, body, step=index if step else None, outcome="rejected", failure=message
+            )
+            await self._send_json(writer, 400, error_body("invalid_request_error", message))
+            return True
+        if step.delay_ms:
+            await asyncio.sleep(step.delay_ms / 1000)
+        request_id = self._next_request_id()
+        if step.error is not None:
+            self._record(request, body, step=index, outcome="error")
+            extra: list[tuple[str, str]] = []
+            wait = step.error.retry_after_s
+            if wait is not None:
+                # The SDK ignores a zero wait (falls back to 0.5 s+ backoff): send >= 1 ms.
+                extra.append(("retry-after", str(int(wait))))
+                extra.append(("retry-after-ms", str(max(1, round(wait * 1000)))))
+            await self._send_json(
+                writer,
+                step.error.status,
+                error_body(error_type_for(step.error), step.error.message, request_id=request_id),
+                extra_headers=extra,
+                request_id=request_id,
+            )
+            return True
+        assert step.response is not None
+        model = str(body.get("model", ""))
+        if body.get("stream"):
+            self._record(request, body, step=index, outcome="response")
+            return await self._stream(
+                step,
+                index=index,
+                model=model,
+                request_bytes=len(request.body),
+                request_id=request_id,
+                reader=reader,
+                writer=writer,
+            )
+        try:
+            message_json = render_message(
+                step.response, step=index, request_model=model, request_bytes=len(request.body)
+            )
+        except ValueError as exc:
+            message = f"scenario {name!r} step {index}: cannot answer without streaming: {exc}"
+            self._record(request, body, step=index, outcome="rejected", failure=message)
+            await self._send_json(writer, 500, error_body("api_error", message))
+            return True
+        self._record(request, body, step=index, outcome="response")
+        await self._send_json(writer, 200, message_json, request_id=request_id)
+        return True
+
+    async def _stream(
+        self,
+        step: Step,
+        *,
+        index: int,
+        model: str,
+        request_bytes: int,
+        request_id: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        assert step.response is not None
+        events = render_events(
+            step.response,
+            step=index,
+            request_model=model,
+            request_bytes=request_bytes,
+            chunk_chars=step.chunk_chars,
+        )
+        limit = step.interrupt_after
+        try:
+            writer.write(
+                _head(
+                    200,
+                    [
+                        ("Content-Type", "text/event-stream; charset=utf-8"),
+                        ("Cache-Control", "no-cache"),
+                        ("Transfer-Encoding", "chunked"),
+                        ("request-id", request_id),
+                    ],
+                )
+            )
+            for sent, (name, data) in enumerate(events):
+                if limit is not None and sent >= limit:
+                    break
+                writer.write(_sse(name, data))
+                await writer.drain()
+                if step.chunk_delay_ms and name == "content_block_delta":
+                    await asyncio.sleep(step.chunk_delay_ms / 1000)
+            else:
+                writer.write(b"0\r\n\r\n")
+                await writer.drain()
+                return True
+            if step.stall_after_events is not None:
+                # Hang until the client hangs up, as a stalled upstream would.
+                while await reader.read(65536):
+                    pass
+                self._note_disconnect(index)
+                return False
+            if step.drop_after_events is not None:
+                return False  # closing now leaves the chunked body incomplete
+            if step.sse_error is not None:
+                error = error_body(
+                    step.sse_error.type, step.sse_error.message, request_id=request_id
+                )
+                writer.write(_sse("error", error))
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            return True
+        except ConnectionError:
+            self._note_disconnect(index)
+            return False
+
+    def _note_disconnect(self, index: int) -> None:
+        with self._state.lock:
+            self._state.disconnects.append(index)
+        if self._disconnected is not None:
+            self._disconnected.set()
+
+    async def _send_json(
+        self,
+        writer: asyncio.StreamWriter,
+        status: int,
+        payload: Mapping[str, Any],
+        *,
+        extra_headers: Sequence[tuple[str, str]] = (),
+        request_id: str | None = None,
+    ) -> None:
+        data = json.dumps(payload).encode()
+        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+        headers.append(("request-id", request_id or self._next_request_id()))
+        headers += extra_headers
+        writer.write(_head(status, headers) + data)
+        await writer.drain()
+
+
+def summary_problems(
+    failures: Sequence[str], unconsumed: Sequence[int], scenario: Scenario
+) -> list[str]:
+    """Lines describing what went wrong: each failure, then the unconsumed steps (with notes)."""
+    problems = [f"failure: {f}" for f in failures]
+    for i in unconsumed:
+        note = scenario.steps[i].note
+        problems.append(f"step {i} was not consumed" + (f" ({note})" if note else ""))
+    return problems
+
+
+class ScriptedServerThread:
+    """A :class:`ScriptedServer` on its own thread and event loop, for synchronous code.
+
+    ``with ScriptedServerThread(scenario=...) as server:`` starts it; ``server.base_url`` is the
+    endpoint; leaving the block stops it (it does not call :meth:`assert_done`). Inspection
+    mirrors :class:`ScriptedServer` and is safe from the calling thread.
+    """
+
+    def __init__(
+        self,
+        *,
+        scenario: Scenario,
+        variables: Mapping[str, str] | None = None,
+        port: int = 0,
+        start_timeout_s: float = 10.0,
+    ) -> None:
+        self.server = ScriptedServer(scenario=scenario, variables=variables, port=port)
+        self._start_timeout_s = start_timeout_s
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+
+    def start(self) -> str:
+        """Start the thread and the server; returns the base URL. Raises what the server's
+        start raised, or ``TimeoutError`` after ``start_timeout_s`` seconds."""
+        self._thread = threading.Thread(target=self._run, name="scripted-server", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(self._start_timeout_s):
+            raise TimeoutError("the scripted server did not start")
+        if self._error is not None:
+            raise self._error
+        return self.server.base_url
+
+    def stop(self) -> None:
+        """Stop the server and join its thread (idempotent)."""
+        if self._loop is not None and self._stop is not None:
+            with contextlib.suppress(RuntimeError):  # loop already closed
+                self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def _run(self) -> None:
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            try:
+                await self.server.start()
+            except BaseException as exc:
+                self._error = exc
+                self._ready.set()
+                return
+            self._ready.set()
+            try:
+                await self._stop.wait()
+            finally:
+                await self.server.stop()
+
+        asyncio.run(main())
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return self.server.base_url
+
+    @property
+    def requests(self) -> list[Any]:
+        """See :attr:`ScriptedServer.requests`."""
+        return self.server.requests
+
+    @property
+    def exchanges(self) -> list[Exchange]:
+        """See :attr:`ScriptedServer.exchanges`."""
+        return self.server.exchanges
+
+    @property
+    def failures(self) -> list[str]:
+        """See :attr:`ScriptedServer.failures`."""
+        return self.server.failures
+
+    @property
+    def disconnects(self) -> list[int]:
+        """See :attr:`ScriptedServer.disconnects`."""
+        return self.server.disconnects
+
+    def unconsumed(self) -> list[int]:
+        """See :meth:`ScriptedServer.unconsumed`."""
+        return self.server.unconsumed()
+
+    def assert_done(self) -> None:
+        """See :meth:`ScriptedServer.assert_done`."""
+        self.server.assert_done()
+
+
+def scripted_env(
+    base_url: str, base: Mapping[str, str] | None = None, *, model: str | None = None
+) -> dict[str, str]:
+    """An environment for a subprocess that should talk to the scripted server at ``base_url``:
+    a copy of ``base`` (default ``os.environ``) without any ``ANTHROPIC_*`` variable (so a
+    developer's real credentials or profile never reach a test), plus ``ANTHROPIC_BASE_URL``,
+    ``ANTHROPIC_API_KEY`` (:data:`SCRIPTED_API_KEY`) and, when given, ``ANTHROPIC_MODEL``."""
+    env = {
+        k: v
+        for k, v in (os.environ if base is None else base).items()
+        if not k.startswith("ANTHROPIC_")
+    }
+    env["ANTHROPIC_BASE_URL"] = base_url
+    env["ANTHROPIC_API_KEY"] = SCRIPTED_API_KEY
+    if model is not None:
+        env["ANTHROPIC_MODEL"] = model
+    return env
+
+
+# ---- command line -----------------------------------------------------------------------------
+
+
+def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
+    variables: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--var {pair!r}: expected NAME=VALUE")
+        variables[name] = value
+    return variables
+
+
+def _write_port_file(path: Path, port: int) -> None:
+    # Write then rename, so a reader polling for the file never sees it half written.
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(str(port), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+async def _serve(server: ScriptedServer, port_file: Path | None) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # e.g. Windows
+            loop.add_signal_handler(sig, stop.set)
+    async with server:
+        if port_file is not None:
+            _write_port_file(port_file, server.port)
+        else:
+            print(server.port, flush=True)
+        await stop.wait()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the server from the command line; returns the exit status (see module doc)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m lsp_agent.model.scripted",
+        description="Scripted Messages-API server on 127.0.0.1 (tests and offline demo).",
+    )
+    parser.add_argument("--scenario", required=True, help="scenario JSON file or bundled name")
+    parser.add_argument("--port", type=int, default=0, help="TCP port (0: any free port)")
+    parser.add_argument("--port-file", type=Path, help="write the bound port here")
+    parser.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="value for {{NAME}} in the scenario (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    try:
+        variables = _parse_vars(args.var)
+        scenario = load_scenario(args.scenario)
+    except (ValueError, ScenarioError) as exc:
+        print(f"scripted server: {exc}", file=sys.stderr)
+        return 2
+    server = ScriptedServer(scenario=scenario, variables=variables, port=args.port)
+    try:
+        asyncio.run(_serve(server, args.port_file))
+    except OSError as exc:
+        print(f"scripted server: cannot listen on {_HOST}:{args.port}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    problems = summary_problems(server.failures, server.unconsumed(), server.scenario)
+    total = len(server.scenario.steps)
+    played = total - len(server.unconsumed())
+    print(
+        f"scripted server: scenario {scenario.name!r}: {len(server.requests)} message requests, "
+        f"{played}/{total} steps consumed, {len(server.failures)} failures",
+        file=sys.stderr,
+    )
+    for line in problems:
+        print(f"scripted server: {line}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
