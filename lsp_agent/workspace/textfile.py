@@ -13,7 +13,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 from lsp_agent.workspace.documents import FileChange, TextSnapshot
@@ -36,10 +36,12 @@ def decode_bytes(data: bytes) -> tuple[str, str, bool]:
     """Decode file bytes → ``(text, encoding, bom)``; raises :class:`NotTextError` for binary."""
     if data.startswith(codecs.BOM_UTF8):
         return data[len(codecs.BOM_UTF8) :].decode("utf-8", "surrogateescape"), "utf-8", True
-    if data.startswith(codecs.BOM_UTF16_LE):
-        return data[2:].decode("utf-16-le", "surrogatepass"), "utf-16-le", True
-    if data.startswith(codecs.BOM_UTF16_BE):
-        return data[2:].decode("utf-16-be", "surrogatepass"), "utf-16-be", True
+    for bom, codec in ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
+        if data.startswith(bom):
+            try:
+                return data[2:].decode(codec, "surrogatepass"), codec, True
+            except UnicodeDecodeError as exc:
+                raise NotTextError(f"not valid {codec.upper()} text ({exc.reason})") from None
     if b"\x00" in data[:_SNIFF_BYTES]:
         raise NotTextError("binary file (contains NUL bytes)")
     try:
@@ -96,7 +98,10 @@ def write_text_atomic(path: Path, text: str, *, encoding: str = "utf-8", bom: bo
     mode: int | None = None
     with contextlib.suppress(FileNotFoundError):
         mode = path.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # os.open with 0o666 lets the umask decide a new file's mode, as any editor's save would
+    # (mkstemp would make every new file 0600).
+    tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -129,6 +134,7 @@ def apply_change_to_disk(change: FileChange) -> TextSnapshot:
             raise StaleChangeError(f"{path} was deleted since it was read") from None
         if current.text != change.base.text:
             raise StaleChangeError(f"{path} changed on disk since it was read; read it again")
-        encoding, bom = change.base.encoding, change.base.bom
+        # The disk's codec, not the base's: a base read from an editor buffer knows none.
+        encoding, bom = current.encoding, current.bom
     write_text_atomic(path, change.new_text, encoding=encoding, bom=bom)
     return read_text_file(path)

@@ -1,0 +1,90 @@
+"""Path handling shared by the built-in tools.
+
+Every path a tool records (read-state keys, ``Prepared.paths``, locations) is absolute and
+resolved (symlinks and ``..`` removed) so that one file has one key however the model spelled
+it. Whether a path is *allowed* is not decided here: that is the permission engine's job, fed by
+``Prepared.paths``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+from lsp_agent.tools.base import ToolError
+
+
+def resolve_file_path(file_path: str) -> Path:
+    """The resolved absolute path for a tool's ``file_path`` argument.
+
+    Claude Code's file tools take absolute paths only, so a relative one is refused rather
+    than guessed. Raises :class:`ToolError` for an empty or relative path.
+    """
+    if not file_path.strip():
+        raise ToolError("file_path is empty; pass the absolute path of the file.")
+    raw = Path(file_path)
+    if not raw.is_absolute():
+        raise ToolError(
+            f"file_path must be an absolute path, got {file_path!r}. "
+            "Pass the full path starting with '/'."
+        )
+    return raw.resolve()
+
+
+def resolve_search_path(path: str | None, cwd: Path) -> Path:
+    """The resolved absolute directory or file a search tool's optional ``path`` names.
+
+    ``None`` or an empty string means ``cwd``; relative paths are taken relative to ``cwd``.
+    Raises :class:`ToolError` if the path does not exist.
+    """
+    if path is None or not path.strip():
+        resolved = cwd.resolve()
+    else:
+        raw = Path(path).expanduser()
+        resolved = (raw if raw.is_absolute() else cwd / raw).resolve()
+    if not resolved.exists():
+        raise ToolError(f"Path does not exist: {resolved}. {not_found_hint(resolved)}".rstrip())
+    return resolved
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """``path`` relative to ``cwd`` when it lies inside it, else the absolute path (for titles)."""
+    try:
+        relative = path.relative_to(cwd)
+    except ValueError:
+        return str(path)
+    return str(relative) if str(relative) != "." else str(path)
+
+
+def similar_names(path: Path, *, limit: int = 3) -> list[Path]:
+    """Existing entries of ``path``'s directory whose names resemble ``path.name``.
+
+    Used to turn "file not found" into "did you mean ...". Returns at most ``limit`` paths,
+    best first; an unreadable or missing directory gives an empty list.
+    """
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return []
+    matches = difflib.get_close_matches(path.name, names, n=limit, cutoff=0.6)
+    if len(matches) < limit:
+        # Same stem, other extension (app.js for app.ts) is the most common slip.
+        stem = path.stem
+        for name in sorted(names):
+            if name not in matches and Path(name).stem == stem:
+                matches.append(name)
+            if len(matches) >= limit:
+                break
+    return [path.parent / name for name in matches]
+
+
+def not_found_hint(path: Path) -> str:
+    """A sentence suggesting similar names for a missing ``path``, or ``""`` if none."""
+    if not path.parent.is_dir():
+        return f"The directory {path.parent} does not exist either."
+    candidates = similar_names(path)
+    if not candidates:
+        return ""
+    listed = ", ".join(str(candidate) for candidate in candidates)
+    return f"Did you mean {listed}?"

@@ -1,0 +1,76 @@
+"""Running ripgrep for Glob and Grep.
+
+The ``rg`` executable comes from the ``ripgrep`` wheel, which installs it beside the Python
+interpreter of the environment; a system ``rg`` on ``PATH`` is the fallback. ripgrep respects
+``.gitignore`` (inside git repositories), ``.ignore`` and ``.rgignore``; hidden files are
+searched, version-control directories are not.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import sysconfig
+from collections.abc import Sequence
+from pathlib import Path
+
+from lsp_agent.tools._proc import Captured, run_captured
+from lsp_agent.tools.base import ToolError
+
+TIMEOUT_S = 30.0
+"""Bound on one ripgrep run (seconds)."""
+
+VCS_DIRS = (".git", ".svn", ".hg", ".bzr", ".jj", ".sl")
+"""Directories never listed or searched, even with ``--hidden``."""
+
+
+def find_rg() -> str:
+    """The path of the ``rg`` executable. Raises :class:`ToolError` when there is none."""
+    here = os.path.dirname(sys.executable)
+    for search_path in (here, sysconfig.get_path("scripts"), None):
+        found = shutil.which("rg", path=search_path)
+        if found:
+            return found
+    raise ToolError(
+        "ripgrep (rg) is not installed, so this search tool cannot run. "
+        "Install the 'ripgrep' Python package into lsp-agent's environment, or use Bash."
+    )
+
+
+def base_args() -> list[str]:
+    """Flags every run starts with: no user config file (its flags would change the output
+    format), no colour, hidden files included."""
+    return ["--no-config", "--color=never", "--hidden"]
+
+
+def exclude_args() -> list[str]:
+    """Globs excluding version-control directories. They must come after the caller's own
+    globs: for ripgrep, a later glob wins over an earlier one that matches the same path."""
+    return [f"--glob=!{name}" for name in VCS_DIRS]
+
+
+async def run_rg(args: Sequence[str], *, cwd: Path, max_stdout_bytes: int) -> Captured:
+    """Run ``rg`` with ``args`` (never through a shell), bounded by :data:`TIMEOUT_S`.
+
+    Raises :class:`ToolError` if ``rg`` is missing or times out; ``CancelledError`` kills it.
+    Exit codes are left to the caller (0 matches, 1 none, 2 error).
+    """
+    rg = find_rg()
+    try:
+        return await run_captured(
+            [rg, *args], cwd=cwd, timeout_s=TIMEOUT_S, max_stdout_bytes=max_stdout_bytes
+        )
+    except TimeoutError:
+        raise ToolError(
+            f"The search took longer than {TIMEOUT_S:.0f} s and was stopped. "
+            "Narrow it with a more specific path, glob or type."
+        ) from None
+    except OSError as exc:
+        raise ToolError(f"Could not run ripgrep: {exc}") from None
+
+
+def decode_paths(stdout: bytes) -> list[str]:
+    """ripgrep's newline-separated output as text lines (undecodable bytes replaced)."""
+    text = stdout.decode("utf-8", "replace")
+    return [line for line in text.split("\n") if line]

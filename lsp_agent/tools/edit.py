@@ -1,0 +1,184 @@
+"""The ``Edit`` tool: exact string replacement in one file, through the change-set pipeline."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pydantic import ConfigDict, Field
+
+from lsp_agent.agent.events import Location, ToolKind
+from lsp_agent.tools._files import (
+    apply_prepared,
+    check_encodable,
+    check_fresh,
+    model_safe,
+    read_optional,
+)
+from lsp_agent.tools._paths import display_path, not_found_hint, resolve_file_path
+from lsp_agent.tools._replace import replace_exact
+from lsp_agent.tools._schema import tidy_schema
+from lsp_agent.tools._text import dominant_eol, numbered, split_lines, to_lf, with_eol
+from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
+from lsp_agent.tools.diffing import diff_item
+from lsp_agent.workspace.documents import FileChange
+
+SNIPPET_CONTEXT = 4
+"""Unchanged lines shown before and after the edited region in the confirmation."""
+
+SNIPPET_MAX_LINES = 40
+"""Edited lines shown at most in the confirmation."""
+
+DESCRIPTION = """\
+Performs exact string replacements in files.
+
+Usage:
+- You must use your `Read` tool at least once in the conversation before editing. This tool \
+will error if you attempt an edit without reading the file, or if the file changed since you \
+read it.
+- When editing text from Read tool output, ensure you preserve the exact indentation (tabs/\
+spaces) as it appears AFTER the line number prefix. The line number prefix format is: spaces + \
+line number + tab. Everything after that tab is the actual file content to match. Never include \
+any part of the line number prefix in the old_string or new_string.
+- Write line breaks as \\n; files with CRLF line endings keep them.
+- ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly \
+required.
+- The edit will FAIL if `old_string` is not unique in the file. Either provide a larger string \
+with more surrounding context to make it unique or use `replace_all` to change every instance \
+of `old_string`.
+- Use `replace_all` for replacing and renaming strings across the file. This parameter is \
+useful if you want to rename a variable for instance.
+- If the file is open in the user's editor, the edit applies to the editor buffer (unsaved \
+changes included) and fails if the user changed it since you read it."""
+
+
+class EditInput(ToolInput):
+    """Input of ``Edit`` (Claude Code's shape)."""
+
+    model_config = ConfigDict(json_schema_extra=tidy_schema)
+
+    file_path: str = Field(description="The absolute path to the file to modify")
+    old_string: str = Field(description="The text to replace")
+    new_string: str = Field(
+        description="The text to replace it with (must be different from old_string)"
+    )
+    replace_all: bool = Field(
+        default=False, description="Replace all occurrences of old_string (default false)"
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _EditPlan:
+    first_line: int
+    first_span: int
+    count: int
+    created: bool
+
+
+class EditTool(Tool[EditInput]):
+    """Replace text in a file the model has read; applied as a change set with a base snapshot.
+
+    ``prepare`` computes the whole new text and its diff (shown in the permission prompt) and
+    raises :class:`ToolError` for: a relative path, an unread or since-changed file, identical
+    strings, no match (showing the closest lines), several matches without ``replace_all``
+    (with their line numbers), or text the file's encoding cannot hold. ``call`` applies it;
+    the door refuses it if the document moved on since ``prepare``.
+    """
+
+    name: ClassVar[str] = "Edit"
+    description: ClassVar[str] = DESCRIPTION
+    input_model: ClassVar[type[ToolInput]] = EditInput
+    kind: ClassVar[ToolKind] = "edit"
+    reads_disk: ClassVar[bool] = False
+    writes_disk: ClassVar[bool] = False
+
+    def title(self, inp: EditInput) -> str:
+        """``Edit <path>``."""
+        return f"Edit {inp.file_path}"
+
+    async def prepare(self, inp: EditInput, ctx: ToolContext) -> Prepared:
+        """Compute the change; see the class docstring for the errors."""
+        path = resolve_file_path(inp.file_path)
+        if inp.old_string == inp.new_string:
+            raise ToolError("No changes to make: old_string and new_string are exactly the same.")
+        snapshot = read_optional(ctx, path)
+        label = display_path(path, ctx.cwd)
+        if snapshot is None:
+            if inp.old_string:
+                parts = (f"File does not exist: {path}.", not_found_hint(path))
+                raise ToolError(" ".join(part for part in parts if part))
+            # Claude Code: an empty old_string on a missing file creates it.
+            change = FileChange(path=path, base=None, new_text=inp.new_string)
+            plan = _EditPlan(first_line=1, first_span=1, count=1, created=True)
+            old_text = None
+        else:
+            check_fresh(ctx, snapshot)
+            if not inp.old_string:
+                if snapshot.text.strip():
+                    raise ToolError(
+                        "old_string is empty but the file already has content. Give the exact "
+                        "text to replace, or use Write to replace the whole file."
+                    )
+                new_text = with_eol(to_lf(inp.new_string), dominant_eol(snapshot.text))
+                plan = _EditPlan(first_line=1, first_span=1, count=1, created=False)
+            else:
+                # Matching is pure CPU work that can be slow on big files (closest-lines search).
+                result = await asyncio.to_thread(
+                    replace_exact,
+                    snapshot.text,
+                    inp.old_string,
+                    inp.new_string,
+                    replace_all=inp.replace_all,
+                )
+                new_text = result.new_text
+                plan = _EditPlan(
+                    first_line=result.first_line,
+                    first_span=result.first_span,
+                    count=result.count,
+                    created=False,
+                )
+            check_encodable(snapshot, new_text)
+            change = FileChange(path=path, base=snapshot, new_text=new_text)
+            old_text = snapshot.text
+        return Prepared(
+            title=f"Edit {label}",
+            content=(diff_item(path, old_text, change.new_text, label=label),),
+            changes=(change,),
+            paths=(path,),
+            locations=(Location(path=str(path), line=plan.first_line),),
+            data=plan,
+        )
+
+    async def call(self, inp: EditInput, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        """Apply the change; raises :class:`ToolError` if the door refused it."""
+        plan = prepared.data
+        assert isinstance(plan, _EditPlan)
+        snapshot = await apply_prepared(ctx, prepared)
+        path = snapshot.path
+        raw_output = {"replacements": plan.count, "created": plan.created}
+        if plan.created:
+            text = f"File created successfully at: {path}"
+        elif plan.count > 1:
+            text = (
+                f"The file {path} has been updated. All {plan.count} occurrences of old_string "
+                "were replaced with new_string."
+            )
+        else:
+            text = (
+                f"The file {path} has been updated. Here's the result of running `cat -n` on a "
+                f"snippet of the edited file:\n{snippet(snapshot.text, plan)}"
+            )
+        return ToolOutput(text=text, content=prepared.content, raw_output=raw_output)
+
+
+def snippet(text: str, plan: _EditPlan) -> str:
+    """The edited lines of ``text`` with a few lines of context, ``cat -n`` style."""
+    lines = split_lines(text)
+    first = max(1, plan.first_line - SNIPPET_CONTEXT)
+    span = min(plan.first_span, SNIPPET_MAX_LINES)
+    last = min(len(lines), plan.first_line + span - 1 + SNIPPET_CONTEXT)
+    listing = model_safe(numbered(lines[first - 1 : last], first))
+    if plan.first_span > SNIPPET_MAX_LINES:
+        listing += f"\n(… {plan.first_span - SNIPPET_MAX_LINES} more edited lines not shown)"
+    return listing

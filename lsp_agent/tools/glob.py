@@ -1,0 +1,129 @@
+"""The ``Glob`` tool: file names matching a glob pattern, newest first, via ripgrep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import ConfigDict, Field
+
+from lsp_agent.agent.events import Location, ToolKind
+from lsp_agent.tools._globmatch import compile_glob
+from lsp_agent.tools._paths import display_path, resolve_search_path
+from lsp_agent.tools._rg import base_args, decode_paths, exclude_args, run_rg
+from lsp_agent.tools._schema import tidy_schema
+from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
+
+MAX_RESULTS = 100
+"""Paths returned at most."""
+
+_MAX_LISTING_BYTES = 16 * 1024 * 1024
+_GLOB_CHARS = frozenset("*?[{")
+
+DESCRIPTION = """\
+- Fast file pattern matching tool that works with any codebase size
+- Supports glob patterns like "**/*.js" or "src/**/*.ts"; a pattern without "/" matches file \
+names at any depth ("*.py" finds every Python file)
+- Returns absolute file paths sorted by modification time, newest first (at most 100)
+- Files ignored by .gitignore and version-control directories are skipped
+- Use this tool when you need to find files by name patterns
+- When you are doing an open ended search that may require multiple rounds of globbing and \
+grepping, do the searches in parallel where you can"""
+
+
+class GlobInput(ToolInput):
+    """Input of ``Glob`` (Claude Code's shape)."""
+
+    model_config = ConfigDict(json_schema_extra=tidy_schema)
+
+    pattern: str = Field(description="The glob pattern to match files against")
+    path: str | None = Field(
+        default=None,
+        description="The directory to search in. If not specified, the current working "
+        "directory will be used. IMPORTANT: Omit this field to use the default directory. "
+        'DO NOT enter "undefined" or "null" - simply omit it for the default behavior. Must '
+        "be a valid directory path if provided.",
+    )
+
+
+class GlobTool(Tool[GlobInput]):
+    """List the files under a directory whose relative paths match a glob.
+
+    ``rg --files`` lists the files ignore rules keep (see :mod:`lsp_agent.tools._globmatch`
+    for why the glob is applied afterwards, not by ripgrep).
+
+    Raises :class:`ToolError` for an empty pattern, a missing path, a path that is not a
+    directory, a missing ``rg`` or a search that runs out of time.
+    """
+
+    name: ClassVar[str] = "Glob"
+    description: ClassVar[str] = DESCRIPTION
+    input_model: ClassVar[type[ToolInput]] = GlobInput
+    kind: ClassVar[ToolKind] = "search"
+    read_only: ClassVar[bool] = True
+    concurrency_safe: ClassVar[bool] = True
+    # Listing names does not need the editor's unsaved text on disk.
+    reads_disk: ClassVar[bool] = False
+    writes_disk: ClassVar[bool] = False
+
+    def title(self, inp: GlobInput) -> str:
+        """``Glob <pattern>``."""
+        return f"Glob {inp.pattern}"
+
+    async def prepare(self, inp: GlobInput, ctx: ToolContext) -> Prepared:
+        """Resolve the directory (an absolute pattern's fixed prefix counts as the path)."""
+        root, pattern = _split_pattern(inp.pattern, inp.path, ctx.cwd)
+        matcher = compile_glob(pattern)
+        if not root.is_dir():
+            raise ToolError(f"Path is not a directory: {root}. Give a directory to search in.")
+        where = display_path(root, ctx.cwd) if root != ctx.cwd.resolve() else ""
+        return Prepared(
+            title=f"Glob {pattern}" + (f" in {where}" if where else ""),
+            paths=(root,),
+            locations=(Location(path=str(root)),),
+            data=(root, matcher),
+        )
+
+    async def call(self, inp: GlobInput, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        """Run ripgrep and format the newest :data:`MAX_RESULTS` paths."""
+        root, matcher = prepared.data
+        args = [*base_args(), "--files", "--sortr=modified", *exclude_args(), str(root)]
+        result = await run_rg(args, cwd=root, max_stdout_bytes=_MAX_LISTING_BYTES)
+        listed = decode_paths(result.stdout)
+        if result.returncode == 2 and not listed:
+            raise ToolError(f"Glob failed: {result.stderr.decode('utf-8', 'replace').strip()}")
+        prefix = str(root).rstrip("/") + "/"
+        paths = [path for path in listed if matcher.fullmatch(path.removeprefix(prefix))]
+        if not paths:
+            return ToolOutput(text="No files found", raw_output={"count": 0, "truncated": False})
+        truncated = len(paths) > MAX_RESULTS or result.truncated
+        text = "\n".join(paths[:MAX_RESULTS])
+        if truncated:
+            text += (
+                f"\n(Results are truncated: showing the {MAX_RESULTS} most recently modified "
+                "files. Consider using a more specific path or pattern.)"
+            )
+        return ToolOutput(
+            text=text, raw_output={"count": min(len(paths), MAX_RESULTS), "truncated": truncated}
+        )
+
+
+def _split_pattern(pattern: str, path: str | None, cwd: Path) -> tuple[Path, str]:
+    """The directory to search and the pattern relative to it.
+
+    An absolute pattern (``/src/app/**/*.ts``) has its literal leading directories moved into
+    the search path, since globs match paths relative to the searched directory.
+    """
+    if not pattern.strip():
+        raise ToolError("pattern is empty; give a glob such as '**/*.py'.")
+    if not Path(pattern).is_absolute():
+        while pattern.startswith("./"):
+            pattern = pattern[2:]
+        return resolve_search_path(path, cwd), pattern
+    parts = Path(pattern).parts
+    fixed = 0
+    while fixed < len(parts) - 1 and not _GLOB_CHARS.intersection(parts[fixed]):
+        fixed += 1
+    root = resolve_search_path(str(Path(*parts[:fixed])), cwd)
+    # A leading "/" anchors the rest at the root (gitignore rules), as the absolute path did.
+    return root, "/" + "/".join(parts[fixed:])

@@ -1,0 +1,271 @@
+"""The ``Grep`` tool: regex search of file contents via ripgrep."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from pydantic import ConfigDict, Field
+
+from lsp_agent.agent.events import Location, ToolKind
+from lsp_agent.tools._files import model_safe
+from lsp_agent.tools._paths import display_path, resolve_search_path
+from lsp_agent.tools._rg import base_args, decode_paths, exclude_args, run_rg
+from lsp_agent.tools._schema import tidy_schema
+from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
+
+MAX_OUTPUT_CHARS = 30_000
+"""Result text is cut at this many characters (with a note)."""
+
+MAX_COLUMNS = 500
+"""Matched lines longer than this (bytes) are shown as a preview."""
+
+_MAX_RG_BYTES = 8 * 1024 * 1024
+
+OutputMode = Literal["content", "files_with_matches", "count"]
+
+DESCRIPTION = """\
+A powerful search tool built on ripgrep
+
+Usage:
+- ALWAYS use Grep for search tasks. NEVER invoke `grep` or `rg` as a Bash command. The Grep \
+tool has been optimized for correct permissions and access.
+- Supports full regex syntax (e.g., "log.*Error", "function\\s+\\w+")
+- Filter files with glob parameter (e.g., "*.js", "**/*.tsx") or type parameter (e.g., "js", \
+"py", "rust")
+- Output modes: "content" shows matching lines, "files_with_matches" shows only file paths \
+(default), "count" shows match counts
+- Pattern syntax: Uses ripgrep (not grep) - literal braces need escaping (use `interface\\{\\}` \
+to find `interface{}` in Go code)
+- Multiline matching: By default patterns match within single lines only. For cross-line \
+patterns like `struct \\{[\\s\\S]*?field`, use `multiline: true`
+- Searches the files on disk (files you edited are saved first); files ignored by .gitignore \
+and version-control directories are skipped
+- Paths in results are absolute"""
+
+
+class GrepInput(ToolInput):
+    """Input of ``Grep`` (Claude Code's shape; ``-i``/``-n``/``-A``/``-B``/``-C`` are aliases)."""
+
+    model_config = ConfigDict(json_schema_extra=tidy_schema)
+
+    pattern: str = Field(
+        description="The regular expression pattern to search for in file contents"
+    )
+    path: str | None = Field(
+        default=None,
+        description="File or directory to search in (rg PATH). Defaults to current working "
+        "directory.",
+    )
+    glob: str | None = Field(
+        default=None,
+        description='Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps to rg --glob',
+    )
+    output_mode: OutputMode | None = Field(
+        default=None,
+        description='Output mode: "content" shows matching lines (supports -A/-B/-C context, '
+        '-n line numbers, head_limit), "files_with_matches" shows file paths (supports '
+        'head_limit), "count" shows match counts (supports head_limit). Defaults to '
+        '"files_with_matches".',
+    )
+    before: int | None = Field(
+        default=None,
+        ge=0,
+        alias="-B",
+        description="Number of lines to show before each match (rg -B). Requires output_mode: "
+        '"content", ignored otherwise.',
+    )
+    after: int | None = Field(
+        default=None,
+        ge=0,
+        alias="-A",
+        description="Number of lines to show after each match (rg -A). Requires output_mode: "
+        '"content", ignored otherwise.',
+    )
+    context: int | None = Field(
+        default=None,
+        ge=0,
+        alias="-C",
+        description="Number of lines to show before and after each match (rg -C). Requires "
+        'output_mode: "content", ignored otherwise.',
+    )
+    line_numbers: bool | None = Field(
+        default=None,
+        alias="-n",
+        description='Show line numbers in output (rg -n). Requires output_mode: "content", '
+        "ignored otherwise. Defaults to true.",
+    )
+    ignore_case: bool | None = Field(
+        default=None, alias="-i", description="Case insensitive search (rg -i)"
+    )
+    file_type: str | None = Field(
+        default=None,
+        alias="type",
+        description="File type to search (rg --type). Common types: js, py, rust, go, java, "
+        "etc. More efficient than include for standard file types.",
+    )
+    head_limit: int | None = Field(
+        default=None,
+        ge=1,
+        description='Limit output to first N lines/entries, equivalent to "| head -N". Works '
+        "across all output modes: content (limits output lines), files_with_matches (limits "
+        "file paths), count (limits count entries).",
+    )
+    multiline: bool | None = Field(
+        default=None,
+        description="Enable multiline mode where . matches newlines and patterns can span "
+        "lines (rg -U --multiline-dotall). Default: false.",
+    )
+
+
+class GrepTool(Tool[GrepInput]):
+    """Search file contents with ripgrep (never through a shell; the pattern follows ``--``).
+
+    Raises :class:`ToolError` for an empty pattern, a missing path, ripgrep errors (bad regex,
+    unknown type: ripgrep's message is passed on), a missing ``rg`` or a timeout. No match is
+    not an error.
+    """
+
+    name: ClassVar[str] = "Grep"
+    description: ClassVar[str] = DESCRIPTION
+    input_model: ClassVar[type[ToolInput]] = GrepInput
+    kind: ClassVar[ToolKind] = "search"
+    read_only: ClassVar[bool] = True
+    concurrency_safe: ClassVar[bool] = True
+    # ripgrep reads file contents from disk: the buffers the agent edited must be saved first.
+    reads_disk: ClassVar[bool] = True
+    writes_disk: ClassVar[bool] = False
+
+    def title(self, inp: GrepInput) -> str:
+        """``Grep <pattern>``."""
+        return f"Grep {inp.pattern}"
+
+    async def prepare(self, inp: GrepInput, ctx: ToolContext) -> Prepared:
+        """Resolve the search path."""
+        if not inp.pattern:
+            raise ToolError("pattern is empty; give a regular expression to search for.")
+        root = resolve_search_path(inp.path, ctx.cwd)
+        where = display_path(root, ctx.cwd) if root != ctx.cwd.resolve() else ""
+        return Prepared(
+            title=f"Grep {inp.pattern!r}" + (f" in {where}" if where else ""),
+            paths=(root,),
+            locations=(Location(path=str(root)),),
+        )
+
+    async def call(self, inp: GrepInput, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+        """Run ripgrep and format its output for the chosen mode."""
+        (root,) = prepared.paths
+        mode: OutputMode = inp.output_mode or "files_with_matches"
+        result = await run_rg(
+            rg_args(inp, mode, root),
+            cwd=root if root.is_dir() else root.parent,
+            max_stdout_bytes=_MAX_RG_BYTES,
+        )
+        # ripgrep ends lines at "\n"; a CRLF file's "\r" would trail every line.
+        lines = [line.removesuffix("\r") for line in decode_paths(result.stdout)]
+        stderr = result.stderr.decode("utf-8", "replace").strip()
+        if result.returncode == 2 and not lines:
+            raise ToolError(f"Grep failed: {stderr or 'ripgrep exited with status 2'}")
+        if not lines:
+            empty = "No files found" if mode == "files_with_matches" else "No matches found"
+            return ToolOutput(text=empty, raw_output={"mode": mode, "count": 0})
+        notes: list[str] = []
+        if result.truncated:
+            notes.append("(ripgrep output was cut off: too much output; narrow the search)")
+        if result.returncode == 2 and stderr:
+            notes.append(f"(some files could not be searched: {stderr.splitlines()[0]})")
+        if mode == "files_with_matches":
+            text, count = _files_output(lines, inp.head_limit)
+        elif mode == "count":
+            text, count = _count_output(lines, inp.head_limit)
+        else:
+            text, count = _content_output(lines, inp.head_limit)
+        if len(text) > MAX_OUTPUT_CHARS:
+            cut = text.rfind("\n", 0, MAX_OUTPUT_CHARS)
+            text = text[: cut if cut > 0 else MAX_OUTPUT_CHARS]
+            notes.append(
+                f"(output cut at {MAX_OUTPUT_CHARS} characters: use head_limit, a narrower "
+                "path, glob or type, or output_mode files_with_matches)"
+            )
+        if notes:
+            text += "\n" + "\n".join(notes)
+        return ToolOutput(text=model_safe(text), raw_output={"mode": mode, "count": count})
+
+
+def rg_args(inp: GrepInput, mode: OutputMode, root: Path) -> list[str]:
+    """The ripgrep arguments for ``inp`` (the pattern always after ``--``, so a pattern that
+    starts with ``-`` is never taken for a flag)."""
+    args = base_args()
+    if inp.multiline:
+        args += ["--multiline", "--multiline-dotall"]
+    if inp.ignore_case:
+        args.append("--ignore-case")
+    if inp.file_type:
+        args.append(f"--type={inp.file_type}")
+    # Whitespace separates several globs; commas may sit inside braces ("*.{ts,tsx}").
+    for glob in (inp.glob or "").split():
+        args.append(f"--glob={glob}")
+    args += exclude_args()
+    if mode == "files_with_matches":
+        args.append("--files-with-matches")
+    elif mode == "count":
+        args += ["--count", "--with-filename", "--sort=path"]
+    else:
+        args += [
+            "--no-heading",
+            "--with-filename",
+            "--line-number" if inp.line_numbers is not False else "--no-line-number",
+            f"--max-columns={MAX_COLUMNS}",
+            "--max-columns-preview",
+            # Single-threaded, but the same search always gives the same text.
+            "--sort=path",
+        ]
+        # Specific flags after -C so that they win, as in ripgrep's own precedence.
+        if inp.context is not None:
+            args.append(f"--context={inp.context}")
+        if inp.before is not None:
+            args.append(f"--before-context={inp.before}")
+        if inp.after is not None:
+            args.append(f"--after-context={inp.after}")
+    args += ["--", inp.pattern, str(root)]
+    return args
+
+
+def _files_output(paths: list[str], head_limit: int | None) -> tuple[str, int]:
+    def mtime(path: str) -> float:
+        try:
+            return os.stat(path).st_mtime
+        except OSError:
+            return 0.0
+
+    ordered = sorted(paths, key=lambda path: (-mtime(path), path))
+    shown = ordered[:head_limit] if head_limit else ordered
+    plural = "file" if len(ordered) == 1 else "files"
+    text = f"Found {len(ordered)} {plural}\n" + "\n".join(shown)
+    if len(shown) < len(ordered):
+        text += f"\n(showing the first {len(shown)} of {len(ordered)}, newest first)"
+    return text, len(ordered)
+
+
+def _count_output(lines: list[str], head_limit: int | None) -> tuple[str, int]:
+    total = 0
+    for line in lines:
+        _, _, count = line.rpartition(":")
+        if count.isdigit():
+            total += int(count)
+    shown = lines[:head_limit] if head_limit else lines
+    text = "\n".join(shown)
+    if len(shown) < len(lines):
+        text += f"\n(showing the first {len(shown)} of {len(lines)} files)"
+    files = "file" if len(lines) == 1 else "files"
+    text += f"\n\nFound {total} matching lines in {len(lines)} {files}."
+    return text, total
+
+
+def _content_output(lines: list[str], head_limit: int | None) -> tuple[str, int]:
+    shown = lines[:head_limit] if head_limit else lines
+    text = "\n".join(shown)
+    if len(shown) < len(lines):
+        text += f"\n(showing the first {len(shown)} of {len(lines)} lines)"
+    return text, len(lines)

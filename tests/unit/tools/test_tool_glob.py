@@ -1,0 +1,116 @@
+"""Glob: ripgrep file listing, newest first, .gitignore respected."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from lsp_agent.tools.base import ToolError
+from lsp_agent.tools.glob import MAX_RESULTS, GlobTool
+
+from .conftest import Env
+
+GLOB = GlobTool()
+
+
+def touch(path: Path, mtime: int) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("x")
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+async def test_matches_sorted_newest_first_absolute(env: Env) -> None:
+    old = touch(env.path("src/old.py"), 1_000_000)
+    new = touch(env.path("src/deep/new.py"), 3_000_000)
+    mid = touch(env.path("mid.py"), 2_000_000)
+    touch(env.path("notes.txt"), 4_000_000)
+    out = await env.run(GLOB, {"pattern": "**/*.py"})
+    assert out.text.split("\n") == [str(new), str(mid), str(old)]
+    assert out.raw_output == {"count": 3, "truncated": False}
+
+
+async def test_name_pattern_matches_at_any_depth_and_slash_anchors(env: Env) -> None:
+    a = touch(env.path("a.py"), 1)
+    b = touch(env.path("pkg/b.py"), 2)
+    out = await env.run(GLOB, {"pattern": "*.py"})
+    assert set(out.text.split("\n")) == {str(a), str(b)}
+    out = await env.run(GLOB, {"pattern": "pkg/*.py"})
+    assert out.text == str(b)
+
+
+async def test_gitignore_is_respected_and_vcs_dirs_skipped(env: Env) -> None:
+    (env.root / ".git").mkdir()
+    (env.root / ".git" / "config.py").write_text("x")
+    env.write_text(".gitignore", "build/\n*.log\n")
+    kept = touch(env.path("src/app.py"), 1)
+    touch(env.path("build/gen.py"), 2)
+    touch(env.path("debug.log"), 3)
+    hidden = touch(env.path(".github/ci.py"), 4)
+    out = await env.run(GLOB, {"pattern": "**/*"})
+    listed = set(out.text.split("\n"))
+    assert str(kept) in listed
+    assert str(hidden) in listed  # hidden files are listed ...
+    assert not any("/.git/" in line for line in listed)  # ... version control is not
+    assert not any("build" in line or line.endswith(".log") for line in listed), listed
+
+
+async def test_no_match(env: Env) -> None:
+    touch(env.path("a.py"), 1)
+    out = await env.run(GLOB, {"pattern": "*.rs"})
+    assert out.text == "No files found"
+    assert not out.is_error
+
+
+async def test_results_capped_with_note(env: Env) -> None:
+    for i in range(MAX_RESULTS + 5):
+        touch(env.path(f"f{i:03}.txt"), 1_000 + i)
+    out = await env.run(GLOB, {"pattern": "*.txt"})
+    lines = out.text.split("\n")
+    assert lines[0] == str(env.path(f"f{MAX_RESULTS + 4:03}.txt"))
+    assert len([line for line in lines if line.startswith("/")]) == MAX_RESULTS
+    assert "truncated" in lines[-1]
+    assert out.raw_output == {"count": MAX_RESULTS, "truncated": True}
+
+
+async def test_relative_path_resolves_against_cwd(env: Env) -> None:
+    inner = touch(env.path("pkg/sub/x.py"), 1)
+    touch(env.path("other/y.py"), 2)
+    out = await env.run(GLOB, {"pattern": "**/*.py", "path": "pkg"})
+    assert out.text == str(inner)
+
+
+async def test_absolute_pattern(env: Env) -> None:
+    inner = touch(env.path("pkg/sub/x.py"), 1)
+    touch(env.path("x.py"), 2)
+    prepared = await env.prepare(GLOB, {"pattern": f"{env.root}/pkg/**/*.py"})
+    assert prepared.paths == (env.root / "pkg",)
+    out = await env.run(GLOB, {"pattern": f"{env.root}/pkg/**/*.py"})
+    assert out.text == str(inner)
+
+
+async def test_pattern_starting_with_bang_is_a_name(env: Env) -> None:
+    bang = touch(env.path("!important.txt"), 1)
+    touch(env.path("other.txt"), 2)
+    out = await env.run(GLOB, {"pattern": "!important.txt"})
+    assert out.text == str(bang)
+
+
+async def test_missing_path(env: Env) -> None:
+    with pytest.raises(ToolError, match="does not exist"):
+        await env.run(GLOB, {"pattern": "*", "path": "nope"})
+
+
+async def test_path_must_be_a_directory(env: Env) -> None:
+    file = touch(env.path("a.py"), 1)
+    with pytest.raises(ToolError, match="not a directory"):
+        await env.run(GLOB, {"pattern": "*", "path": str(file)})
+
+
+def test_flags() -> None:
+    assert GLOB.read_only and GLOB.concurrency_safe
+    assert not GLOB.reads_disk and not GLOB.writes_disk
+    assert GLOB.kind == "search"
+    assert GLOB.spec().input_schema["required"] == ["pattern"]

@@ -1,0 +1,92 @@
+"""Byte-exact decoding and atomic writes."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from lsp_agent.workspace.documents import FileChange, TextSnapshot
+from lsp_agent.workspace.textfile import (
+    NotTextError,
+    StaleChangeError,
+    apply_change_to_disk,
+    decode_bytes,
+    encode_text,
+    read_text_file,
+    write_text_atomic,
+)
+
+SAMPLES = [
+    b"plain\n",
+    b"crlf\r\nlines\r\n",
+    b"mixed\r\nends\nhere\r",
+    codecs.BOM_UTF8 + b"bom \xc3\xa9\n",
+    codecs.BOM_UTF16_LE + "utf16 😀\r\n".encode("utf-16-le"),
+    codecs.BOM_UTF16_BE + "utf16be\n".encode("utf-16-be"),
+    b"latin-1 caf\xe9\n",
+    "emoji 😀 and tabs\t\n".encode(),
+    b"",
+]
+
+
+@pytest.mark.parametrize("data", SAMPLES)
+def test_decode_encode_round_trips_bytes_exactly(data: bytes) -> None:
+    text, encoding, bom = decode_bytes(data)
+    assert encode_text(text, encoding=encoding, bom=bom) == data
+
+
+def test_binary_and_broken_utf16_are_not_text() -> None:
+    with pytest.raises(NotTextError, match="binary"):
+        decode_bytes(b"\x7fELF\x00\x00\x01")
+    with pytest.raises(NotTextError, match="UTF-16"):
+        decode_bytes(codecs.BOM_UTF16_LE + b"abc")  # odd byte count
+
+
+def test_too_large_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "big.txt"
+    path.write_bytes(b"x" * 2000)
+    with pytest.raises(NotTextError, match="too large"):
+        read_text_file(path, max_bytes=1000)
+
+
+def test_new_files_get_the_umask_mode_and_existing_files_keep_theirs(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        fresh = tmp_path / "sub" / "new.py"
+        write_text_atomic(fresh, "x\n")
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
+        script = tmp_path / "run.sh"
+        script.write_text("#!/bin/sh\n")
+        script.chmod(0o755)
+        write_text_atomic(script, "#!/bin/sh\necho hi\n")
+        assert stat.S_IMODE(script.stat().st_mode) == 0o755
+    finally:
+        os.umask(old)
+    assert [p.name for p in (tmp_path / "sub").iterdir()] == ["new.py"]  # no temp files left
+
+
+def test_apply_uses_the_disk_codec_even_for_a_buffer_base(tmp_path: Path) -> None:
+    path = tmp_path / "legacy.txt"
+    path.write_bytes(b"caf\xe9\r\nend\r\n")
+    base = TextSnapshot(path=path, text="caf\xe9\r\nend\r\n", version=3, source="buffer")
+    apply_change_to_disk(FileChange(path=path, base=base, new_text="caf\xe9\r\nfin\r\n"))
+    assert path.read_bytes() == b"caf\xe9\r\nfin\r\n"
+
+
+def test_apply_refuses_stale_bases(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("one\n")
+    base = read_text_file(path)
+    path.write_text("two\n")
+    with pytest.raises(StaleChangeError, match="changed on disk"):
+        apply_change_to_disk(FileChange(path=path, base=base, new_text="three\n"))
+    assert path.read_text() == "two\n"
+    with pytest.raises(StaleChangeError, match="already exists"):
+        apply_change_to_disk(FileChange(path=path, base=None, new_text="x"))
+    path.unlink()
+    with pytest.raises(StaleChangeError, match="deleted"):
+        apply_change_to_disk(FileChange(path=path, base=base, new_text="x"))
