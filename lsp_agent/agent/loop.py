@@ -26,10 +26,12 @@ from lsp_agent.agent.events import (
     UsageUpdate,
 )
 from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
+from lsp_agent.diagnostics.config import VerifyConfig
 from lsp_agent.model.anthropic import DEFAULT_MODEL
 from lsp_agent.model.base import Model, ModelError
 from lsp_agent.model.types import (
     AssistantResponse,
+    ContentBlock,
     Message,
     ModelRequest,
     ResponseDone,
@@ -66,7 +68,9 @@ class AgentConfig:
     ``max_tokens`` is the output cap per request (tokens); after a ``max_tokens`` stop the
     request is retried once with ``escalated_max_tokens``, then up to ``max_continue_nudges``
     "continue" messages are sent. ``max_turns`` bounds model requests per prompt.
-    ``context_window`` (tokens) is only used for ``usage_update``.
+    ``context_window`` (tokens) is only used for ``usage_update``. ``verify`` configures the
+    check of the agent's edits against diagnostics (docs/verification.md); it needs a host
+    that carries a diagnostics service.
     """
 
     model: str = DEFAULT_MODEL
@@ -80,6 +84,7 @@ class AgentConfig:
     context_window: int = 200_000
     headless: bool = False
     append_system_prompt: str | None = None
+    verify: VerifyConfig = dataclasses.field(default_factory=VerifyConfig)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,6 +143,12 @@ async def agent_loop(state: LoopState, env: LoopEnv) -> AsyncIterator[SessionUpd
     tools = tuple(t.spec() for t in env.executor.tools)
     env.commit(state.messages)
     results: dict[str, ToolResultBlock] = {}
+    # Imported here, not at module level: server start-up does not need it.
+    from lsp_agent.diagnostics.turn import TurnVerification
+
+    verification = TurnVerification.start(
+        host=env.executor.host, config=env.config.verify, cwd=env.executor.context.cwd
+    )
     try:
         while True:
             if env.config.max_turns is not None and state.requests >= env.config.max_turns:
@@ -225,9 +236,16 @@ async def agent_loop(state: LoopState, env: LoopEnv) -> AsyncIterator[SessionUpd
             if uses:
                 async for update in _run_tools(uses, env, results):
                     yield update
-                state = _commit(
-                    env, state, Message(role="user", content=tuple(results[u.id] for u in uses))
-                )
+                notes: list[ContentBlock] = []
+                if verification is not None:
+                    # Diagnostics of the texts this batch wrote go with its results.
+                    async for item in verification.after_batch():
+                        if isinstance(item, str):
+                            notes.append(TextBlock(text=item))
+                        else:
+                            yield item
+                content = (*(results[u.id] for u in uses), *notes)
+                state = _commit(env, state, Message(role="user", content=content))
                 results = {}
                 continue
             if response.stop_reason == "pause_turn":
@@ -235,11 +253,25 @@ async def agent_loop(state: LoopState, env: LoopEnv) -> AsyncIterator[SessionUpd
             if response.stop_reason == "refusal":
                 yield _finish(state, "refusal", "refusal", final_text=assistant.text())
                 return
+            nudge: str | None = None
+            if verification is not None:
+                # In "fix" mode a turn that leaves new errors gets a bounded nudge.
+                async for item in verification.at_end():
+                    if isinstance(item, str):
+                        nudge = item
+                    else:
+                        yield item
+            if nudge is not None:
+                state = _commit(env, state, Message.user_text(nudge))
+                continue
             yield _finish(state, "end_turn", "completed", final_text=assistant.text())
             return
     except (asyncio.CancelledError, GeneratorExit):
         env.commit(_repair(state.messages, results))
         raise
+    finally:
+        if verification is not None:
+            verification.close()
 
 
 def _kind(env: LoopEnv, name: str) -> ToolKind:
@@ -257,11 +289,13 @@ async def _run_tools(
     try:
         while not task.done() or not queue.empty():
             getter = asyncio.ensure_future(queue.get())
-            await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-            if getter.done():
+            try:
+                await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                if not getter.done():
+                    getter.cancel()
+            if not getter.cancelled():
                 yield getter.result()
-            else:
-                getter.cancel()
         task.result()
     finally:
         if not task.done():

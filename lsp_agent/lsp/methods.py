@@ -1,0 +1,38 @@
+"""Names of the custom JSON-RPC methods of the LSP door (docs/protocol.md is the contract).
+
+Every custom method uses the ``lspAgent/`` prefix. The sets below tell the protocol which
+envelope (request or notification) to decode each method with.
+"""
+
+from __future__ import annotations
+
+PROTOCOL_VERSION = 1
+"""Version of the ``lspAgent/*`` protocol, sent in ``capabilities.experimental.lspAgent``."""
+
+# Client -> server requests.
+SESSION_NEW = "lspAgent/session/new"
+SESSION_PROMPT = "lspAgent/session/prompt"
+SESSION_SET_MODE = "lspAgent/session/setMode"
+SESSION_LIST = "lspAgent/session/list"
+
+# Client -> server notifications.
+SESSION_CANCEL = "lspAgent/session/cancel"
+
+# Server -> client requests.
+SESSION_REQUEST_PERMISSION = "lspAgent/session/requestPermission"
+WORKSPACE_SAVE_DOCUMENTS = "lspAgent/workspace/saveDocuments"
+
+# Server -> client notifications.
+SESSION_UPDATE = "lspAgent/session/update"
+WORKSPACE_DID_CHANGE_FILES = "lspAgent/workspace/didChangeFiles"
+
+CLIENT_REQUESTS = frozenset({SESSION_NEW, SESSION_PROMPT, SESSION_SET_MODE, SESSION_LIST})
+CLIENT_NOTIFICATIONS = frozenset({SESSION_CANCEL})
+SERVER_REQUESTS = frozenset({SESSION_REQUEST_PERMISSION, WORKSPACE_SAVE_DOCUMENTS})
+SERVER_NOTIFICATIONS = frozenset({SESSION_UPDATE, WORKSPACE_DID_CHANGE_FILES})
+
+REQUESTS = CLIENT_REQUESTS | SERVER_REQUESTS
+"""Every custom method that carries an ``id``."""
+
+NOTIFICATIONS = CLIENT_NOTIFICATIONS | SERVER_NOTIFICATIONS
+"""Every custom method without an ``id``."""

@@ -1,0 +1,188 @@
+"""Pydantic models of the custom methods' payloads (both directions).
+
+Requests arrive as plain dicts (see :mod:`lsp_agent.lsp.protocol`); :func:`parse` validates
+them and turns every problem into a ``-32602`` error naming the field. Keys are camelCase on
+the wire; unknown keys are rejected (typos surface at once) except ``_meta``, ACP's extension
+slot.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from lsp_agent.lsp.errors import describe_validation_error, invalid_params
+from lsp_agent.permissions.types import PermissionMode
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+ParamsT = TypeVar("ParamsT", bound=BaseModel)
+
+
+def parse(model: type[ParamsT], raw: Any, *, method: str) -> ParamsT:
+    """Validate ``raw`` (the request's ``params``) as ``model``.
+
+    ``None`` counts as ``{}``. Raises ``JsonRpcInvalidParams`` (-32602) naming every bad field.
+    """
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise invalid_params(f"invalid params for {method}: params must be a JSON object")
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise invalid_params(describe_validation_error(method, exc)) from None
+
+
+# ---- client -> server ---------------------------------------------------------------------
+
+
+class NewSessionParams(_Params):
+    """``lspAgent/session/new``: ``cwd`` is an absolute path or a ``file:`` URI; it defaults
+    to the first workspace folder. ``additionalDirectories`` default to the other folders."""
+
+    cwd: str | None = None
+    additional_directories: list[str] | None = None
+    mode: PermissionMode | None = None
+
+
+class PromptParams(_Params):
+    """``lspAgent/session/prompt``: ``prompt`` holds ACP content blocks, validated one by
+    one by :func:`lsp_agent.lsp.prompt.prompt_parts` (so errors can name ``prompt[i]``)."""
+
+    session_id: str
+    prompt: list[Any] = Field(min_length=1)
+
+
+class SessionIdParams(_Params):
+    """``lspAgent/session/cancel``."""
+
+    session_id: str
+
+
+class SetModeParams(_Params):
+    """``lspAgent/session/setMode``."""
+
+    session_id: str
+    mode_id: PermissionMode
+
+
+class ListSessionsParams(_Params):
+    """``lspAgent/session/list`` (no parameters)."""
+
+
+# ---- content blocks -------------------------------------------------------------------------
+
+
+class Position(_Params):
+    """An LSP position (0-based line; ``character`` in the negotiated encoding's units)."""
+
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class Range(_Params):
+    """An LSP range."""
+
+    start: Position
+    end: Position
+
+
+class TextBlockIn(_Params):
+    """ACP text content block."""
+
+    type: Literal["text"]
+    text: str
+
+
+class ResourceMeta(BaseModel):
+    """``_meta`` of a resource block: ``range`` is the selection the resource stands for."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    range: Range | None = None
+
+
+class EmbeddedResource(_Params):
+    """ACP ``TextResourceContents``: the (possibly unsaved) buffer text of ``uri``."""
+
+    uri: str
+    text: str
+    mime_type: str | None = None
+
+
+class ResourceBlockIn(_Params):
+    """ACP ``resource`` content block (an @-mention or a selection)."""
+
+    type: Literal["resource"]
+    resource: EmbeddedResource
+    meta: ResourceMeta | None = Field(default=None, alias="_meta")  # type: ignore[assignment]
+
+
+class ResourceLinkBlockIn(_Params):
+    """ACP ``resource_link`` content block: the server reads the buffer (or the file)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["resource_link"]
+    uri: str
+    name: str | None = None
+
+
+CONTENT_BLOCKS: dict[str, type[_Params]] = {
+    "text": TextBlockIn,
+    "resource": ResourceBlockIn,
+    "resource_link": ResourceLinkBlockIn,
+}
+"""Supported content block types by their ``type`` tag."""
+
+
+# ---- answers to server -> client requests -----------------------------------------------------
+
+
+class SelectedOutcome(BaseModel):
+    """The user chose ``optionId``. ``feedback`` goes to the model (with a rejection, or as a
+    remark with an approval); ``editedText`` maps file URIs (or absolute paths) to the full text
+    the user approved instead of the proposal (edit-before-accept, per-hunk review)."""
+
+    model_config = ConfigDict(
+        extra="ignore", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+    outcome: Literal["selected"]
+    option_id: str
+    feedback: str | None = None
+    edited_text: dict[str, str] | None = None
+
+
+class CancelledOutcome(BaseModel):
+    """The prompt was dismissed (turn cancelled)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    outcome: Literal["cancelled"]
+
+
+class PermissionAnswer(BaseModel):
+    """Result of ``lspAgent/session/requestPermission``."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    outcome: SelectedOutcome | CancelledOutcome = Field(discriminator="outcome")
+
+
+class SaveDocumentsAnswer(BaseModel):
+    """Result of ``lspAgent/workspace/saveDocuments``: the URIs the client saved."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    saved: list[str] = Field(default_factory=list)
