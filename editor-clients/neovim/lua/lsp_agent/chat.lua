@@ -1,0 +1,286 @@
+--- The chat: a transcript buffer (markdown, streamed) above a prompt buffer, in a split.
+---
+--- One chat per server (client); it shows the client's current session and switches when the
+--- current session changes (:AgentSessions). Buffers live on when their windows close, so
+--- streaming continues in the background and :AgentChat shows everything when reopened.
+local config = require('lsp_agent.config')
+local render = require('lsp_agent.render')
+local session_mod = require('lsp_agent.session')
+
+local M = {}
+
+-- client id -> { client_id, buf, prompt_buf, view, session_id }
+local chats = {}
+
+-- Set by init.lua: fun(client_id, text) sending the prompt typed in the chat.
+M.submit_handler = nil
+
+local function render_opts()
+  local opts = config.get()
+  return { icons = opts.icons, tool_output_lines = opts.chat.tool_output_lines }
+end
+
+local function make_sink(buf)
+  return function(start, end_, lines)
+    if not vim.api.nvim_buf_is_valid(buf) then
+      return
+    end
+    local follow = {}
+    local count = vim.api.nvim_buf_line_count(buf)
+    local current_win = vim.api.nvim_get_current_win()
+    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+      -- Follow the stream unless the user is reading further up in the focused window.
+      follow[win] = win ~= current_win or vim.api.nvim_win_get_cursor(win)[1] >= count - 1
+    end
+    vim.bo[buf].modifiable = true
+    vim.api.nvim_buf_set_lines(buf, start, end_, false, lines)
+    vim.bo[buf].modifiable = false
+    local last = vim.api.nvim_buf_line_count(buf)
+    for win, yes in pairs(follow) do
+      if yes and vim.api.nvim_win_is_valid(win) then
+        vim.api.nvim_win_set_cursor(win, { last, 0 })
+      end
+    end
+  end
+end
+
+local function scratch(name, filetype)
+  local existing = vim.fn.bufnr(name)
+  if existing ~= -1 then
+    vim.api.nvim_buf_delete(existing, { force = true })
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(buf, name)
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = filetype
+  return buf
+end
+
+local function map(buf, modes, lhs, rhs, desc)
+  if lhs and lhs ~= false and lhs ~= '' then
+    vim.keymap.set(modes, lhs, rhs, { buffer = buf, desc = desc, nowait = true })
+  end
+end
+
+local function set_keymaps(chat)
+  local keys = config.get().keymaps.chat or {}
+  for _, buf in ipairs({ chat.buf, chat.prompt_buf }) do
+    map(buf, 'n', keys.cancel, function()
+      require('lsp_agent').cancel({ client_id = chat.client_id })
+    end, 'lsp-agent: cancel the turn')
+    map(buf, 'n', keys.close, function()
+      M.close(chat.client_id)
+    end, 'lsp-agent: close the chat')
+    map(buf, 'n', keys.review, function()
+      require('lsp_agent.permission').review_next(chat.client_id)
+    end, 'lsp-agent: review a pending permission')
+  end
+  map(chat.prompt_buf, 'n', keys.submit, function()
+    M.submit(chat.client_id)
+  end, 'lsp-agent: send the prompt')
+  map(chat.prompt_buf, 'i', keys.submit_insert, function()
+    M.submit(chat.client_id)
+  end, 'lsp-agent: send the prompt')
+  map(chat.prompt_buf, 'i', keys.cancel, function()
+    require('lsp_agent').cancel({ client_id = chat.client_id })
+  end, 'lsp-agent: cancel the turn')
+end
+
+--- The chat of a client, created (buffers only, no window) when missing.
+function M.ensure(client_id)
+  local chat = chats[client_id]
+  if chat and vim.api.nvim_buf_is_valid(chat.buf)
+    and vim.api.nvim_buf_is_valid(chat.prompt_buf) then
+    return chat
+  end
+  chat = { client_id = client_id }
+  chat.buf = scratch(('lsp-agent://chat/%d'):format(client_id), 'markdown')
+  vim.bo[chat.buf].modifiable = false
+  vim.bo[chat.buf].undolevels = -1
+  chat.prompt_buf = scratch(('lsp-agent://prompt/%d'):format(client_id), 'markdown')
+  vim.b[chat.buf].lsp_agent_client_id = client_id
+  vim.b[chat.prompt_buf].lsp_agent_client_id = client_id
+  chat.view = render.view(make_sink(chat.buf), render_opts())
+  set_keymaps(chat)
+  chats[client_id] = chat
+  M.sync(client_id)
+  return chat
+end
+
+--- The chat of a client if it exists.
+function M.get(client_id)
+  return chats[client_id]
+end
+
+--- Show the client's current session in its chat (re-render when the session changed).
+function M.sync(client_id, index)
+  local chat = chats[client_id]
+  if not chat then
+    return
+  end
+  local session = session_mod.current(client_id)
+  if not session then
+    return
+  end
+  if chat.session_id ~= session.id then
+    chat.session_id = session.id
+    chat.view:reset()
+    chat.view:refresh(session.transcript, nil)
+  else
+    chat.view:refresh(session.transcript, index)
+  end
+end
+
+session_mod.on_change(function(session, index)
+  local chat = chats[session.client_id]
+  if chat and session_mod.current(session.client_id) == session then
+    M.sync(session.client_id, index)
+  end
+end)
+
+local function chat_windows(chat)
+  local transcript_win, prompt_win
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local role = vim.w[win].lsp_agent_chat
+    if role == 'transcript' then
+      transcript_win = transcript_win or win
+    elseif role == 'prompt' then
+      prompt_win = prompt_win or win
+    end
+  end
+  if transcript_win and chat then
+    vim.api.nvim_win_set_buf(transcript_win, chat.buf)
+  end
+  if prompt_win and chat then
+    vim.api.nvim_win_set_buf(prompt_win, chat.prompt_buf)
+  end
+  return transcript_win, prompt_win
+end
+
+local function style(win, role)
+  vim.w[win].lsp_agent_chat = role
+  local wo = vim.wo[win]
+  wo.wrap = true
+  wo.linebreak = true
+  wo.number = false
+  wo.relativenumber = false
+  wo.signcolumn = 'no'
+  wo.foldcolumn = '0'
+  wo.spell = false
+  if role == 'transcript' then
+    wo.winbar = "%!v:lua.require'lsp_agent.chat'.winbar()"
+    wo.conceallevel = 2
+  else
+    wo.winbar = ' prompt — ' .. (config.get().keymaps.chat.submit or '') .. ' sends'
+  end
+end
+
+--- Open (or focus) the chat of a client.
+--- @param client_id integer
+--- @param opts { focus: boolean|nil, insert: boolean|nil }|nil
+--- @return table chat
+function M.open(client_id, opts)
+  opts = opts or {}
+  local chat = M.ensure(client_id)
+  M.sync(client_id)
+  local cfg = config.get().chat
+  local transcript_win, prompt_win = chat_windows(chat)
+  local origin = vim.api.nvim_get_current_win()
+  if not transcript_win then
+    local splits = { right = 'right', left = 'left', bottom = 'below', top = 'above' }
+    local split = splits[cfg.position]
+    local vertical = split == 'right' or split == 'left'
+    transcript_win = vim.api.nvim_open_win(chat.buf, false, {
+      split = split,
+      win = -1,
+      width = vertical and math.min(cfg.width, math.floor(vim.o.columns * 0.6)) or nil,
+      height = (not vertical) and cfg.height or nil,
+    })
+    style(transcript_win, 'transcript')
+  end
+  if not prompt_win then
+    prompt_win = vim.api.nvim_open_win(chat.prompt_buf, false, {
+      split = 'below',
+      win = transcript_win,
+      height = cfg.prompt_height,
+    })
+    style(prompt_win, 'prompt')
+  end
+  vim.api.nvim_win_set_cursor(transcript_win, { vim.api.nvim_buf_line_count(chat.buf), 0 })
+  if opts.focus ~= false then
+    vim.api.nvim_set_current_win(prompt_win)
+    if opts.insert then
+      vim.cmd('startinsert!')
+    end
+  elseif vim.api.nvim_win_is_valid(origin) then
+    vim.api.nvim_set_current_win(origin)
+  end
+  return chat
+end
+
+--- Whether the chat of a client is visible in the current tab.
+function M.is_open(client_id)
+  local chat = chats[client_id]
+  if not chat then
+    return false
+  end
+  return vim.fn.bufwinid(chat.buf) ~= -1
+end
+
+--- Close the chat windows of a client (the buffers and the session live on).
+function M.close(client_id)
+  local chat = chats[client_id]
+  if not chat then
+    return
+  end
+  for _, buf in ipairs({ chat.prompt_buf, chat.buf }) do
+    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+      if #vim.api.nvim_list_wins() > 1 then
+        vim.api.nvim_win_close(win, true)
+      end
+    end
+  end
+end
+
+--- Send the text of the prompt buffer and clear it.
+function M.submit(client_id)
+  local chat = chats[client_id]
+  if not chat then
+    return
+  end
+  local lines = vim.api.nvim_buf_get_lines(chat.prompt_buf, 0, -1, false)
+  local text = vim.trim(table.concat(lines, '\n'))
+  if text == '' then
+    return
+  end
+  local current = session_mod.current(client_id)
+  if current and current.running then
+    vim.notify('lsp-agent: a turn is already running (:AgentCancel stops it)', vim.log.levels.WARN)
+    return
+  end
+  vim.api.nvim_buf_set_lines(chat.prompt_buf, 0, -1, false, {})
+  if M.submit_handler then
+    M.submit_handler(client_id, text)
+  end
+end
+
+--- Winbar of the transcript window: the session's status line.
+function M.winbar()
+  local win = vim.g.statusline_winid or vim.api.nvim_get_current_win()
+  local buf = vim.api.nvim_win_get_buf(win)
+  local client_id = vim.b[buf].lsp_agent_client_id
+  local session = client_id and session_mod.current(client_id)
+  if not session then
+    return ' lsp-agent — no session yet'
+  end
+  local pending = require('lsp_agent.permission').count(client_id)
+  local text = ' ' .. session_mod.status_line(session):gsub('%%', '%%%%')
+  if pending > 0 then
+    text = text .. (' · %d permission(s) pending (%s)'):format(pending,
+      config.get().keymaps.chat.review or ':AgentReview')
+  end
+  return text
+end
+
+return M

@@ -1,0 +1,543 @@
+--- lsp-agent.nvim: the Neovim client of lsp-agent, a coding agent inside a language server.
+---
+--- Public API (see :help lsp_agent):
+---   setup(opts)          start the server for project buffers, install handlers and keymaps
+---   chat({prompt})       open/focus the chat, optionally sending a prompt
+---   ask({line1, line2, question})   ask about a selection
+---   fix()                fix the diagnostics at the cursor
+---   cancel(), mode(id), sessions(), review(), log(), trust(bool)
+---   status()             statusline text: mode, running state, tokens
+local actions = require('lsp_agent.actions')
+local chat = require('lsp_agent.chat')
+local compat = require('lsp_agent.compat')
+local config = require('lsp_agent.config')
+local diagnostics = require('lsp_agent.diagnostics')
+local log = require('lsp_agent.log')
+local permission = require('lsp_agent.permission')
+local server = require('lsp_agent.server')
+local session = require('lsp_agent.session')
+local trust = require('lsp_agent.trust')
+local workspace = require('lsp_agent.workspace')
+
+local M = {}
+
+local LOG_LEVELS = { 'ERROR', 'WARN', 'INFO', 'DEBUG' }
+
+local function notify_error(message)
+  vim.notify('lsp-agent: ' .. message, vim.log.levels.ERROR)
+  log.error('%s', message)
+end
+
+local function install_handlers()
+  local handlers = server.handlers
+  handlers['lspAgent/session/update'] = function(err, params, ctx)
+    session.handle_update(err, params, ctx)
+    if type(params) == 'table' then
+      permission.on_update(params.sessionId, params.update)
+    end
+  end
+  handlers['lspAgent/session/requestPermission'] = permission.handler
+  handlers['lspAgent/workspace/saveDocuments'] = workspace.save_documents
+  handlers['lspAgent/workspace/didChangeFiles'] = workspace.did_change_files
+  handlers['workspace/applyEdit'] = workspace.apply_edit
+  handlers['$/cancelRequest'] = function(_, params, ctx)
+    -- Request handlers are not told their request id, so a withdrawn prompt is matched only
+    -- when unambiguous. The server withdraws prompts on timeout and cancel; everything else we
+    -- answer at once, so the one pending permission prompt of this server is the one withdrawn.
+    local list = permission.list(ctx.client_id)
+    if #list == 1 then
+      log.info('server withdrew request %s', vim.inspect(params and params.id))
+      permission.drop(function(p)
+        return p == list[1]
+      end)
+    end
+  end
+  handlers['window/logMessage'] = function(err, result, ctx)
+    if type(result) == 'table' then
+      log.log(LOG_LEVELS[result.type] or 'INFO', 'server: %s', tostring(result.message))
+    end
+    return vim.lsp.handlers['window/logMessage'](err, result, ctx)
+  end
+end
+
+local function map_global(opts)
+  local keys = opts.keymaps.global or {}
+  local function map(modes, lhs, rhs, desc)
+    if not lhs or lhs == '' then
+      return
+    end
+    for _, mode in ipairs(modes) do
+      if vim.fn.maparg(lhs, mode) == '' then
+        vim.keymap.set(mode, lhs, rhs, { desc = 'lsp-agent: ' .. desc })
+      end
+    end
+  end
+  map({ 'n' }, keys.chat, '<Cmd>AgentChat<CR>', 'open the chat')
+  map({ 'x' }, keys.ask, ':AgentAsk<CR>', 'ask about the selection')
+  map({ 'n' }, keys.fix, '<Cmd>AgentFix<CR>', 'fix diagnostics at the cursor')
+  map({ 'n' }, keys.cancel, '<Cmd>AgentCancel<CR>', 'cancel the turn')
+  map({ 'n' }, keys.review, '<Cmd>AgentReview<CR>', 'review a pending permission')
+end
+
+--- Configure the plugin and start servers for project buffers.
+--- @param opts table|nil see :help lsp_agent-options
+function M.setup(opts)
+  local ok, merged = pcall(config.set, opts)
+  if not ok then
+    notify_error(tostring(merged))
+    return
+  end
+  opts = merged
+  log.set_size(opts.log_size)
+  install_handlers()
+  local group = vim.api.nvim_create_augroup('lsp_agent', { clear = true })
+  if opts.autostart then
+    vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
+      group = group,
+      callback = function(args)
+        -- Scheduled: the filetype (the languageId of didOpen) is set after BufReadPost.
+        vim.schedule(function()
+          server.attach(args.buf)
+        end)
+      end,
+    })
+    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(bufnr) then
+        vim.schedule(function()
+          server.attach(bufnr)
+        end)
+      end
+    end
+  end
+  diagnostics.setup(group)
+  vim.api.nvim_create_autocmd('User', {
+    group = group,
+    pattern = 'LspAgentTurnEnd',
+    callback = function(args)
+      local session_id = args.data and args.data.session_id
+      -- The server no longer waits for permission answers of a finished turn.
+      permission.drop(function(p)
+        return p.session_id == session_id
+      end)
+    end,
+  })
+  vim.api.nvim_create_autocmd('User', {
+    group = group,
+    pattern = 'LspAgentSessionStarted',
+    callback = function(args)
+      if config.get().chat.auto_open and args.data then
+        chat.open(args.data.client_id, { focus = false })
+      end
+    end,
+  })
+  server.on_exit_hooks = {
+    function(client_id, code)
+      session.client_exited(client_id, code)
+      diagnostics.forget_client(client_id)
+      permission.drop(function(p)
+        return p.client_id == client_id
+      end)
+    end,
+  }
+  vim.lsp.commands['lspAgent.prompt'] = function(command, ctx)
+    M.run_prompt_command(command, ctx.client_id)
+  end
+  chat.submit_handler = function(client_id, text)
+    M.send_text(client_id, text)
+  end
+  map_global(opts)
+end
+
+--- Setup with defaults unless setup() already ran (commands call this).
+function M.ensure_setup()
+  if not config.is_set() then
+    M.setup({})
+  end
+end
+
+--- The client id a buffer belongs to (a chat buffer's server, or the attached server).
+local function buffer_client_id(bufnr)
+  local id = vim.b[bufnr].lsp_agent_client_id
+  if id and vim.lsp.get_client_by_id(id) then
+    return id
+  end
+  local client = server.client_for_buf(bufnr)
+  return client and client.id or nil
+end
+
+--- Call `fn(client)` with the client for the current buffer, starting a server if needed.
+local function with_client(fn)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local id = buffer_client_id(bufnr)
+  if id then
+    return server.when_ready(id, function(client, err)
+      if not client then
+        return notify_error(err)
+      end
+      fn(client)
+    end)
+  end
+  server.ensure_client(bufnr, function(client, err)
+    if not client then
+      return notify_error(err or 'no server')
+    end
+    fn(client)
+  end)
+end
+
+--- Send content blocks as a prompt in the client's current session (created when needed).
+--- @param client vim.lsp.Client
+--- @param blocks table[] ContentBlocks
+--- @param display { text: string, attachments: string[]|nil }
+--- @param on_done fun(result, err)|nil
+function M.send(client, blocks, display, on_done)
+  chat.ensure(client.id)
+  session.ensure(client, function(s, err)
+    if not s then
+      return notify_error('could not create a session: ' .. tostring(err))
+    end
+    session.prompt(s, blocks, display, on_done)
+  end)
+end
+
+--- Send typed text (with @-mentions) in the client's current session.
+function M.send_text(client_id, text, on_done)
+  local client = vim.lsp.get_client_by_id(client_id)
+  if not client then
+    return notify_error('the server of this chat is not running')
+  end
+  local blocks, labels = actions.text_blocks(text, client.config.root_dir)
+  M.send(client, blocks, { text = text, attachments = labels }, on_done)
+end
+
+--- :AgentChat — open or focus the chat; with `opts.prompt`, send it.
+--- @param opts { prompt: string|nil }|nil
+function M.chat(opts)
+  opts = opts or {}
+  local prompt = opts.prompt and vim.trim(opts.prompt) or ''
+  with_client(function(client)
+    chat.open(client.id, { focus = true, insert = prompt == '' and opts.insert ~= false })
+    if prompt ~= '' then
+      M.send_text(client.id, prompt)
+    end
+  end)
+end
+
+--- :AgentAsk — ask about the lines line1..line2 of the current buffer (a visual selection).
+--- @param opts { line1: integer, line2: integer, question: string|nil, charwise: table|nil }
+function M.ask(opts)
+  local bufnr = vim.api.nvim_get_current_buf()
+  if vim.b[bufnr].lsp_agent_client_id then
+    return notify_error(':AgentAsk works on a selection in a file buffer')
+  end
+  with_client(function(client)
+    local text, range = actions.selection(bufnr, opts.line1, opts.line2, client.offset_encoding,
+      opts.charwise)
+    local label = ('%s:%d-%d'):format(actions.label(bufnr, client.config.root_dir), opts.line1,
+      opts.line2)
+    local function send(question)
+      if not question or vim.trim(question) == '' then
+        return
+      end
+      local blocks = { { type = 'text', text = question }, actions.resource(bufnr, text, range) }
+      chat.open(client.id, { focus = false })
+      M.send(client, blocks, { text = question, attachments = { label } })
+    end
+    if opts.question and vim.trim(opts.question) ~= '' then
+      send(opts.question)
+    else
+      vim.ui.input({ prompt = 'Ask about ' .. label .. ': ' }, send)
+    end
+  end)
+end
+
+local function pick_agent_action(result)
+  local fallback
+  for _, action in ipairs(type(result) == 'table' and result or {}) do
+    local title = type(action.title) == 'string' and action.title:lower() or ''
+    if title:find('agent', 1, true) then
+      if title:find('fix', 1, true) then
+        return action
+      end
+      fallback = fallback or action
+    end
+  end
+  return fallback
+end
+
+--- Client-side command `lspAgent.prompt`: a code action of the server that should run as a
+--- turn of the chat's session. `arguments[1] = { prompt = ContentBlock[], title = string? }`.
+--- Registered in `vim.lsp.commands`, so `vim.lsp.buf.code_action()` runs it too.
+--- @return boolean handled
+function M.run_prompt_command(command, client_id)
+  local args = type(command) == 'table' and type(command.arguments) == 'table'
+    and command.arguments[1] or nil
+  local client = vim.lsp.get_client_by_id(client_id)
+  if type(args) ~= 'table' or type(args.prompt) ~= 'table' or #args.prompt == 0 or not client then
+    notify_error('lspAgent.prompt needs arguments[1].prompt (content blocks)')
+    return false
+  end
+  local labels = {}
+  for _, block in ipairs(args.prompt) do
+    if type(block) == 'table' and block.type == 'resource' and type(block.resource) == 'table' then
+      table.insert(labels, vim.fn.fnamemodify(vim.uri_to_fname(block.resource.uri), ':~:.'))
+    end
+  end
+  local text = args.title or command.title or 'Code action'
+  for _, block in ipairs(args.prompt) do
+    if type(block) == 'table' and block.type == 'text' then
+      text = block.text
+      break
+    end
+  end
+  chat.open(client.id, { focus = false })
+  M.send(client, args.prompt, { text = text, attachments = labels })
+  return true
+end
+
+local function run_action(client, action, bufnr, done)
+  local function run(a)
+    if a.edit then
+      vim.lsp.util.apply_workspace_edit(a.edit, client.offset_encoding)
+    end
+    local command = type(a.command) == 'table' and a.command
+      or (type(a.command) == 'string' and a)
+      or nil
+    if command and command.command == 'lspAgent.prompt' then
+      M.run_prompt_command(command, client.id)
+      done(nil)
+    elseif command then
+      compat.request(client, 'workspace/executeCommand',
+        { command = command.command, arguments = command.arguments }, function(err)
+          if err then
+            notify_error('Fix with agent failed: ' .. tostring(err.message or err))
+          end
+          done(err)
+        end, bufnr)
+    else
+      done(nil)
+    end
+  end
+  if not action.edit and not action.command
+    and compat.supports_method(client, 'codeAction/resolve', bufnr) then
+    compat.request(client, 'codeAction/resolve', action, function(err, resolved)
+      if err or not resolved then
+        return notify_error('could not resolve the code action: ' .. tostring(err and err.message))
+      end
+      run(resolved)
+    end, bufnr)
+  else
+    run(action)
+  end
+end
+
+--- :AgentFix — fix the diagnostics at the cursor with the server's "Fix with agent" code action;
+--- without one, send the diagnostics and the buffer text as a prompt.
+--- @param opts { on_done: fun(how: string)|nil }|nil
+function M.fix(opts)
+  opts = opts or {}
+  local bufnr = vim.api.nvim_get_current_buf()
+  local win = vim.api.nvim_get_current_win()
+  local cursor = vim.api.nvim_win_get_cursor(win)
+  local items = actions.diagnostics_at_cursor(bufnr, cursor[1] - 1, cursor[2])
+  if #items == 0 then
+    vim.notify('lsp-agent: no diagnostics at the cursor', vim.log.levels.INFO)
+    return
+  end
+  with_client(function(client)
+    local function fallback()
+      local blocks, text = actions.fix_blocks(bufnr, items, client.config.root_dir)
+      chat.open(client.id, { focus = false })
+      M.send(client, blocks, { text = text, attachments = { actions.label(bufnr,
+        client.config.root_dir) } })
+      if opts.on_done then
+        opts.on_done('prompt')
+      end
+    end
+    if not compat.supports_method(client, 'textDocument/codeAction', bufnr) then
+      return fallback()
+    end
+    local params = vim.lsp.util.make_range_params(win, client.offset_encoding)
+    params.context = {
+      diagnostics = diagnostics.to_lsp(bufnr, items, client.offset_encoding),
+      triggerKind = 1,
+    }
+    compat.request(client, 'textDocument/codeAction', params, function(err, result)
+      local action = not err and pick_agent_action(result) or nil
+      if not action then
+        return fallback()
+      end
+      log.info('running code action %q', action.title)
+      chat.open(client.id, { focus = false })
+      run_action(client, action, bufnr, function()
+        if opts.on_done then
+          opts.on_done('code_action')
+        end
+      end)
+    end, bufnr)
+  end)
+end
+
+local function current_session(client_id)
+  client_id = client_id or buffer_client_id(vim.api.nvim_get_current_buf())
+  if client_id then
+    return session.current(client_id)
+  end
+  -- Outside a project buffer: the one running session, if there is exactly one.
+  local found
+  for _, client in ipairs(server.clients()) do
+    local s = session.current(client.id)
+    if s then
+      if found then
+        return nil
+      end
+      found = s
+    end
+  end
+  return found
+end
+
+--- :AgentCancel — cancel the running turn of the current session.
+function M.cancel(opts)
+  local s = current_session(opts and opts.client_id)
+  if not session.cancel(s) then
+    vim.notify('lsp-agent: no turn is running', vim.log.levels.INFO)
+  end
+end
+
+--- :AgentMode [mode] — set the permission mode of the current session (asks when no mode given).
+function M.mode(mode_id)
+  with_client(function(client)
+    session.ensure(client, function(s, err)
+      if not s then
+        return notify_error('could not create a session: ' .. tostring(err))
+      end
+      local function apply(id)
+        if not id or id == '' then
+          return
+        end
+        session.set_mode(s, id, function(set_err)
+          if set_err then
+            notify_error('could not set the mode: ' .. set_err)
+          else
+            vim.notify('lsp-agent: mode ' .. id)
+          end
+        end)
+      end
+      if mode_id and mode_id ~= '' then
+        return apply(mode_id)
+      end
+      local available = s.modes and s.modes.availableModes or {}
+      local items = {}
+      for _, m in ipairs(available) do
+        table.insert(items, m)
+      end
+      if #items == 0 then
+        for _, id in ipairs(config.MODES) do
+          table.insert(items, { id = id, name = id })
+        end
+      end
+      vim.ui.select(items, {
+        prompt = 'lsp-agent mode (now ' .. session.mode(s) .. ')',
+        format_item = function(m)
+          return m.description and (m.name .. ' — ' .. m.description) or m.name
+        end,
+      }, function(m)
+        apply(m and m.id)
+      end)
+    end)
+  end)
+end
+
+--- Mode ids for command completion.
+function M.mode_names()
+  local s = current_session()
+  local out = {}
+  for _, m in ipairs(s and s.modes and s.modes.availableModes or {}) do
+    table.insert(out, m.id)
+  end
+  return #out > 0 and out or vim.list_slice(config.MODES)
+end
+
+--- :AgentSessions — list the server's sessions and resume one.
+function M.sessions()
+  with_client(function(client)
+    session.list(client, function(list, err)
+      if not list then
+        return notify_error('could not list sessions: ' .. tostring(err))
+      end
+      if #list == 0 then
+        vim.notify('lsp-agent: no sessions yet')
+        return
+      end
+      vim.ui.select(list, {
+        prompt = 'lsp-agent sessions',
+        format_item = function(item)
+          local parts = { item.title or item.sessionId }
+          if item.title then
+            table.insert(parts, item.sessionId)
+          end
+          table.insert(parts, vim.fn.fnamemodify(item.cwd or '', ':~'))
+          if item.busy then
+            table.insert(parts, '(busy)')
+          end
+          return table.concat(parts, '  ')
+        end,
+      }, function(item)
+        if not item then
+          return
+        end
+        session.load(client, item.sessionId, function(s, load_err)
+          if not s then
+            return notify_error('could not resume: ' .. tostring(load_err))
+          end
+          chat.open(client.id, { focus = true, insert = false })
+        end)
+      end)
+    end)
+  end)
+end
+
+--- :AgentReview — open the oldest pending permission request.
+function M.review()
+  return permission.review_next(buffer_client_id(vim.api.nvim_get_current_buf()))
+end
+
+--- :AgentLog
+function M.log()
+  return log.open()
+end
+
+--- :AgentTrust[!] — trust (or, with bang, distrust) the current project root; restarts its server.
+function M.trust(trusted)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local root = server.root_for_buf(bufnr) or vim.fs.root(vim.fn.getcwd(), config.get().root_markers)
+    or vim.fn.getcwd()
+  trust.set(root, trusted)
+  vim.notify(('lsp-agent: %s %s'):format(trusted and 'trusted' or 'not trusted', root))
+  server.restart_root(root)
+end
+
+--- Statusline text for the current buffer's server: "agent default · running · 12.3k/200.0k",
+--- "agent" while no session exists, "" without a server.
+--- @param bufnr integer|nil
+--- @return string
+function M.status(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  if not vim.api.nvim_buf_is_valid(bufnr) then
+    return ''
+  end
+  local client_id = buffer_client_id(bufnr)
+  if not client_id then
+    return ''
+  end
+  local s = session.current(client_id)
+  local text = s and session.status_line(s) or 'agent'
+  local pending = permission.count(client_id)
+  if pending > 0 then
+    text = text .. (' · %d pending'):format(pending)
+  end
+  return text
+end
+
+return M

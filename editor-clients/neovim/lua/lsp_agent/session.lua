@@ -1,0 +1,368 @@
+--- Agent sessions: creation, prompts, cancel, modes, listing and resuming.
+---
+--- A session lives in one server (client). Each client has a *current* session (the one the
+--- chat shows and prompts go to). Updates for a session this editor did not create (a code
+--- action or command started it, or it is being resumed) create a local record on the fly.
+local compat = require('lsp_agent.compat')
+local config = require('lsp_agent.config')
+local log = require('lsp_agent.log')
+local transcript_mod = require('lsp_agent.transcript')
+
+local M = {}
+
+-- session id -> Session
+local sessions = {}
+-- client id -> current session id
+local current = {}
+-- client id -> callbacks waiting for a session being created
+local creating = {}
+-- Listeners: fn(session, changed_entry_index|nil)
+local listeners = {}
+
+--- Register `fn(session, index)`, called whenever a session changes (index = changed
+--- transcript entry, nil for state-only changes such as running/usage/mode).
+function M.on_change(fn)
+  table.insert(listeners, fn)
+end
+
+local function emit(session, index)
+  for _, fn in ipairs(listeners) do
+    local ok, err = pcall(fn, session, index)
+    if not ok then
+      log.error('session listener failed: %s', err)
+    end
+  end
+  vim.cmd('redrawstatus')
+end
+M.emit = emit
+
+local function new_session(client_id, id, extra)
+  local session = vim.tbl_extend('force', {
+    id = id,
+    client_id = client_id,
+    transcript = transcript_mod.new(),
+    modes = nil, -- { currentModeId, availableModes }
+    running = false,
+    request_id = nil,
+    tokens = { input = 0, output = 0, cache_read = 0, cache_creation = 0 },
+    last_stop = nil,
+  }, extra or {})
+  sessions[id] = session
+  return session
+end
+
+--- A session by id.
+function M.get(id)
+  return sessions[id]
+end
+
+--- The current session of a client, or nil.
+function M.current(client_id)
+  local id = current[client_id]
+  return id and sessions[id] or nil
+end
+
+--- Make `session` the current session of its client.
+function M.set_current(session)
+  current[session.client_id] = session.id
+  emit(session, nil)
+end
+
+--- Every session known for a client.
+function M.for_client(client_id)
+  local out = {}
+  for _, session in pairs(sessions) do
+    if session.client_id == client_id then
+      table.insert(out, session)
+    end
+  end
+  return out
+end
+
+--- The mode id of a session (falls back to the configured default).
+function M.mode(session)
+  return (session.modes and session.modes.currentModeId) or session.transcript.mode
+    or config.get().permission_mode or 'default'
+end
+
+local function client_of(session)
+  return vim.lsp.get_client_by_id(session.client_id)
+end
+
+local function error_message(err)
+  if type(err) == 'table' then
+    return err.message or vim.inspect(err)
+  end
+  return tostring(err)
+end
+
+--- Create a session in `client` and make it current.
+--- @param client vim.lsp.Client
+--- @param callback fun(session: table|nil, err: string|nil)
+function M.create(client, callback)
+  if creating[client.id] then
+    table.insert(creating[client.id], callback)
+    return
+  end
+  creating[client.id] = { callback }
+  local params = { cwd = client.config.root_dir }
+  if config.get().permission_mode then
+    params.mode = config.get().permission_mode
+  end
+  local function finish(session, err)
+    local waiting = creating[client.id] or {}
+    creating[client.id] = nil
+    for _, cb in ipairs(waiting) do
+      cb(session, err)
+    end
+  end
+  local ok = compat.request(client, 'lspAgent/session/new', params, function(err, result)
+    if err or type(result) ~= 'table' or type(result.sessionId) ~= 'string' then
+      local message = err and error_message(err) or 'lspAgent/session/new returned no sessionId'
+      log.error('session/new failed: %s', message)
+      return finish(nil, message)
+    end
+    local session = sessions[result.sessionId] or new_session(client.id, result.sessionId)
+    session.modes = type(result.modes) == 'table' and result.modes or nil
+    log.info('session %s created in %s', session.id, params.cwd)
+    M.set_current(session)
+    finish(session)
+  end)
+  if not ok then
+    finish(nil, 'the lsp-agent server is not running')
+  end
+end
+
+--- The current session of `client`, created when there is none.
+function M.ensure(client, callback)
+  local session = M.current(client.id)
+  if session then
+    return callback(session)
+  end
+  M.create(client, callback)
+end
+
+--- Send one user turn.
+--- @param session table
+--- @param blocks table[] ACP ContentBlocks
+--- @param display { text: string, attachments: string[]|nil } what the transcript shows
+--- @param on_done fun(result: table|nil, err: string|nil)|nil
+--- @return boolean sent
+function M.prompt(session, blocks, display, on_done)
+  on_done = on_done or function() end
+  if session.running then
+    vim.notify('lsp-agent: a turn is already running (:AgentCancel stops it)', vim.log.levels.WARN)
+    return false
+  end
+  local client = client_of(session)
+  if not client then
+    vim.notify('lsp-agent: the server of this session is not running', vim.log.levels.ERROR)
+    return false
+  end
+  emit(session, session.transcript:add_user(display.text, display.attachments))
+  session.running = true
+  session.cancel_requested = false
+  local ok, request_id = compat.request(client, 'lspAgent/session/prompt',
+    { sessionId = session.id, prompt = blocks }, function(err, result)
+      session.running = false
+      session.request_id = nil
+      if err then
+        local message = error_message(err)
+        session.last_stop = 'error'
+        log.error('prompt failed: %s', message)
+        emit(session, session.transcript:add_info('error: ' .. message))
+        vim.api.nvim_exec_autocmds('User', {
+          pattern = 'LspAgentTurnEnd',
+          data = { session_id = session.id, error = message },
+        })
+        return on_done(nil, message)
+      end
+      result = type(result) == 'table' and result or {}
+      session.last_stop = result.stopReason
+      local usage = result.usage or {}
+      local t = session.tokens
+      t.input = t.input + (tonumber(usage.inputTokens) or 0)
+      t.output = t.output + (tonumber(usage.outputTokens) or 0)
+      t.cache_read = t.cache_read + (tonumber(usage.cacheReadInputTokens) or 0)
+      t.cache_creation = t.cache_creation + (tonumber(usage.cacheCreationInputTokens) or 0)
+      local index
+      if result.stopReason ~= 'end_turn' then
+        index = session.transcript:add_info('turn ended: ' .. tostring(result.stopReason))
+      end
+      emit(session, index)
+      vim.api.nvim_exec_autocmds('User', {
+        pattern = 'LspAgentTurnEnd',
+        data = { session_id = session.id, stop_reason = result.stopReason },
+      })
+      on_done(result)
+    end)
+  if not ok then
+    session.running = false
+    emit(session, session.transcript:add_info('error: the server is not running'))
+    return false
+  end
+  session.request_id = request_id
+  emit(session, nil)
+  return true
+end
+
+--- Ask the server to stop the running turn; the prompt then resolves with "cancelled".
+--- @return boolean whether a cancel was sent
+function M.cancel(session)
+  if not session or not session.running then
+    return false
+  end
+  local client = client_of(session)
+  if not client then
+    return false
+  end
+  session.cancel_requested = true
+  -- The notification, not $/cancelRequest: Neovim drops the callback of a request it cancels,
+  -- and the prompt's answer (stopReason "cancelled", usage) is still wanted.
+  compat.notify(client, 'lspAgent/session/cancel', { sessionId = session.id })
+  log.info('cancel sent for session %s', session.id)
+  emit(session, nil)
+  return true
+end
+
+--- Change the permission mode of a session.
+function M.set_mode(session, mode_id, callback)
+  callback = callback or function() end
+  local client = client_of(session)
+  if not client then
+    return callback('the server is not running')
+  end
+  compat.request(client, 'lspAgent/session/setMode', { sessionId = session.id, modeId = mode_id },
+    function(err)
+      if err then
+        return callback(error_message(err))
+      end
+      session.modes = session.modes or {}
+      session.modes.currentModeId = mode_id
+      session.transcript.mode = mode_id
+      emit(session, nil)
+      callback(nil)
+    end)
+end
+
+--- List the server's sessions: `callback(sessions|nil, err)`, sessions as the server sends them.
+function M.list(client, callback)
+  compat.request(client, 'lspAgent/session/list', vim.empty_dict(), function(err, result)
+    if err then
+      return callback(nil, error_message(err))
+    end
+    callback(type(result) == 'table' and result.sessions or {})
+  end)
+end
+
+--- Resume a session: the server replays its history as updates, then answers.
+function M.load(client, session_id, callback)
+  callback = callback or function() end
+  local session = sessions[session_id]
+  if session then
+    M.set_current(session)
+    return callback(session)
+  end
+  -- Created before the request: the replayed updates arrive before the answer.
+  session = new_session(client.id, session_id)
+  M.set_current(session)
+  compat.request(client, 'lspAgent/session/load',
+    { sessionId = session_id, cwd = client.config.root_dir }, function(err, result)
+      if err then
+        emit(session, session.transcript:add_info('could not resume: ' .. error_message(err)))
+        return callback(nil, error_message(err))
+      end
+      if type(result) == 'table' and type(result.modes) == 'table' then
+        session.modes = result.modes
+      end
+      emit(session, nil)
+      callback(session)
+    end)
+end
+
+--- Handler of `lspAgent/session/update`.
+function M.handle_update(_, params, ctx)
+  if type(params) ~= 'table' or type(params.sessionId) ~= 'string' then
+    log.warn('session/update without sessionId: %s', vim.inspect(params))
+    return
+  end
+  local session = sessions[params.sessionId]
+  local is_new = session == nil
+  if is_new then
+    session = new_session(ctx.client_id, params.sessionId)
+    log.info('updates for a session started elsewhere: %s', params.sessionId)
+    local cur = M.current(ctx.client_id)
+    if not cur or not cur.running then
+      current[ctx.client_id] = session.id
+    end
+  end
+  local update = params.update
+  local index = session.transcript:apply(update)
+  if type(update) == 'table' and update.sessionUpdate == 'current_mode_update' then
+    session.modes = session.modes or {}
+    session.modes.currentModeId = update.currentModeId
+  end
+  emit(session, index)
+  if is_new and current[ctx.client_id] == session.id then
+    vim.api.nvim_exec_autocmds('User', {
+      pattern = 'LspAgentSessionStarted',
+      data = { session_id = session.id, client_id = ctx.client_id },
+    })
+  end
+  if type(update) == 'table' then
+    vim.api.nvim_exec_autocmds('User', {
+      pattern = 'LspAgentUpdate',
+      data = { session_id = session.id, update = update },
+    })
+  end
+end
+
+--- Forget a client's sessions' running state after the server exited.
+function M.client_exited(client_id, code)
+  for _, session in pairs(sessions) do
+    if session.client_id == client_id then
+      if session.running then
+        session.running = false
+        emit(session, session.transcript:add_info(('server exited (code %s)'):format(
+          tostring(code))))
+      end
+      session.dead = true
+    end
+  end
+  current[client_id] = nil
+  creating[client_id] = nil
+end
+
+--- Human-readable token count: 950, 12.3k, 1.2M.
+function M.format_tokens(n)
+  n = tonumber(n) or 0
+  if n >= 1e6 then
+    return ('%.1fM'):format(n / 1e6)
+  elseif n >= 1e3 then
+    return ('%.1fk'):format(n / 1e3)
+  end
+  return tostring(math.floor(n))
+end
+
+--- One-line status of a session: "agent default · running · 12.3k/200.0k".
+function M.status_line(session)
+  if not session then
+    return ''
+  end
+  local parts = { 'agent ' .. M.mode(session) }
+  if session.running then
+    table.insert(parts, session.cancel_requested and 'cancelling' or 'running')
+  end
+  local usage = session.transcript.usage
+  if usage and tonumber(usage.used) then
+    table.insert(parts, ('%s/%s'):format(M.format_tokens(usage.used), M.format_tokens(usage.size)))
+  else
+    local total = session.tokens.input + session.tokens.output
+    if total > 0 then
+      table.insert(parts, M.format_tokens(total) .. ' tok')
+    end
+  end
+  return table.concat(parts, ' · ')
+end
+
+return M

@@ -1,0 +1,234 @@
+"""The plugin against the real server in headless Neovim, the scripted model playing Claude.
+
+Each test writes a project and a scenario, then runs one Lua spec from
+``editor-clients/neovim/tests/integration`` (the spec holds the editor-side steps and asserts);
+afterwards the scenario must be fully consumed and the Python side checks what only it can see
+(the server's log, files on disk).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from lsp_agent.model.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
+
+from .conftest import RunIntegration
+
+CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+CALC_OLD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b"
+CALC_NEW = (
+    'def add(a, b):\n    """Add a and b."""\n    return a + b\n\n\n'
+    'def sub(a, b):\n    """Subtract b from a."""\n    return a - b'
+)
+
+
+def test_edit_review(run_integration: RunIntegration) -> None:
+    run = run_integration(
+        "edit_review",
+        scenario(
+            reply(
+                "I will document the functions.",
+                tool_use("Read", {"file_path": "{{root}}/calc.py"}, id="toolu_read"),
+                tool_use(
+                    "Edit",
+                    {
+                        "file_path": "{{root}}/calc.py",
+                        "old_string": CALC_OLD,
+                        "new_string": CALC_NEW,
+                    },
+                    id="toolu_edit",
+                ),
+                expect=expecting(last_user_contains="please fix both functions"),
+            ),
+            reply(
+                "Done: one hunk applied.",
+                expect=expecting(
+                    tool_results=[
+                        ToolResultExpect(is_error=False, contains="# unsaved note"),
+                        ToolResultExpect(is_error=False),
+                    ]
+                ),
+            ),
+        ),
+        files={"calc.py": CALC},
+    )
+    # The file on disk was not written (the edit went to the unsaved buffer).
+    assert (run.root / "calc.py").read_text() == CALC
+    # The diagnostics bridge notification reached the server.
+    assert "Notification 'lspAgent/diagnostics/didChange' received" in run.server_log_text()
+
+
+def test_cancel(run_integration: RunIntegration) -> None:
+    run_integration(
+        "cancel",
+        scenario(
+            reply(
+                "Thinking about it for a very long while, word after word after word.",
+                expect=expecting(last_user_contains="first prompt"),
+                chunk_chars=10,
+                stall_after_events=5,
+            ),
+            reply(
+                tool_use("Read", {"file_path": "{{root}}/notes.py"}, id="toolu_read"),
+                tool_use(
+                    "Edit",
+                    {
+                        "file_path": "{{root}}/notes.py",
+                        "old_string": "x = 1",
+                        "new_string": "x = 2",
+                    },
+                    id="toolu_edit",
+                ),
+                expect=expecting(last_user_contains="second prompt"),
+            ),
+            reply(
+                "Fresh start.",
+                expect=expecting(
+                    last_user_contains="third prompt",
+                ),
+            ),
+        ),
+        files={"notes.py": "x = 1\n"},
+    )
+
+
+def test_health(run_integration: RunIntegration) -> None:
+    script = Path(sys.executable).parent / "lsp-agent"
+    assert script.is_file(), f"the project is not installed in this venv (no {script})"
+    run_integration(
+        "health",
+        scenario(),
+        files={"main.py": "print('hi')\n"},
+        env={"LSP_AGENT_TEST_SCRIPT": str(script)},
+    )
+
+
+def test_trust(run_integration: RunIntegration) -> None:
+    run = run_integration("trust", scenario(), files={"a.py": "a = 1\n", "b.py": "b = 2\n"})
+    # Both servers (before and after :AgentTrust) log the initialize params they received.
+    trusted = re.findall(
+        r"initialization_options=\{'lspAgent': [^\n]*?'trusted': (True|False)",
+        run.server_log_text(),
+    )
+    assert trusted == ["False", "True"]
+
+
+SHOP = "def price(price):\n    return price * 0.9\n\n\ndef total():\n    return 1\n"
+
+
+def test_ask_fix(run_integration: RunIntegration) -> None:
+    run_integration(
+        "ask_fix",
+        scenario(
+            reply(
+                "It applies a discount.",
+                expect=expecting(last_user_contains="UNSAVED_MARKER"),
+            ),
+            reply(
+                "It multiplies the price.",
+                expect=expecting(last_user_contains="(lines 2-2)"),
+            ),
+            reply(
+                "Define tax_rate first.",
+                expect=expecting(last_user_contains="undefined name tax_rate (fakecheck)"),
+            ),
+            reply("Fixed.", expect=expecting(last_user_contains="from a code action")),
+        ),
+        files={"shop.py": SHOP},
+    )
+
+
+def test_bash_save_and_reload(run_integration: RunIntegration) -> None:
+    run = run_integration(
+        "bash",
+        scenario(
+            reply(
+                tool_use("Read", {"file_path": "{{root}}/app.py"}, id="toolu_read"),
+                tool_use(
+                    "Edit",
+                    {
+                        "file_path": "{{root}}/app.py",
+                        "old_string": "VERSION = 1",
+                        "new_string": "VERSION = 2",
+                    },
+                    id="toolu_edit",
+                ),
+                tool_use(
+                    "Bash",
+                    {
+                        "command": "grep -q 'VERSION = 2' app.py && echo regenerated > data.txt"
+                        " && echo from-bash > dirty.txt",
+                        "description": "Regenerate data",
+                    },
+                    id="toolu_bash",
+                ),
+                expect=expecting(last_user_contains="update and regenerate"),
+            ),
+            reply(
+                "Regenerated.",
+                expect=expecting(
+                    tool_results=[
+                        ToolResultExpect(is_error=False),
+                        ToolResultExpect(is_error=False),
+                        ToolResultExpect(is_error=False),
+                    ]
+                ),
+            ),
+        ),
+        files={"app.py": "VERSION = 1\n", "data.txt": "old data\n", "dirty.txt": "on disk\n"},
+    )
+    assert (run.root / "app.py").read_text() == "VERSION = 2\n"
+    assert (run.root / "data.txt").read_text() == "regenerated\n"
+    assert (run.root / "dirty.txt").read_text() == "from-bash\n"
+
+
+def test_chat(run_integration: RunIntegration) -> None:
+    run_integration(
+        "chat",
+        scenario(
+            reply(
+                tool_use("Read", {"file_path": "{{root}}/notes.md"}, id="toolu_read"),
+                expect=expecting(last_user_contains="- one"),
+            ),
+            reply(
+                "**Summary:** the notes list\n\n- one\n- two",
+                expect=expecting(tool_results=[ToolResultExpect(is_error=False)]),
+                chunk_chars=3,
+            ),
+        ),
+        files={"notes.md": "# Notes\n\n- one\n- two\n"},
+    )
+
+
+def test_stale_edit_is_refused(run_integration: RunIntegration) -> None:
+    run = run_integration(
+        "stale",
+        scenario(
+            reply(
+                tool_use("Read", {"file_path": "{{root}}/conf.py"}, id="toolu_read"),
+                tool_use(
+                    "Edit",
+                    {
+                        "file_path": "{{root}}/conf.py",
+                        "old_string": "value = 1",
+                        "new_string": "value = 2",
+                    },
+                    id="toolu_edit",
+                ),
+                expect=expecting(last_user_contains="bump the value"),
+            ),
+            reply(
+                "The buffer changed under me; I will read it again next time.",
+                expect=expecting(
+                    tool_results=[
+                        ToolResultExpect(is_error=False),
+                        ToolResultExpect(is_error=True),
+                    ]
+                ),
+            ),
+        ),
+        files={"conf.py": "value = 1\n"},
+    )
+    assert (run.root / "conf.py").read_text() == "value = 1\n"
