@@ -1,0 +1,580 @@
+/**
+ * The chat controller: sessions, turns and the glue between the server (AgentClient), the
+ * chat panel, the permission broker and the review diff.
+ *
+ * It keeps the authoritative chat state (the same reducer the webview runs), forwards every
+ * server update to the panel, and never moves keyboard focus unless a user action asked for it.
+ */
+
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { errorMessage, type AgentClient } from './server/agentClient';
+import type { PermissionBroker, PendingPermission, PermissionResolution } from './permissions/broker';
+import { rankPaths, resolvePrompt, type MentionIo, type SelectionBlockInput } from './prompt/mentions';
+import type { ReviewController } from './review/reviewController';
+import type { MentionCandidate, PanelSnapshot, SelectionInfo, SessionSummary, ToHost, ToWebview } from './shared/messages';
+import type { ContentBlock, PromptResult, SessionUpdateParams } from './shared/protocol';
+import {
+  addNotice,
+  addPermission,
+  applyUpdate,
+  createSession,
+  endTurn,
+  pendingPermissions,
+  resolvePermission,
+  startTurn,
+  type Attachment,
+  type SessionState,
+} from './shared/state';
+
+const HISTORY_KEY = 'lspAgent.promptHistory';
+const HISTORY_LIMIT = 100;
+/** After asking the server to cancel, wait this long before also cancelling the request (ms). */
+const CANCEL_GRACE_MS = 5000;
+const FILE_INDEX_TTL_MS = 10_000;
+const FILE_INDEX_LIMIT = 20_000;
+const MENTION_EXCLUDE = '**/{node_modules,.git,.venv,venv,__pycache__,dist,out,build,.mypy_cache,.ruff_cache}/**';
+
+export interface ControllerDeps {
+  client: AgentClient;
+  broker: PermissionBroker;
+  review: ReviewController;
+  post(message: ToWebview): void;
+  reveal(focus: boolean): Promise<void>;
+  panelVisible(): boolean;
+  setBadge(count: number): void;
+  memento: vscode.Memento;
+  log: vscode.LogOutputChannel;
+  defaultMode(): string;
+  runAction(id: string): Promise<void>;
+}
+
+export interface PromptRequest {
+  sessionId?: string;
+  text: string;
+  mentions: readonly MentionCandidate[];
+  /** Attach the editor's current selection (from the panel's selection chip). */
+  includeSelection: boolean;
+  /** Extra blocks built by a command (Fix with Agent, Explain Selection). */
+  extraBlocks?: ContentBlock[];
+  extraAttachments?: Attachment[];
+}
+
+export class ChatController implements vscode.Disposable {
+  private readonly sessions = new Map<string, SessionState>();
+  /** Tabs the user closed; their sessions live on in the server and can be reopened. */
+  private readonly closed = new Map<string, SessionState>();
+  private activeSessionId: string | undefined;
+  private readonly turns = new Map<string, vscode.CancellationTokenSource>();
+  private readonly changed = new vscode.EventEmitter<void>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private selection: SelectionInfo | undefined;
+  private fileIndex: { at: number; paths: Map<string, string> } | undefined;
+  private creating: Promise<SessionState> | undefined;
+
+  /** Fires when anything shown in the status bar may have changed. */
+  readonly onDidChange = this.changed.event;
+
+  constructor(private readonly deps: ControllerDeps) {
+    this.disposables.push(
+      deps.broker.onDidRequest((p) => this.onPermissionRequested(p)),
+      deps.broker.onDidResolve((r) => this.onPermissionResolved(r)),
+      deps.client.onDidChangeStatus((status) => {
+        this.post({ type: 'serverStatus', status });
+        if (status.phase !== 'running') this.failRunningTurns(status.message ?? 'The server stopped.');
+        this.changed.fire();
+      }),
+    );
+  }
+
+  // ---- state access -------------------------------------------------------------------------
+
+  get active(): SessionState | undefined {
+    return this.activeSessionId ? this.sessions.get(this.activeSessionId) : undefined;
+  }
+
+  session(id: string): SessionState | undefined {
+    return this.sessions.get(id);
+  }
+
+  get allSessions(): SessionState[] {
+    return [...this.sessions.values()];
+  }
+
+  pendingCount(): number {
+    return this.deps.broker.pending().length;
+  }
+
+  snapshot(): PanelSnapshot {
+    return {
+      sessions: this.allSessions,
+      ...(this.activeSessionId ? { activeSessionId: this.activeSessionId } : {}),
+      server: this.deps.client.status,
+      history: this.history(),
+      ...(this.selection ? { selection: this.selection } : {}),
+      editedProposals: this.deps.client.capabilities !== undefined,
+    };
+  }
+
+  private post(message: ToWebview): void {
+    this.deps.post(message);
+  }
+
+  /** Show a notice in a session's transcript (kept in the host state too, so snapshots have it). */
+  private notify(sessionId: string | undefined, level: 'info' | 'warning' | 'error', text: string): void {
+    const session = sessionId ? this.sessions.get(sessionId) : undefined;
+    if (session) addNotice(session, level, text);
+    this.post({ type: 'notice', ...(session ? { sessionId: session.id } : {}), level, text });
+  }
+
+  private history(): string[] {
+    return this.deps.memento.get<string[]>(HISTORY_KEY, []);
+  }
+
+  private async remember(text: string): Promise<void> {
+    const trimmed = text.trim();
+    if (trimmed.length === 0) return;
+    const history = this.history().filter((h) => h !== trimmed);
+    history.push(trimmed);
+    const kept = history.slice(-HISTORY_LIMIT);
+    await this.deps.memento.update(HISTORY_KEY, kept);
+    this.post({ type: 'history', history: kept });
+  }
+
+  // ---- sessions -----------------------------------------------------------------------------
+
+  /** Create a session on the server and make it the active tab. */
+  async newSession(): Promise<SessionState> {
+    if (this.creating) return this.creating;
+    this.creating = this.createSession().finally(() => {
+      this.creating = undefined;
+    });
+    return this.creating;
+  }
+
+  private async createSession(): Promise<SessionState> {
+    await this.deps.client.start();
+    const folders = vscode.workspace.workspaceFolders?.map((f) => f.uri.fsPath) ?? [];
+    const result = await this.deps.client.newSession({
+      ...(folders[0] ? { cwd: folders[0] } : {}),
+      ...(folders.length > 1 ? { additionalDirectories: folders.slice(1) } : {}),
+      mode: this.deps.defaultMode(),
+    });
+    const session = createSession({
+      id: result.sessionId,
+      ...(folders[0] ? { cwd: folders[0] } : {}),
+      ...(result.modes ? { modeId: result.modes.currentModeId, availableModes: result.modes.availableModes } : { modeId: this.deps.defaultMode() }),
+    });
+    this.sessions.set(session.id, session);
+    this.activeSessionId = session.id;
+    this.post({ type: 'sessionAdded', session, activate: true });
+    this.changed.fire();
+    return session;
+  }
+
+  activate(sessionId: string): void {
+    const reopened = this.closed.get(sessionId);
+    if (reopened) {
+      this.closed.delete(sessionId);
+      this.sessions.set(sessionId, reopened);
+      this.post({ type: 'sessionAdded', session: reopened, activate: true });
+    }
+    if (!this.sessions.has(sessionId)) return;
+    this.activeSessionId = sessionId;
+    this.post({ type: 'sessionActivated', sessionId });
+    this.changed.fire();
+  }
+
+  /** Close a tab (a running turn is cancelled first). */
+  async closeSession(sessionId: string): Promise<void> {
+    if (this.sessions.get(sessionId)?.running) await this.cancel(sessionId);
+    const session = this.sessions.get(sessionId);
+    if (session) this.closed.set(sessionId, session);
+    this.sessions.delete(sessionId);
+    if (this.activeSessionId === sessionId) this.activeSessionId = [...this.sessions.keys()].pop();
+    this.post({ type: 'sessionClosed', sessionId });
+    if (this.activeSessionId) this.post({ type: 'sessionActivated', sessionId: this.activeSessionId });
+    this.changed.fire();
+  }
+
+  /** The server's sessions with what this window knows of them, open tabs first. */
+  async listSessions(): Promise<SessionSummary[]> {
+    const known = (id: string): SessionState | undefined => this.sessions.get(id) ?? this.closed.get(id);
+    const { sessions } = await this.deps.client.listSessions();
+    const rows = sessions.map((s) => ({
+      sessionId: s.sessionId,
+      title: known(s.sessionId)?.title ?? s.title ?? `Session ${s.sessionId.slice(0, 8)}`,
+      ...(s.cwd ? { cwd: s.cwd } : {}),
+      busy: s.busy === true,
+      open: this.sessions.has(s.sessionId),
+    }));
+    return rows.sort((a, b) => Number(b.open) - Number(a.open));
+  }
+
+  private sessionFor(sessionId: string): SessionState {
+    let session = this.sessions.get(sessionId);
+    const reopened = session ? undefined : this.closed.get(sessionId);
+    if (reopened) {
+      // The agent is still talking in a closed tab (a late update): show it again.
+      this.closed.delete(sessionId);
+      this.sessions.set(sessionId, reopened);
+      this.post({ type: 'sessionAdded', session: reopened, activate: false });
+      return reopened;
+    }
+    if (!session) {
+      // An update for a session this window did not create (another client, or a reload).
+      session = createSession({ id: sessionId, title: 'Session' });
+      this.sessions.set(sessionId, session);
+      this.post({ type: 'sessionAdded', session, activate: this.activeSessionId === undefined });
+      this.activeSessionId ??= sessionId;
+    }
+    return session;
+  }
+
+  // ---- server → client ----------------------------------------------------------------------
+
+  onUpdate(params: SessionUpdateParams): void {
+    const session = this.sessionFor(params.sessionId);
+    if (applyUpdate(session, params.update)) {
+      this.post({ type: 'sessionUpdate', sessionId: params.sessionId, update: params.update });
+      if (params.update.sessionUpdate === 'usage_update' || params.update.sessionUpdate === 'current_mode_update') {
+        this.changed.fire();
+      }
+    }
+  }
+
+  private onPermissionRequested(p: PendingPermission): void {
+    const session = this.sessionFor(p.params.sessionId);
+    addPermission(session, p.requestId, p.params.toolCall, p.params.options, p.params.reason ?? '');
+    this.post({ type: 'permissionRequested', requestId: p.requestId, request: p.params });
+    this.deps.setBadge(this.pendingCount());
+    this.changed.fire();
+    if (!this.deps.panelVisible()) {
+      // A notification toast does not take focus; "Show" is the user's explicit request.
+      void vscode.window
+        .showInformationMessage(`lsp-agent asks: ${p.params.toolCall.title}`, 'Show')
+        .then((choice) => (choice === 'Show' ? this.deps.reveal(true) : undefined));
+    }
+  }
+
+  private onPermissionResolved(r: PermissionResolution): void {
+    const session = this.sessions.get(r.sessionId);
+    if (session) {
+      resolvePermission(session, r.requestId, {
+        state: r.state,
+        ...(r.chosen ? { chosen: r.chosen } : {}),
+        ...(r.feedback ? { feedback: r.feedback } : {}),
+        ...(r.edited ? { edited: true } : {}),
+      });
+    }
+    this.post({
+      type: 'permissionResolved',
+      sessionId: r.sessionId,
+      requestId: r.requestId,
+      state: r.state,
+      ...(r.chosen ? { chosen: r.chosen } : {}),
+      ...(r.feedback ? { feedback: r.feedback } : {}),
+      ...(r.edited ? { edited: true } : {}),
+    });
+    this.deps.setBadge(this.pendingCount());
+    this.changed.fire();
+  }
+
+  // ---- turns --------------------------------------------------------------------------------
+
+  /** Send a prompt; resolves when the turn ends (with its result, or undefined on error). */
+  async prompt(request: PromptRequest): Promise<PromptResult | undefined> {
+    let session: SessionState | undefined;
+    try {
+      session = request.sessionId ? this.sessions.get(request.sessionId) : this.active;
+      session ??= await this.newSession();
+    } catch (error) {
+      this.notify(undefined, 'error', `Cannot start a chat: ${errorMessage(error)}`);
+      return undefined;
+    }
+    if (session.running) {
+      this.notify(session.id, 'warning', 'Wait for the current answer or stop it first.');
+      return undefined;
+    }
+    const selection = request.includeSelection ? this.currentSelectionBlock() : undefined;
+    const resolved = await resolvePrompt(
+      { text: request.text, mentions: request.mentions, ...(selection ? { selection } : {}) },
+      this.mentionIo(),
+    );
+    const blocks = [...resolved.blocks, ...(request.extraBlocks ?? [])];
+    const attachments = [...resolved.attachments, ...(request.extraAttachments ?? [])];
+    for (const problem of resolved.problems) {
+      this.notify(session.id, 'warning', problem);
+    }
+    if (blocks.length === 0) return undefined;
+    void this.remember(request.text);
+    startTurn(session, request.text, attachments);
+    this.post({ type: 'turnStarted', sessionId: session.id, text: request.text, attachments });
+    this.changed.fire();
+    const cts = new vscode.CancellationTokenSource();
+    this.turns.set(session.id, cts);
+    let result: PromptResult | { error: string };
+    try {
+      result = await this.deps.client.prompt({ sessionId: session.id, prompt: blocks }, cts.token);
+    } catch (error) {
+      result = isCancelledError(error) ? { stopReason: 'cancelled' } : { error: errorMessage(error) };
+    } finally {
+      cts.dispose();
+      this.turns.delete(session.id);
+    }
+    if (!session.running) return 'error' in result ? undefined : result;
+    endTurn(session, result);
+    this.post({ type: 'turnEnded', sessionId: session.id, result });
+    this.changed.fire();
+    return 'error' in result ? undefined : result;
+  }
+
+  /** Stop the running turn: `lspAgent/session/cancel`, then `$/cancelRequest` if the server is slow. */
+  async cancel(sessionId?: string): Promise<void> {
+    const id = sessionId ?? this.activeSessionId;
+    if (!id) return;
+    const cts = this.turns.get(id);
+    if (!cts) return;
+    this.deps.broker.cancelSession(id);
+    try {
+      await this.deps.client.cancel(id);
+    } catch (error) {
+      this.deps.log.warn(`cancel: ${errorMessage(error)}`);
+      cts.cancel();
+      return;
+    }
+    const timer = setTimeout(() => {
+      if (this.turns.get(id) === cts) cts.cancel();
+    }, CANCEL_GRACE_MS);
+    timer.unref?.();
+  }
+
+  async setMode(sessionId: string, modeId: string): Promise<void> {
+    const session = this.sessions.get(sessionId);
+    if (!session) return;
+    try {
+      await this.deps.client.setMode(sessionId, modeId);
+      applyUpdate(session, { sessionUpdate: 'current_mode_update', currentModeId: modeId });
+      this.post({ type: 'sessionUpdate', sessionId, update: { sessionUpdate: 'current_mode_update', currentModeId: modeId } });
+      this.changed.fire();
+    } catch (error) {
+      this.notify(sessionId, 'error', `Could not switch mode: ${errorMessage(error)}`);
+      // Put the picker back to the mode the server has.
+      this.post({ type: 'sessionUpdate', sessionId, update: { sessionUpdate: 'current_mode_update', currentModeId: session.modeId } });
+    }
+  }
+
+  private failRunningTurns(reason: string): void {
+    for (const session of this.sessions.values()) {
+      if (!session.running) continue;
+      this.turns.get(session.id)?.cancel();
+      endTurn(session, { error: reason });
+      this.post({ type: 'turnEnded', sessionId: session.id, result: { error: reason } });
+    }
+  }
+
+  // ---- editor context -----------------------------------------------------------------------
+
+  /** Track the editor selection offered as an attachment in the panel. */
+  updateSelection(editor: vscode.TextEditor | undefined): void {
+    let next: SelectionInfo | undefined;
+    if (editor && (editor.document.uri.scheme === 'file' || editor.document.uri.scheme === 'untitled') && !editor.selection.isEmpty) {
+      const s = editor.selection;
+      const endLine = s.end.character === 0 && s.end.line > s.start.line ? s.end.line : s.end.line + 1;
+      next = {
+        uri: editor.document.uri.toString(),
+        label: `${path.basename(editor.document.uri.fsPath || editor.document.uri.path)}:${s.start.line + 1}-${endLine}`,
+        startLine: s.start.line + 1,
+        endLine,
+      };
+    }
+    if (JSON.stringify(next) === JSON.stringify(this.selection)) return;
+    this.selection = next;
+    this.post({ type: 'selection', ...(next ? { selection: next } : {}) });
+  }
+
+  /** The active editor's selection as a resource block input, if any. */
+  currentSelectionBlock(editor = vscode.window.activeTextEditor): SelectionBlockInput | undefined {
+    if (!editor || editor.selection.isEmpty) return undefined;
+    const s = editor.selection;
+    const doc = editor.document;
+    return {
+      uri: doc.uri.toString(),
+      label: `${path.basename(doc.uri.fsPath || doc.uri.path)}:${s.start.line + 1}-${s.end.line + 1}`,
+      text: doc.getText(s),
+      range: {
+        start: { line: s.start.line, character: s.start.character },
+        end: { line: s.end.line, character: s.end.character },
+      },
+    };
+  }
+
+  mentionIo(): MentionIo {
+    return {
+      openDocumentText: (uri) => vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri)?.getText(),
+      readFile: async (uri) => vscode.workspace.fs.readFile(vscode.Uri.parse(uri)),
+      resolvePath: async (p) => {
+        const candidates: vscode.Uri[] = path.isAbsolute(p)
+          ? [vscode.Uri.file(p)]
+          : (vscode.workspace.workspaceFolders ?? []).map((f) => vscode.Uri.joinPath(f.uri, p));
+        for (const uri of candidates) {
+          try {
+            const stat = await vscode.workspace.fs.stat(uri);
+            if (stat.type === vscode.FileType.File) return uri.toString();
+          } catch {
+            // Not in this folder.
+          }
+        }
+        return undefined;
+      },
+    };
+  }
+
+  private async files(): Promise<Map<string, string>> {
+    const now = Date.now();
+    if (this.fileIndex && now - this.fileIndex.at < FILE_INDEX_TTL_MS) return this.fileIndex.paths;
+    const uris = await vscode.workspace.findFiles('**/*', MENTION_EXCLUDE, FILE_INDEX_LIMIT);
+    const paths = new Map<string, string>();
+    for (const uri of uris) paths.set(vscode.workspace.asRelativePath(uri, (vscode.workspace.workspaceFolders?.length ?? 0) > 1), uri.toString());
+    this.fileIndex = { at: now, paths };
+    return paths;
+  }
+
+  async mentionCandidates(query: string): Promise<MentionCandidate[]> {
+    const files = await this.files();
+    return rankPaths(query, [...files.keys()]).map((label) => {
+      const dir = path.posix.dirname(label);
+      return { uri: files.get(label) as string, label, ...(dir !== '.' ? { description: dir } : {}) };
+    });
+  }
+
+  // ---- messages from the panel --------------------------------------------------------------
+
+  async handle(message: ToHost): Promise<void> {
+    try {
+      await this.dispatch(message);
+    } catch (error) {
+      this.deps.log.error(`Chat view action ${message.type} failed: ${errorMessage(error)}`);
+      this.notify(this.activeSessionId, 'error', errorMessage(error));
+    }
+  }
+
+  private async dispatch(message: ToHost): Promise<void> {
+    switch (message.type) {
+      case 'ready':
+        this.post({ type: 'snapshot', snapshot: this.snapshot() });
+        this.deps.setBadge(this.pendingCount());
+        if (this.deps.client.status.phase === 'stopped') void this.deps.client.start();
+        return;
+      case 'newSession':
+        await this.newSession();
+        return;
+      case 'activateSession':
+        if (!this.sessions.has(message.sessionId) && !this.closed.has(message.sessionId)) {
+          // A session of the server this window never showed: a tab that fills with new updates.
+          this.sessionFor(message.sessionId);
+        }
+        this.activate(message.sessionId);
+        return;
+      case 'closeSession':
+        await this.closeSession(message.sessionId);
+        return;
+      case 'prompt':
+        await this.prompt({
+          ...(message.sessionId ? { sessionId: message.sessionId } : {}),
+          text: message.text,
+          mentions: message.mentions,
+          includeSelection: message.includeSelection,
+        });
+        return;
+      case 'cancel':
+        await this.cancel(message.sessionId);
+        return;
+      case 'setMode':
+        await this.setMode(message.sessionId, message.modeId);
+        return;
+      case 'permission':
+        this.deps.broker.answer(message.requestId, message.optionId, message.feedback ? { feedback: message.feedback } : {});
+        return;
+      case 'review':
+        await this.deps.review.open(message.requestId);
+        return;
+      case 'mentionQuery':
+        this.post({ type: 'mentionResults', query: message.query, items: await this.mentionCandidates(message.query) });
+        return;
+      case 'copy':
+        await vscode.env.clipboard.writeText(message.text);
+        void vscode.window.setStatusBarMessage('$(check) Copied', 2000);
+        return;
+      case 'insert':
+        await this.insertIntoEditor(message.text);
+        return;
+      case 'openLocation':
+        await this.openLocation(message.uri, message.line);
+        return;
+      case 'openLink':
+        await this.openLink(message.href);
+        return;
+      case 'runAction':
+        await this.deps.runAction(message.id);
+        return;
+      case 'listSessions':
+        this.post({ type: 'sessionList', sessions: await this.listSessions() });
+        return;
+    }
+  }
+
+  private async insertIntoEditor(text: string): Promise<void> {
+    const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+    if (!editor) {
+      void vscode.window.showWarningMessage('Open a file to insert the code into.');
+      return;
+    }
+    await editor.edit((edit) => {
+      for (const selection of editor.selections) edit.replace(selection, text);
+    });
+  }
+
+  private async openLocation(uri: string, line?: number): Promise<void> {
+    const target = /^[a-z][a-z0-9+.-]*:/i.test(uri) ? vscode.Uri.parse(uri) : vscode.Uri.file(uri);
+    const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
+    await vscode.window.showTextDocument(target, { preview: true, selection: new vscode.Range(position, position) });
+  }
+
+  private async openLink(href: string): Promise<void> {
+    if (/^(https?|mailto):/i.test(href)) {
+      await vscode.env.openExternal(vscode.Uri.parse(href));
+      return;
+    }
+    const [file, fragment] = href.split('#');
+    const lineMatch = /^L?(\d+)/.exec(fragment ?? '');
+    const line = lineMatch ? Number(lineMatch[1]) : undefined;
+    if (!file) return;
+    if (file.startsWith('file:') || path.isAbsolute(file)) {
+      await this.openLocation(file, line);
+      return;
+    }
+    const resolved = await this.mentionIo().resolvePath(decodeURIComponent(file));
+    if (resolved) await this.openLocation(resolved, line);
+    else void vscode.window.showWarningMessage(`No file ${file} in the workspace.`);
+  }
+
+  /** Pending permission questions in the active session (for the status bar). */
+  activePending(): number {
+    const active = this.active;
+    return active ? pendingPermissions(active).length : 0;
+  }
+
+  dispose(): void {
+    for (const cts of this.turns.values()) cts.cancel();
+    for (const d of this.disposables) d.dispose();
+    this.changed.dispose();
+  }
+}
+
+/** `$/cancelRequest` answered with RequestCancelled (-32800), or VS Code's CancellationError. */
+export function isCancelledError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as { code?: unknown; name?: unknown };
+  return e.code === -32800 || e.name === 'Canceled' || e.name === 'CancellationError';
+}

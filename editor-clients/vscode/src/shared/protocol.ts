@@ -1,0 +1,236 @@
+/**
+ * Wire shapes of the lspAgent/* protocol (docs/protocol.md in the repository is the contract).
+ *
+ * Payloads mirror the Agent Client Protocol (ACP) `session/*` messages. Positions are LSP
+ * positions (0-based line, UTF-16 code units, the encoding VS Code negotiates); tool-call
+ * `line`s are 1-based as in ACP. This module is shared by the extension host and the webview,
+ * so it holds types and constants only.
+ */
+
+/** Version of the lspAgent/* protocol this client speaks (`capabilities.experimental.lspAgent.protocolVersion`). */
+export const PROTOCOL_VERSION = 1;
+
+/** Oldest server release this client works with (compared with `capabilities.experimental.lspAgent.version`). */
+export const MIN_SERVER_VERSION = '0.1.0';
+
+export const Methods = {
+  sessionNew: 'lspAgent/session/new',
+  sessionPrompt: 'lspAgent/session/prompt',
+  sessionCancel: 'lspAgent/session/cancel',
+  sessionSetMode: 'lspAgent/session/setMode',
+  sessionList: 'lspAgent/session/list',
+  sessionLoad: 'lspAgent/session/load',
+  sessionUpdate: 'lspAgent/session/update',
+  requestPermission: 'lspAgent/session/requestPermission',
+  saveDocuments: 'lspAgent/workspace/saveDocuments',
+  didChangeFiles: 'lspAgent/workspace/didChangeFiles',
+  diagnosticsDidChange: 'lspAgent/diagnostics/didChange',
+} as const;
+
+export type ModeId = 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
+
+export const MODE_IDS: readonly ModeId[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions'];
+
+export interface SessionMode {
+  id: string;
+  name: string;
+  description?: string;
+}
+
+export interface SessionModeState {
+  currentModeId: string;
+  availableModes: SessionMode[];
+}
+
+/** Zero-based LSP position (character in UTF-16 code units). */
+export interface WirePosition {
+  line: number;
+  character: number;
+}
+
+export interface WireRange {
+  start: WirePosition;
+  end: WirePosition;
+}
+
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+
+/** An @-mention or the selection: the *buffer* text of the resource, optionally a range in it. */
+export interface ResourceBlock {
+  type: 'resource';
+  resource: { uri: string; text: string; mimeType?: string };
+  _meta?: { range?: WireRange };
+}
+
+export type ContentBlock = TextBlock | ResourceBlock;
+
+export interface NewSessionParams {
+  cwd?: string;
+  additionalDirectories?: string[];
+  mode?: string;
+}
+
+export interface NewSessionResult {
+  sessionId: string;
+  modes?: SessionModeState;
+}
+
+export interface PromptParams {
+  sessionId: string;
+  prompt: ContentBlock[];
+}
+
+export type StopReason = 'end_turn' | 'max_tokens' | 'max_turn_requests' | 'refusal' | 'cancelled';
+
+/** Token counts of one turn. */
+export interface TurnUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadInputTokens?: number;
+  cacheCreationInputTokens?: number;
+}
+
+export interface PromptResult {
+  stopReason: StopReason;
+  usage?: TurnUsage;
+}
+
+export interface SessionListResult {
+  sessions: { sessionId: string; cwd?: string; busy?: boolean; title?: string }[];
+}
+
+export type ToolKind =
+  | 'read'
+  | 'edit'
+  | 'delete'
+  | 'move'
+  | 'search'
+  | 'execute'
+  | 'think'
+  | 'fetch'
+  | 'switch_mode'
+  | 'other';
+
+export type ToolCallStatus = 'pending' | 'in_progress' | 'completed' | 'failed';
+
+export interface ContentItem {
+  type: 'content';
+  content: { type: 'text'; text: string } | { type: string; [key: string]: unknown };
+}
+
+/** Whole-file texts before (`null` for a new file) and after an edit. */
+export interface DiffItem {
+  type: 'diff';
+  path: string;
+  uri?: string;
+  oldText: string | null;
+  newText: string;
+  unifiedDiff?: string;
+}
+
+export type ToolCallContent = ContentItem | DiffItem;
+
+/** A file touched by a tool call; `line` is 1-based. */
+export interface ToolCallLocation {
+  path: string;
+  uri?: string;
+  line?: number;
+}
+
+export interface ToolCall {
+  toolCallId: string;
+  title: string;
+  kind?: ToolKind;
+  status?: ToolCallStatus;
+  content?: ToolCallContent[];
+  locations?: ToolCallLocation[];
+  rawInput?: Record<string, unknown>;
+  rawOutput?: Record<string, unknown>;
+}
+
+export interface PlanEntry {
+  content: string;
+  priority?: 'high' | 'medium' | 'low';
+  status?: 'pending' | 'in_progress' | 'completed';
+}
+
+export type SessionUpdate =
+  | { sessionUpdate: 'agent_message_chunk'; content: TextBlock; messageId?: string }
+  | { sessionUpdate: 'agent_thought_chunk'; content: TextBlock; messageId?: string }
+  | { sessionUpdate: 'user_message_chunk'; content: ContentBlock; messageId?: string }
+  | ({ sessionUpdate: 'tool_call' } & ToolCall)
+  | ({ sessionUpdate: 'tool_call_update' } & Partial<ToolCall> & { toolCallId: string })
+  | { sessionUpdate: 'usage_update'; used: number; size: number }
+  | { sessionUpdate: 'plan'; entries: PlanEntry[] }
+  | { sessionUpdate: 'current_mode_update'; currentModeId: string };
+
+export interface SessionUpdateParams {
+  sessionId: string;
+  update: SessionUpdate;
+}
+
+export type PermissionOptionKind = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
+
+export interface PermissionOption {
+  optionId: string;
+  name: string;
+  kind: PermissionOptionKind;
+}
+
+export interface RequestPermissionParams {
+  sessionId: string;
+  toolCall: ToolCall;
+  options: PermissionOption[];
+  reason?: string;
+}
+
+/**
+ * The answer to `lspAgent/session/requestPermission`.
+ *
+ * `feedback` goes to the model (with a rejection, or as a remark with an approval).
+ * `editedText` (file URI → full text) is what the user approved instead of the proposal: a
+ * proposal edited before accepting, or accepted only in part (per-hunk review).
+ */
+export interface RequestPermissionResult {
+  outcome:
+    | { outcome: 'selected'; optionId: string; feedback?: string; editedText?: Record<string, string> }
+    | { outcome: 'cancelled' };
+}
+
+export interface SaveDocumentsParams {
+  uris: string[];
+}
+
+export interface SaveDocumentsResult {
+  saved: string[];
+}
+
+export interface DidChangeFilesParams {
+  uris: string[];
+}
+
+/** LSP diagnostic as sent by the diagnostics bridge. */
+export interface WireDiagnostic {
+  range: WireRange;
+  severity?: 1 | 2 | 3 | 4;
+  code?: string | number;
+  source?: string;
+  message: string;
+  tags?: number[];
+}
+
+export interface DiagnosticsDidChangeParams {
+  uri: string;
+  /** Version of the open document the diagnostics were computed for; `null` when not open. */
+  version: number | null;
+  diagnostics: WireDiagnostic[];
+}
+
+/** What the server advertises in `capabilities.experimental.lspAgent`. */
+export interface ServerAgentCapabilities {
+  version: string;
+  protocolVersion: number;
+}

@@ -1,0 +1,406 @@
+/**
+ * The chat state of one session, built from the server's `lspAgent/session/update` stream.
+ *
+ * The extension host and the webview run the same reducer over the same messages, so the
+ * panel can be rebuilt from a snapshot at any time. Every item carries a revision (`rev`)
+ * that changes whenever the item changes; the webview re-renders an item only then.
+ * Functions here mutate the session in place (streams are long; copying per chunk is not).
+ */
+
+import type {
+  ContentBlock,
+  PermissionOption,
+  PlanEntry,
+  PromptResult,
+  SessionMode,
+  SessionUpdate,
+  ToolCall,
+  ToolCallContent,
+  ToolCallLocation,
+  ToolCallStatus,
+  ToolKind,
+} from './protocol';
+
+export interface Attachment {
+  label: string;
+  uri: string;
+}
+
+export interface UserItem {
+  kind: 'user';
+  id: string;
+  rev: number;
+  text: string;
+  attachments: Attachment[];
+}
+
+export interface AgentItem {
+  kind: 'agent';
+  id: string;
+  rev: number;
+  text: string;
+  messageId?: string;
+}
+
+export interface ThoughtItem {
+  kind: 'thought';
+  id: string;
+  rev: number;
+  text: string;
+  messageId?: string;
+}
+
+export type PermissionState = 'pending' | 'allowed' | 'rejected' | 'cancelled';
+
+export interface PermissionInfo {
+  requestId: string;
+  reason: string;
+  options: PermissionOption[];
+  state: PermissionState;
+  /** Name of the chosen option once answered. */
+  chosen?: string;
+  feedback?: string;
+  edited?: boolean;
+}
+
+export interface ToolItem {
+  kind: 'tool';
+  id: string;
+  rev: number;
+  title: string;
+  toolKind: ToolKind;
+  status: ToolCallStatus;
+  content: ToolCallContent[];
+  locations: ToolCallLocation[];
+  rawInput?: Record<string, unknown>;
+  rawOutput?: Record<string, unknown>;
+  permission?: PermissionInfo;
+}
+
+export type NoticeLevel = 'info' | 'warning' | 'error';
+
+export interface NoticeItem {
+  kind: 'notice';
+  id: string;
+  rev: number;
+  level: NoticeLevel;
+  text: string;
+}
+
+export type ChatItem = UserItem | AgentItem | ThoughtItem | ToolItem | NoticeItem;
+
+export interface TokenTotals {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheCreation: number;
+}
+
+export interface SessionState {
+  id: string;
+  title: string;
+  cwd?: string;
+  modeId: string;
+  availableModes: SessionMode[];
+  running: boolean;
+  /** Context window use from the last `usage_update`: `used` of `size` tokens. */
+  context?: { used: number; size: number };
+  tokens: TokenTotals;
+  plan: PlanEntry[];
+  items: ChatItem[];
+  /** Bumped on any change; lets renderers skip untouched sessions. */
+  rev: number;
+  nextLocalId: number;
+}
+
+/** Modes shown before the server tells us its own list (names from Claude Code). */
+export const DEFAULT_MODES: SessionMode[] = [
+  { id: 'default', name: 'Default', description: 'Ask before edits and commands' },
+  { id: 'acceptEdits', name: 'Accept edits', description: 'Apply file edits without asking' },
+  { id: 'plan', name: 'Plan', description: 'Read and plan only; no changes' },
+  {
+    id: 'bypassPermissions',
+    name: 'Bypass permissions',
+    description: 'Run everything without asking',
+  },
+];
+
+export function createSession(init: {
+  id: string;
+  cwd?: string;
+  modeId?: string;
+  availableModes?: SessionMode[];
+  title?: string;
+}): SessionState {
+  return {
+    id: init.id,
+    title: init.title ?? 'New chat',
+    cwd: init.cwd,
+    modeId: init.modeId ?? 'default',
+    availableModes: init.availableModes && init.availableModes.length > 0 ? init.availableModes : DEFAULT_MODES,
+    running: false,
+    tokens: { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 },
+    plan: [],
+    items: [],
+    rev: 0,
+    nextLocalId: 1,
+  };
+}
+
+function localId(session: SessionState, prefix: string): string {
+  const id = `${prefix}-${session.nextLocalId}`;
+  session.nextLocalId += 1;
+  return id;
+}
+
+function touch(session: SessionState, item?: ChatItem): void {
+  session.rev += 1;
+  if (item) {
+    item.rev += 1;
+  }
+}
+
+const TITLE_LENGTH = 48;
+
+/** A tab title from the first prompt: first line, whitespace collapsed, at most 48 characters. */
+export function titleFromPrompt(text: string): string {
+  const line = text.trim().split('\n')[0]?.replace(/\s+/g, ' ') ?? '';
+  if (line.length === 0) {
+    return 'New chat';
+  }
+  return line.length > TITLE_LENGTH ? `${line.slice(0, TITLE_LENGTH - 1)}…` : line;
+}
+
+/** Record the user's prompt and mark the session running. */
+export function startTurn(session: SessionState, text: string, attachments: Attachment[]): UserItem {
+  const item: UserItem = { kind: 'user', id: localId(session, 'user'), rev: 1, text, attachments };
+  if (session.items.every((i) => i.kind !== 'user')) {
+    session.title = titleFromPrompt(text);
+  }
+  session.items.push(item);
+  session.running = true;
+  touch(session);
+  return item;
+}
+
+const STOP_NOTICES: Record<string, { level: NoticeLevel; text: string } | undefined> = {
+  max_tokens: { level: 'warning', text: 'The answer hit the output token limit.' },
+  max_turn_requests: { level: 'warning', text: 'Stopped: the turn reached its request limit.' },
+  refusal: { level: 'warning', text: 'The model declined to continue.' },
+  cancelled: { level: 'info', text: 'Stopped.' },
+};
+
+/** Mark the turn finished; adds a notice for every stop reason but `end_turn`, and for errors. */
+export function endTurn(session: SessionState, result: PromptResult | { error: string }): void {
+  session.running = false;
+  if ('error' in result) {
+    addNotice(session, 'error', result.error);
+  } else {
+    const usage = result.usage;
+    if (usage) {
+      session.tokens.input += usage.inputTokens;
+      session.tokens.output += usage.outputTokens;
+      session.tokens.cacheRead += usage.cacheReadInputTokens ?? 0;
+      session.tokens.cacheCreation += usage.cacheCreationInputTokens ?? 0;
+    }
+    const notice = STOP_NOTICES[result.stopReason];
+    if (notice) {
+      addNotice(session, notice.level, notice.text);
+    }
+  }
+  // A turn that ended leaves no tool call pending or running, nor a question open.
+  for (const item of session.items) {
+    if (item.kind === 'tool') {
+      let changed = false;
+      if (item.status === 'pending' || item.status === 'in_progress') {
+        item.status = 'failed';
+        changed = true;
+      }
+      if (item.permission?.state === 'pending') {
+        item.permission.state = 'cancelled';
+        changed = true;
+      }
+      if (changed) {
+        item.rev += 1;
+      }
+    }
+  }
+  touch(session);
+}
+
+export function addNotice(session: SessionState, level: NoticeLevel, text: string): NoticeItem {
+  const item: NoticeItem = { kind: 'notice', id: localId(session, 'notice'), rev: 1, level, text };
+  session.items.push(item);
+  touch(session);
+  return item;
+}
+
+function findTool(session: SessionState, toolCallId: string): ToolItem | undefined {
+  for (let i = session.items.length - 1; i >= 0; i -= 1) {
+    const item = session.items[i];
+    if (item?.kind === 'tool' && item.id === toolCallId) {
+      return item;
+    }
+  }
+  return undefined;
+}
+
+function upsertTool(session: SessionState, call: Partial<ToolCall> & { toolCallId: string }): ToolItem {
+  let item = findTool(session, call.toolCallId);
+  if (!item) {
+    item = {
+      kind: 'tool',
+      id: call.toolCallId,
+      rev: 0,
+      title: call.title ?? 'Tool call',
+      toolKind: call.kind ?? 'other',
+      status: call.status ?? 'pending',
+      content: call.content ?? [],
+      locations: call.locations ?? [],
+    };
+    session.items.push(item);
+  }
+  if (call.title !== undefined) item.title = call.title;
+  if (call.kind !== undefined) item.toolKind = call.kind;
+  if (call.status !== undefined) item.status = call.status;
+  if (call.content !== undefined) item.content = call.content;
+  if (call.locations !== undefined) item.locations = call.locations;
+  if (call.rawInput !== undefined) item.rawInput = call.rawInput;
+  if (call.rawOutput !== undefined) item.rawOutput = call.rawOutput;
+  touch(session, item);
+  return item;
+}
+
+function appendText(
+  session: SessionState,
+  kind: 'agent' | 'thought',
+  text: string,
+  messageId: string | undefined,
+): void {
+  const last = session.items[session.items.length - 1];
+  if (last && last.kind === kind && (messageId === undefined || last.messageId === messageId)) {
+    last.text += text;
+    touch(session, last);
+    return;
+  }
+  const item: AgentItem | ThoughtItem = {
+    kind,
+    id: localId(session, kind),
+    rev: 1,
+    text,
+    ...(messageId === undefined ? {} : { messageId }),
+  };
+  session.items.push(item);
+  touch(session);
+}
+
+function blockText(block: ContentBlock): string {
+  return block.type === 'text' ? block.text : `@${block.resource.uri}`;
+}
+
+/**
+ * Apply one `lspAgent/session/update`. Unknown update kinds are ignored (newer servers may
+ * send more); returns whether anything changed.
+ */
+export function applyUpdate(session: SessionState, update: SessionUpdate): boolean {
+  switch (update.sessionUpdate) {
+    case 'agent_message_chunk':
+      appendText(session, 'agent', update.content.text ?? '', update.messageId);
+      return true;
+    case 'agent_thought_chunk':
+      appendText(session, 'thought', update.content.text ?? '', update.messageId);
+      return true;
+    case 'user_message_chunk': {
+      // While a turn runs the prompt is already shown (the server may echo it); otherwise this
+      // is a replay of history (session load) and chunks of one prompt join one item.
+      if (session.running) {
+        return false;
+      }
+      const text = blockText(update.content);
+      const last = session.items[session.items.length - 1];
+      if (last?.kind === 'user') {
+        last.text += text;
+        touch(session, last);
+        return true;
+      }
+      const item: UserItem = { kind: 'user', id: localId(session, 'user'), rev: 1, text, attachments: [] };
+      if (session.items.every((i) => i.kind !== 'user')) {
+        session.title = titleFromPrompt(text);
+      }
+      session.items.push(item);
+      touch(session);
+      return true;
+    }
+    case 'tool_call': {
+      const { sessionUpdate: _kind, ...call } = update;
+      void _kind;
+      upsertTool(session, call);
+      return true;
+    }
+    case 'tool_call_update': {
+      const { sessionUpdate: _kind, ...call } = update;
+      void _kind;
+      upsertTool(session, call);
+      return true;
+    }
+    case 'usage_update':
+      session.context = { used: update.used, size: update.size };
+      touch(session);
+      return true;
+    case 'plan':
+      session.plan = update.entries.map((e) => ({ ...e }));
+      touch(session);
+      return true;
+    case 'current_mode_update':
+      session.modeId = update.currentModeId;
+      touch(session);
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** Show a permission question on its tool call card (creating the card if the server sent none). */
+export function addPermission(
+  session: SessionState,
+  requestId: string,
+  toolCall: ToolCall,
+  options: PermissionOption[],
+  reason: string,
+): ToolItem {
+  const item = upsertTool(session, toolCall);
+  item.permission = { requestId, reason, options, state: 'pending' };
+  touch(session, item);
+  return item;
+}
+
+/** Record how a permission question ended. */
+export function resolvePermission(
+  session: SessionState,
+  requestId: string,
+  resolution: { state: PermissionState; chosen?: string; feedback?: string; edited?: boolean },
+): ToolItem | undefined {
+  for (const item of session.items) {
+    if (item.kind === 'tool' && item.permission?.requestId === requestId) {
+      item.permission = { ...item.permission, ...resolution };
+      touch(session, item);
+      return item;
+    }
+  }
+  return undefined;
+}
+
+/** Pending permission questions of a session, oldest first. */
+export function pendingPermissions(session: SessionState): ToolItem[] {
+  return session.items.filter(
+    (i): i is ToolItem => i.kind === 'tool' && i.permission?.state === 'pending',
+  );
+}
+
+/** "12.3k", "1.2M", "980": compact token counts for meters. */
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(n);
+  // Round-trip boundaries: 9 950 shows as "10k", 999 500 as "1.0M" (never "1000k").
+  if (n < 999_500) return `${(n / 1000).toFixed(n < 9_950 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}

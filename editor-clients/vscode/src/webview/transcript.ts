@@ -1,0 +1,324 @@
+/** Renderers for the items of a chat: messages, thoughts, tool-call cards, permission questions. */
+
+import { diffStat, unifiedDiff } from '../shared/diff';
+import type { DiffItem, PermissionOption, ToolCallContent, ToolCallLocation, ToolKind } from '../shared/protocol';
+import type { ChatItem, NoticeItem, PermissionInfo, ThoughtItem, ToolItem, UserItem } from '../shared/state';
+import { h, icon, type Child } from './dom';
+import { renderMarkdown, type CodeActions } from './markdownView';
+
+export interface TranscriptActions extends CodeActions {
+  answer(requestId: string, optionId: string, feedback?: string): void;
+  review(requestId: string): void;
+  openLocation(uri: string, line?: number): void;
+  /** Remember a card's expanded state across re-renders. */
+  setExpanded(id: string, expanded: boolean): void;
+  isExpanded(id: string): boolean | undefined;
+}
+
+const KIND_ICONS: Record<ToolKind, string> = {
+  read: 'file',
+  edit: 'edit',
+  delete: 'trash',
+  move: 'arrow-swap',
+  search: 'search',
+  execute: 'terminal',
+  think: 'lightbulb',
+  fetch: 'globe',
+  switch_mode: 'arrow-swap',
+  other: 'tools',
+};
+
+const STATUS_LABEL: Record<ToolItem['status'], string> = {
+  pending: 'Pending',
+  in_progress: 'Running',
+  completed: 'Done',
+  failed: 'Failed',
+};
+
+function statusIcon(status: ToolItem['status'], waiting: boolean): HTMLElement {
+  if (waiting) return icon('question', 'status-icon waiting');
+  switch (status) {
+    case 'pending':
+      return icon('circle-large-outline', 'status-icon pending');
+    case 'in_progress':
+      return icon('loading', 'status-icon running codicon-modifier-spin');
+    case 'completed':
+      return icon('pass-filled', 'status-icon completed');
+    case 'failed':
+      return icon('error', 'status-icon failed');
+  }
+}
+
+function baseName(p: string): string {
+  const parts = p.split(/[\\/]/);
+  return parts[parts.length - 1] || p;
+}
+
+function locationLinks(locations: readonly ToolCallLocation[], actions: TranscriptActions): Child {
+  if (locations.length === 0) return null;
+  return h(
+    'div',
+    { class: 'tool-locations' },
+    ...locations.slice(0, 6).map((loc) =>
+      h(
+        'button',
+        {
+          class: 'link-button location',
+          title: `${loc.path}${loc.line ? `:${loc.line}` : ''}`,
+          onclick: () => actions.openLocation(loc.uri ?? loc.path, loc.line),
+        },
+        icon('go-to-file'),
+        `${baseName(loc.path)}${loc.line ? `:${loc.line}` : ''}`,
+      ),
+    ),
+    locations.length > 6 ? h('span', { class: 'muted' }, `+${locations.length - 6} more`) : null,
+  );
+}
+
+const MAX_DIFF_LINES = 400;
+
+/** A diff card; `onReview` adds a "Review" button (open the native diff editor) to its header. */
+export function renderDiff(diff: DiffItem, onReview?: () => void): HTMLElement {
+  const text = diff.unifiedDiff ?? unifiedDiff(diff.path, diff.oldText, diff.newText);
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  const body = lines
+    .filter((l) => !l.startsWith('--- ') && !l.startsWith('+++ '))
+    .slice(0, MAX_DIFF_LINES)
+    .map((line) => {
+      const cls = line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'ctx';
+      return h('div', { class: `diff-line ${cls}` }, line.length > 0 ? line : ' ');
+    });
+  const stat = diffStat(diff.oldText, diff.newText);
+  return h(
+    'div',
+    { class: 'diff' },
+    h(
+      'div',
+      { class: 'diff-head' },
+      icon(diff.oldText === null ? 'new-file' : 'diff'),
+      h('span', { class: 'diff-path', title: diff.path }, baseName(diff.path)),
+      h('span', { class: 'diff-stat' }, h('span', { class: 'added' }, `+${stat.added}`), ' ', h('span', { class: 'removed' }, `−${stat.removed}`)),
+      onReview
+        ? h(
+            'button',
+            { class: 'button secondary small', 'data-action': 'review', title: 'Open in a diff editor to accept or reject each change, or edit the proposal', onclick: onReview },
+            icon('diff-single'),
+            'Review',
+          )
+        : null,
+    ),
+    h('div', { class: 'diff-body', role: 'region', 'aria-label': `Changes to ${baseName(diff.path)}` }, ...body),
+    lines.length > MAX_DIFF_LINES ? h('div', { class: 'muted diff-more' }, `${lines.length - MAX_DIFF_LINES} more lines — use Review to see all`) : null,
+  );
+}
+
+function contentView(content: readonly ToolCallContent[], onReview?: () => void): Child[] {
+  return content.map((c): Child => {
+    if (c.type === 'diff') return renderDiff(c, onReview);
+    const inner = c.content as { type: string; text?: unknown };
+    if (inner.type === 'text' && typeof inner.text === 'string') {
+      return inner.text.length > 0 ? h('pre', { class: 'tool-output' }, inner.text) : null;
+    }
+    return h('pre', { class: 'tool-output muted' }, JSON.stringify(inner, null, 2));
+  });
+}
+
+function commandLine(item: ToolItem): Child {
+  const cmd = item.rawInput?.command;
+  if (item.toolKind !== 'execute' || typeof cmd !== 'string') return null;
+  return h('pre', { class: 'tool-command' }, h('span', { class: 'prompt-sign', 'aria-hidden': 'true' }, '$ '), cmd);
+}
+
+function optionButton(option: PermissionOption, requestId: string, actions: TranscriptActions, primary: boolean): HTMLElement {
+  const isAllow = option.kind.startsWith('allow');
+  return h(
+    'button',
+    {
+      class: `button ${primary ? 'primary' : 'secondary'}${isAllow ? ' allow' : ' reject'}`,
+      'data-option-id': option.optionId,
+      'data-kind': option.kind,
+      onclick: (ev: MouseEvent) => {
+        const card = (ev.currentTarget as HTMLElement).closest('.permission');
+        card?.querySelectorAll('button').forEach((b) => ((b as HTMLButtonElement).disabled = true));
+        actions.answer(requestId, option.optionId);
+      },
+    },
+    option.name,
+  );
+}
+
+function permissionView(item: ToolItem, perm: PermissionInfo, actions: TranscriptActions): HTMLElement {
+  if (perm.state !== 'pending') {
+    const iconName = perm.state === 'allowed' ? 'check' : perm.state === 'rejected' ? 'close' : 'circle-slash';
+    const label =
+      perm.state === 'cancelled'
+        ? 'Question withdrawn'
+        : `${perm.chosen ?? (perm.state === 'allowed' ? 'Allowed' : 'Rejected')}${perm.edited ? ' (with your edits)' : ''}`;
+    return h(
+      'div',
+      { class: `permission resolved ${perm.state}` },
+      icon(iconName),
+      h('span', {}, label),
+      perm.feedback ? h('span', { class: 'feedback-quote', title: 'Your feedback' }, `“${perm.feedback}”`) : null,
+    );
+  }
+  const allowOnce = perm.options.find((o) => o.kind === 'allow_once');
+  const rejectOnce = perm.options.find((o) => o.kind === 'reject_once');
+  const feedbackBox = h('textarea', {
+    class: 'feedback',
+    rows: 2,
+    placeholder: 'Tell the agent what to do instead…',
+    'aria-label': 'Feedback for the agent',
+  });
+  const feedbackRow = h(
+    'div',
+    { class: 'feedback-row', hidden: true },
+    feedbackBox,
+    h(
+      'button',
+      {
+        class: 'button secondary reject',
+        onclick: () => {
+          if (rejectOnce) actions.answer(perm.requestId, rejectOnce.optionId, feedbackBox.value.trim() || undefined);
+        },
+      },
+      'Send feedback & reject',
+    ),
+  );
+  feedbackBox.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter' && !ev.shiftKey && rejectOnce) {
+      ev.preventDefault();
+      actions.answer(perm.requestId, rejectOnce.optionId, feedbackBox.value.trim() || undefined);
+    }
+  });
+  const ordered = [...perm.options].sort((a, b) => order(a) - order(b));
+  return h(
+    'div',
+    { class: 'permission pending', role: 'group', 'aria-label': `Permission needed: ${item.title}` },
+    h('div', { class: 'permission-reason' }, icon('shield'), h('span', {}, perm.reason || 'The agent needs your permission to continue.')),
+    h(
+      'div',
+      { class: 'permission-actions' },
+      ...ordered.map((o) => optionButton(o, perm.requestId, actions, o === allowOnce)),
+      rejectOnce
+        ? h(
+            'button',
+            {
+              class: 'icon-button',
+              title: 'Reject with feedback',
+              'aria-label': 'Reject with feedback',
+              'data-action': 'feedback',
+              onclick: () => {
+                feedbackRow.hidden = !feedbackRow.hidden;
+                if (!feedbackRow.hidden) feedbackBox.focus();
+              },
+            },
+            icon('comment'),
+          )
+        : null,
+    ),
+    feedbackRow,
+  );
+}
+
+function order(o: PermissionOption): number {
+  return ['allow_once', 'allow_always', 'reject_once', 'reject_always'].indexOf(o.kind);
+}
+
+function toolCard(item: ToolItem, actions: TranscriptActions): HTMLElement {
+  const waiting = item.permission?.state === 'pending';
+  const remembered = actions.isExpanded(item.id);
+  const expanded = remembered ?? (waiting || item.status === 'failed');
+  const diffs = item.content.filter((c): c is DiffItem => c.type === 'diff');
+  const stat = diffs.length > 0 ? diffs.map((d) => diffStat(d.oldText, d.newText)).reduce((a, b) => ({ added: a.added + b.added, removed: a.removed + b.removed })) : undefined;
+  const requestId = waiting ? item.permission?.requestId : undefined;
+  const onReview = requestId ? () => actions.review(requestId) : undefined;
+  const bodyChildren = [commandLine(item), ...contentView(item.content, onReview)].filter(Boolean);
+  const bodyId = `tool-body-${cssId(item.id)}`;
+  const head = h(
+    'button',
+    {
+      class: 'tool-head',
+      'aria-expanded': String(expanded),
+      'aria-controls': bodyId,
+      onclick: () => {
+        const open = head.getAttribute('aria-expanded') !== 'true';
+        head.setAttribute('aria-expanded', String(open));
+        body.hidden = !open;
+        actions.setExpanded(item.id, open);
+      },
+    },
+    icon(bodyChildren.length > 0 ? 'chevron-right' : 'blank', 'chevron'),
+    icon(KIND_ICONS[item.toolKind] ?? 'tools', 'kind-icon'),
+    h('span', { class: 'tool-title', title: item.title }, item.title),
+    stat ? h('span', { class: 'diff-stat' }, h('span', { class: 'added' }, `+${stat.added}`), ' ', h('span', { class: 'removed' }, `−${stat.removed}`)) : null,
+    h('span', { class: 'tool-status', title: waiting ? 'Waiting for your answer' : STATUS_LABEL[item.status] }, statusIcon(item.status, waiting), h('span', { class: 'sr-only' }, waiting ? 'Waiting for you' : STATUS_LABEL[item.status])),
+  );
+  const body = h('div', { class: 'tool-body', id: bodyId }, ...bodyChildren);
+  body.hidden = !expanded;
+  return h(
+    'div',
+    { class: `tool status-${item.status}${waiting ? ' waiting' : ''}`, 'data-tool-call-id': item.id },
+    head,
+    locationLinks(item.locations, actions),
+    bodyChildren.length > 0 ? body : null,
+    item.permission ? permissionView(item, item.permission, actions) : null,
+  );
+}
+
+function cssId(id: string): string {
+  return id.replace(/[^A-Za-z0-9_-]/g, '_');
+}
+
+function userMessage(item: UserItem): HTMLElement {
+  return h(
+    'div',
+    { class: 'msg user' },
+    h('div', { class: 'bubble' }, item.text),
+    item.attachments.length > 0
+      ? h('div', { class: 'attachments' }, ...item.attachments.map((a) => h('span', { class: 'chip', title: a.uri }, icon('file'), a.label)))
+      : null,
+  );
+}
+
+function thought(item: ThoughtItem, streaming: boolean, actions: TranscriptActions): HTMLElement {
+  const details = h(
+    'details',
+    { class: 'thought' },
+    h('summary', {}, icon('lightbulb'), streaming ? 'Thinking…' : 'Thought'),
+    h('div', { class: 'thought-body' }, item.text),
+  );
+  details.open = actions.isExpanded(item.id) ?? false;
+  details.addEventListener('toggle', () => actions.setExpanded(item.id, details.open));
+  return details;
+}
+
+function notice(item: NoticeItem): HTMLElement {
+  const name = item.level === 'error' ? 'error' : item.level === 'warning' ? 'warning' : 'info';
+  return h('div', { class: `notice ${item.level}`, role: item.level === 'error' ? 'alert' : 'status' }, icon(name), h('span', {}, item.text));
+}
+
+/** One transcript item as a fresh element; `streaming` marks the last item of a running turn. */
+export function renderItem(item: ChatItem, streaming: boolean, actions: TranscriptActions): HTMLElement {
+  let el: HTMLElement;
+  switch (item.kind) {
+    case 'user':
+      el = userMessage(item);
+      break;
+    case 'agent':
+      el = h('div', { class: `msg agent${streaming ? ' streaming' : ''}` }, renderMarkdown(item.text, actions));
+      break;
+    case 'thought':
+      el = thought(item, streaming, actions);
+      break;
+    case 'tool':
+      el = toolCard(item, actions);
+      break;
+    case 'notice':
+      el = notice(item);
+      break;
+  }
+  el.dataset.itemId = item.id;
+  return el;
+}

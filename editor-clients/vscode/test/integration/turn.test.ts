@@ -1,0 +1,273 @@
+/**
+ * End to end without VS Code: the extension is activated against the fake `vscode` API, its
+ * real vscode-languageclient node client starts the real `lsp-agent serve`, and the model is
+ * the project's scripted Messages-API server on 127.0.0.1. The test plays the chat webview
+ * (posting what the page would post) and checks what the extension does.
+ *
+ * Needs Python with lsp-agent installed: `LSP_AGENT_PYTHON` (default: the repository's
+ * `.venv/bin/python`, else `python3`).
+ */
+
+import '../fake-vscode/register';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { activate, type ExtensionApi } from '../../src/extension';
+import type { ToWebview } from '../../src/shared/messages';
+import { fake, makeContext, makeWebviewView, Uri } from '../fake-vscode/index';
+
+const EXTENSION_ROOT = resolve(__dirname, '..', '..', '..');
+const REPO_ROOT = resolve(EXTENSION_ROOT, '..', '..');
+
+function python(): string {
+  if (process.env.LSP_AGENT_PYTHON) return process.env.LSP_AGENT_PYTHON;
+  const venv = join(REPO_ROOT, '.venv', 'bin', 'python');
+  return existsSync(venv) ? venv : 'python3';
+}
+
+interface Scripted {
+  port: number;
+  proc: ChildProcess;
+  stderr(): string;
+  /** Stop it; resolves with its exit code (0: every step consumed, no bad request). */
+  stop(): Promise<number | null>;
+}
+
+async function startScripted(scenario: unknown, dir: string): Promise<Scripted> {
+  const scenarioFile = join(dir, 'scenario.json');
+  const portFile = join(dir, 'port');
+  writeFileSync(scenarioFile, JSON.stringify(scenario));
+  const proc = spawn(python(), ['-m', 'lsp_agent.model.scripted', '--scenario', scenarioFile, '--port', '0', '--port-file', portFile, '--var', `cwd=${dir}`], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  for (let i = 0; i < 300 && !existsSync(portFile); i += 1) {
+    if (proc.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  if (!existsSync(portFile)) {
+    proc.kill();
+    throw new Error(`the scripted model server did not start (${python()}): ${err}`);
+  }
+  return {
+    port: Number(readFileSync(portFile, 'utf8').trim()),
+    proc,
+    stderr: () => err,
+    stop: async () => {
+      proc.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+const CART = `def total(items):
+    result = 0
+    for item in items:
+        result += item.price
+    return result
+
+
+def describe(items):
+    return f"{len(items)} items"
+`;
+
+interface Setup {
+  dir: string;
+  scripted: Scripted;
+  api: ExtensionApi;
+  page: ReturnType<typeof makeWebviewView>;
+  context: { subscriptions: { dispose(): unknown }[] };
+}
+
+let setup: Setup | undefined;
+
+async function launch(steps: unknown[]): Promise<Setup> {
+  const dir = mkdtempSync(join(tmpdir(), 'lsp-agent-vscode-'));
+  writeFileSync(join(dir, 'cart.py'), CART);
+  const scripted = await startScripted({ name: 'vscode-integration', steps }, dir);
+  fake.reset();
+  fake.workspaceFolders = [{ uri: Uri.file(dir), name: 'shop', index: 0 }];
+  fake.setConfiguration({
+    'lspAgent.server.pythonInterpreter': python(),
+    'lspAgent.server.env': { ANTHROPIC_BASE_URL: `http://127.0.0.1:${scripted.port}`, ANTHROPIC_API_KEY: 'dummy' },
+    'lspAgent.server.logLevel': 'info',
+  });
+  fake.openDocument(join(dir, 'cart.py'));
+  const context = makeContext(EXTENSION_ROOT);
+  const api = activate(context);
+  const page = makeWebviewView();
+  fake.webviewProviders.get('lspAgent.chat').resolveWebviewView(page.view);
+  page.receive({ type: 'ready' });
+  setup = { dir, scripted, api, page, context };
+  await page.waitFor((m: ToWebview) => m.type === 'snapshot', 'snapshot');
+  for (let i = 0; i < 600 && api.client.status.phase !== 'running'; i += 1) {
+    if (api.client.status.phase === 'missing' || api.client.status.phase === 'incompatible' || api.client.status.phase === 'failed') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(api.client.status.phase, 'running', `server status: ${JSON.stringify(api.client.status)}\n${fake.outputLines.join('\n')}`);
+  return setup;
+}
+
+afterEach(async () => {
+  if (!setup) return;
+  const { api, context, dir, scripted } = setup;
+  setup = undefined;
+  await api.client.stop();
+  for (const d of context.subscriptions.reverse()) d.dispose();
+  await scripted.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  setup = undefined;
+});
+
+function text(t: string) {
+  return { type: 'text', text: t };
+}
+
+function toolUse(id: string, name: string, input: Record<string, unknown>) {
+  return { type: 'tool_use', id, name, input };
+}
+
+describe('extension ↔ lsp-agent serve', () => {
+  it('runs a turn: streams, asks permission in the panel, applies the edit to the buffer', async () => {
+    const s = await launch([
+      { response: { content: [text('Let me read the cart.'), toolUse('toolu_read', 'Read', { file_path: '{{cwd}}/cart.py' })], stop_reason: 'tool_use' } },
+      {
+        expect: { tool_results: [{ is_error: false }] },
+        response: {
+          content: [toolUse('toolu_edit', 'Edit', { file_path: '{{cwd}}/cart.py', old_string: '        result += item.price', new_string: '        result += item.price * item.quantity' })],
+          stop_reason: 'tool_use',
+        },
+      },
+      { expect: { tool_results: [{ is_error: false }] }, response: { content: [text('Quantities are **counted** now.')] } },
+    ]);
+    s.page.receive({ type: 'prompt', text: 'Count quantities in @cart.py', mentions: [], includeSelection: false });
+
+    const started = await s.page.waitFor((m: ToWebview) => m.type === 'turnStarted', 'turnStarted');
+    assert.deepEqual(started.attachments, [{ label: 'cart.py', uri: Uri.file(join(s.dir, 'cart.py')).toString() }], 'the typed @mention was attached');
+    const asked = await s.page.waitFor((m: ToWebview) => m.type === 'permissionRequested', 'permissionRequested');
+    assert.equal(asked.request.toolCall.kind, 'edit');
+    const diff = asked.request.toolCall.content.find((c: { type: string }) => c.type === 'diff');
+    assert.equal(diff.oldText, CART);
+    assert.match(diff.newText, /item\.price \* item\.quantity/);
+    const allow = asked.request.options.find((o: { kind: string }) => o.kind === 'allow_once');
+    assert.ok(allow, 'an allow_once option is offered');
+    // Nothing took focus while the question waited.
+    assert.deepEqual(fake.callsOf('webviewView.show'), []);
+    assert.deepEqual(fake.callsOf('showTextDocument'), []);
+    s.page.receive({ type: 'permission', requestId: asked.requestId, optionId: allow.optionId });
+
+    const ended = await s.page.waitFor((m: ToWebview) => m.type === 'turnEnded', 'turnEnded');
+    assert.equal(ended.result.stopReason, 'end_turn', JSON.stringify(ended.result));
+    assert.ok(ended.result.usage.inputTokens > 0);
+    const resolved = await s.page.waitFor((m: ToWebview) => m.type === 'permissionResolved', 'permissionResolved');
+    assert.equal(resolved.state, 'allowed');
+
+    // The edit reached the open buffer through workspace/applyEdit, not the disk.
+    const doc = fake.documents.find((d) => d.uri.fsPath === join(s.dir, 'cart.py'));
+    assert.equal(doc?.getText(), CART.replace('result += item.price', 'result += item.price * item.quantity'));
+    assert.equal(readFileSync(join(s.dir, 'cart.py'), 'utf8'), CART);
+
+    // The host state the panel mirrors: streamed text, tool calls completed.
+    const session = s.api.controller.active;
+    assert.ok(session);
+    const agentText = session.items.filter((i) => i.kind === 'agent').map((i) => (i as { text: string }).text).join('');
+    assert.match(agentText, /Let me read the cart\./);
+    assert.match(agentText, /Quantities are \*\*counted\*\* now\./);
+    const tools = session.items.filter((i) => i.kind === 'tool') as { id: string; status: string; toolKind: string }[];
+    assert.deepEqual(tools.map((t) => [t.toolKind, t.status]), [['read', 'completed'], ['edit', 'completed']]);
+    assert.equal(session.running, false);
+    assert.ok(s.page.posted.some((m) => m.type === 'sessionUpdate' && m.update.sessionUpdate === 'agent_message_chunk'));
+    assert.equal(await s.scripted.stop(), 0, `scripted model: ${s.scripted.stderr()}`);
+    if (process.env.LSP_AGENT_RECORD) {
+      // Refresh test/fixtures/recorded-turn.json: what the panel received in this real turn.
+      writeFileSync(process.env.LSP_AGENT_RECORD, `${JSON.stringify(s.page.posted.map((m) => scrub(m, s.dir)), null, 1)}\n`);
+    }
+  });
+
+  it('reviews an edit in the diff: rejects one hunk, accepts the rest as edited text', async () => {
+    const s = await launch([
+      { response: { content: [toolUse('toolu_read', 'Read', { file_path: '{{cwd}}/cart.py' })], stop_reason: 'tool_use' } },
+      {
+        expect: { tool_results: [{ is_error: false }] },
+        response: {
+          content: [
+            toolUse('toolu_write', 'Write', {
+              file_path: '{{cwd}}/cart.py',
+              content: CART.replace('    result = 0', '    result = Decimal(0)').replace('{len(items)} items', '{len(items)} item(s)'),
+            }),
+          ],
+          stop_reason: 'tool_use',
+        },
+      },
+      { expect: { tool_results: [{ is_error: false }] }, response: { content: [text('Applied what you kept.')] } },
+    ]);
+    s.page.receive({ type: 'prompt', text: 'Use Decimal and fix the plural', mentions: [], includeSelection: false });
+    const asked = await s.page.waitFor((m: ToWebview) => m.type === 'permissionRequested', 'permissionRequested');
+
+    // "Review" opens VS Code's diff: original (read-only provider) ⟷ proposal (in-memory file system).
+    s.page.receive({ type: 'review', requestId: asked.requestId });
+    const diffCall = await waitForCall('vscode.diff');
+    const [original, proposal] = diffCall.slice(1) as [Uri, Uri];
+    assert.equal(original.scheme, 'lsp-agent-original');
+    assert.equal(proposal.scheme, 'lsp-agent-proposal');
+    const lenses = fake.codeLensProviders[0]?.provider.provideCodeLenses(fake.openDocument(proposal)) as { command: { title: string } }[];
+    assert.deepEqual(
+      lenses.map((l) => l.command.title),
+      ['$(check) Accept', '$(close) Reject', '$(comment) Reject with feedback…', '$(check) Accept change 1/2', '$(discard) Reject change', '$(check) Accept change 2/2', '$(discard) Reject change'],
+    );
+    // Reject the first hunk (Decimal), keep the second (plural), accept from the diff editor.
+    assert.equal(await fake.commands.get('lspAgent.review.rejectHunk')?.(proposal, 0), true);
+    await fake.commands.get('lspAgent.review.accept')?.(proposal);
+
+    const ended = await s.page.waitFor((m: ToWebview) => m.type === 'turnEnded', 'turnEnded');
+    assert.equal(ended.result.stopReason, 'end_turn', JSON.stringify(ended.result));
+    const resolved = await s.page.waitFor((m: ToWebview) => m.type === 'permissionResolved', 'permissionResolved');
+    assert.equal(resolved.edited, true);
+    const doc = fake.documents.find((d) => d.uri.fsPath === join(s.dir, 'cart.py'));
+    assert.equal(doc?.getText(), CART.replace('{len(items)} items', '{len(items)} item(s)'), 'only the kept hunk was applied');
+    // The review tab was closed once answered.
+    assert.equal(fake.tabs.length, 0);
+    assert.equal(await s.scripted.stop(), 0, `scripted model: ${s.scripted.stderr()}`);
+  });
+});
+
+/** The message with the temporary directory replaced by a stable sample path. */
+function scrub(message: unknown, dir: string): unknown {
+  const fileUrl = Uri.file(dir).toString();
+  return JSON.parse(JSON.stringify(message).split(fileUrl).join('file:///home/dev/shop').split(dir).join('/home/dev/shop'));
+}
+
+describe('stopping and listing', () => {
+  it('Stop cancels a streaming turn; the session list shows it', async () => {
+    const s = await launch([
+      { response: { content: [text('I will think about this for a long time. '.repeat(20))] }, stall_after_events: 6 },
+    ]);
+    s.page.receive({ type: 'prompt', text: 'Think hard', mentions: [], includeSelection: false });
+    const started = await s.page.waitFor((m: ToWebview) => m.type === 'turnStarted', 'turnStarted');
+    await s.page.waitFor((m: ToWebview) => m.type === 'sessionUpdate' && m.update.sessionUpdate === 'agent_message_chunk', 'a first chunk');
+    s.page.receive({ type: 'cancel', sessionId: started.sessionId });
+    const ended = await s.page.waitFor((m: ToWebview) => m.type === 'turnEnded', 'turnEnded');
+    assert.equal(ended.result.stopReason, 'cancelled', JSON.stringify(ended.result));
+    s.page.receive({ type: 'listSessions' });
+    const list = await s.page.waitFor((m: ToWebview) => m.type === 'sessionList', 'sessionList');
+    assert.deepEqual(list.sessions, [{ sessionId: started.sessionId, title: 'Think hard', cwd: s.dir, busy: false, open: true }]);
+    await s.scripted.stop();
+  });
+});
+
+async function waitForCall(command: string): Promise<unknown[]> {
+  for (let i = 0; i < 200; i += 1) {
+    const call = fake.callsOf('executeCommand').find((args) => args[0] === command);
+    if (call) return call;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`${command} was never executed`);
+}

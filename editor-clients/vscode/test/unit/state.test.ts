@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  addPermission,
+  applyUpdate,
+  createSession,
+  endTurn,
+  formatTokens,
+  pendingPermissions,
+  resolvePermission,
+  startTurn,
+  titleFromPrompt,
+  type ToolItem,
+} from '../../src/shared/state';
+
+const chunk = (text: string, messageId?: string) =>
+  ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text }, ...(messageId ? { messageId } : {}) }) as const;
+
+describe('session reducer', () => {
+  it('joins streamed chunks into one message and bumps its revision', () => {
+    const s = createSession({ id: 's' });
+    startTurn(s, 'hi', []);
+    applyUpdate(s, chunk('Hel'));
+    applyUpdate(s, chunk('lo'));
+    const agent = s.items[1];
+    assert.ok(agent && agent.kind === 'agent');
+    assert.equal(agent.text, 'Hello');
+    assert.equal(agent.rev, 2);
+    assert.equal(s.items.length, 2);
+  });
+
+  it('starts a new message when the message id changes or a tool call came between', () => {
+    const s = createSession({ id: 's' });
+    applyUpdate(s, chunk('a', 'm1'));
+    applyUpdate(s, chunk('b', 'm2'));
+    applyUpdate(s, { sessionUpdate: 'tool_call', toolCallId: 't', title: 'Read x', kind: 'read', status: 'pending' });
+    applyUpdate(s, chunk('c'));
+    assert.deepEqual(s.items.map((i) => i.kind), ['agent', 'agent', 'tool', 'agent']);
+  });
+
+  it('merges tool call updates by id, keeping unchanged fields', () => {
+    const s = createSession({ id: 's' });
+    applyUpdate(s, { sessionUpdate: 'tool_call', toolCallId: 't', title: 'Run tests', kind: 'execute', status: 'pending', rawInput: { command: 'pytest' } });
+    applyUpdate(s, { sessionUpdate: 'tool_call_update', toolCallId: 't', status: 'completed', content: [{ type: 'content', content: { type: 'text', text: 'ok' } }] });
+    const tool = s.items[0] as ToolItem;
+    assert.equal(tool.title, 'Run tests');
+    assert.equal(tool.status, 'completed');
+    assert.equal(tool.content.length, 1);
+    assert.deepEqual(tool.rawInput, { command: 'pytest' });
+  });
+
+  it('tracks plan, usage and mode', () => {
+    const s = createSession({ id: 's' });
+    applyUpdate(s, { sessionUpdate: 'plan', entries: [{ content: 'x', status: 'pending' }] });
+    applyUpdate(s, { sessionUpdate: 'usage_update', used: 10, size: 100 });
+    applyUpdate(s, { sessionUpdate: 'current_mode_update', currentModeId: 'plan' });
+    assert.deepEqual(s.plan, [{ content: 'x', status: 'pending' }]);
+    assert.deepEqual(s.context, { used: 10, size: 100 });
+    assert.equal(s.modeId, 'plan');
+    assert.equal(applyUpdate(s, { sessionUpdate: 'something_new' } as never), false, 'unknown updates are ignored');
+  });
+
+  it('ignores the echoed prompt during a turn and replays user chunks otherwise', () => {
+    const s = createSession({ id: 's' });
+    startTurn(s, 'question', []);
+    applyUpdate(s, { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'question' } });
+    assert.equal(s.items.length, 1);
+    endTurn(s, { stopReason: 'end_turn' });
+    const replay = createSession({ id: 'r' });
+    applyUpdate(replay, { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'old ' } });
+    applyUpdate(replay, { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'prompt' } });
+    assert.equal(replay.items.length, 1);
+    assert.equal(replay.title, 'old');
+    assert.equal(replay.items[0]?.kind === 'user' && replay.items[0].text, 'old prompt');
+  });
+
+  it('attaches permission questions to tool cards and resolves them', () => {
+    const s = createSession({ id: 's' });
+    const options = [{ optionId: 'allow_once', name: 'Allow', kind: 'allow_once' as const }];
+    addPermission(s, 'perm-1', { toolCallId: 't', title: 'Edit a.py', kind: 'edit' }, options, 'asks before edits');
+    assert.equal(pendingPermissions(s).length, 1);
+    resolvePermission(s, 'perm-1', { state: 'allowed', chosen: 'Allow' });
+    assert.equal(pendingPermissions(s).length, 0);
+    assert.equal((s.items[0] as ToolItem).permission?.chosen, 'Allow');
+  });
+
+  it('ends a turn: adds usage, notices for unusual stops, closes what was left open', () => {
+    const s = createSession({ id: 's' });
+    startTurn(s, 'go', []);
+    applyUpdate(s, { sessionUpdate: 'tool_call', toolCallId: 't', title: 'Bash', status: 'in_progress' });
+    addPermission(s, 'p', { toolCallId: 'u', title: 'Edit' }, [], '');
+    endTurn(s, { stopReason: 'cancelled', usage: { inputTokens: 100, outputTokens: 20, cacheReadInputTokens: 5 } });
+    assert.equal(s.running, false);
+    assert.deepEqual(s.tokens, { input: 100, output: 20, cacheRead: 5, cacheCreation: 0 });
+    assert.equal((s.items[1] as ToolItem).status, 'failed');
+    assert.equal((s.items[2] as ToolItem).permission?.state, 'cancelled');
+    assert.deepEqual(s.items.at(-1), { kind: 'notice', id: 'notice-2', rev: 1, level: 'info', text: 'Stopped.' });
+    endTurn(s, { error: 'Model error: overloaded' });
+    assert.equal(s.items.at(-1)?.kind === 'notice' && s.items.at(-1)?.rev, 1);
+  });
+
+  it('titles chats and formats token counts', () => {
+    assert.equal(titleFromPrompt('  fix\nthe bug  '), 'fix');
+    assert.equal(titleFromPrompt(''), 'New chat');
+    assert.equal(titleFromPrompt('x'.repeat(60)).length, 48);
+    assert.deepEqual([0, 999, 1000, 9_999, 12_345, 999_999, 2_500_000].map(formatTokens), ['0', '999', '1.0k', '10k', '12k', '1.0M', '2.5M']);
+  });
+});

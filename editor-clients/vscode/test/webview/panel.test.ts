@@ -1,0 +1,307 @@
+/**
+ * The chat webview in headless Chromium: renders a recorded session, streams Markdown, shows a
+ * permission question whose buttons post the right answers, and drives the composer
+ * (@-mentions, history, send/stop) and the server banner. Screenshots go to test-artifacts/.
+ */
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ANSWER_CHUNKS, PERMISSION_REQUEST, SESSION_ID, recordedStream } from '../fixtures/sessionStream';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, openPanel, startHarness, type Harness, type PanelPage } from './harness';
+import type { ToHost, ToWebview } from '../../src/shared/messages';
+import { createSession } from '../../src/shared/state';
+
+let harness: Harness;
+
+before(async () => {
+  harness = await startHarness();
+});
+
+after(async () => {
+  await harness?.close();
+});
+
+async function text(p: PanelPage, selector: string): Promise<string> {
+  return (await p.page.locator(selector).first().textContent()) ?? '';
+}
+
+function assertNoProblems(p: PanelPage): void {
+  assert.deepEqual(p.problems, [], 'the page logged errors or CSP violations');
+}
+
+describe('chat webview', () => {
+  it('replays a turn recorded from the real server', async () => {
+    // Recorded by the integration test (LSP_AGENT_RECORD): what the panel got in a real turn.
+    const recorded = JSON.parse(readFileSync(join(ROOT, 'test', 'fixtures', 'recorded-turn.json'), 'utf8')) as ToWebview[];
+    const asked = recorded.findIndex((m) => m.type === 'permissionRequested');
+    assert.ok(asked > 0);
+    const p = await openPanel(harness);
+    const page = p.page;
+    await p.send(...recorded.slice(0, asked + 1));
+    assert.equal(await page.locator('.tool').count(), 2);
+    assert.equal(await text(p, '[data-tool-call-id="toolu_read"] .tool-title'), 'Read cart.py');
+    assert.equal(await page.locator('[data-tool-call-id="toolu_edit"] .permission.pending').count(), 1);
+    await page.locator('.transcript').evaluate((el) => el.scrollTo(0, el.scrollHeight));
+    await p.screenshot('recorded-turn-permission.png');
+    await p.send(...recorded.slice(asked + 1));
+    assert.equal(await page.locator('[data-tool-call-id="toolu_edit"] .status-icon.completed').count(), 1);
+    assert.equal(await page.locator('[data-tool-call-id="toolu_edit"] .permission.resolved.allowed').count(), 1);
+    // The bold split across two chunks ("**cou" + "nted**") renders as one <strong>.
+    assert.equal(await page.locator('.msg.agent strong').last().textContent(), 'counted');
+    assert.equal(await page.locator('.send').isVisible(), true);
+    await p.screenshot('recorded-turn-done.png');
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
+  it('renders a recorded session stream', async () => {
+    const p = await openPanel(harness);
+    await p.send(...recordedStream());
+    const page = p.page;
+    assert.equal(await text(p, '.tab.active .tab-title'), 'Make @src/cart.py total() respect quantities an…');
+    assert.match(await text(p, '.msg.user .bubble'), /respect quantities/);
+    assert.equal(await page.locator('.msg.user .chip').count(), 1);
+    // Markdown: inline code, strong, heading, ordered list, fenced code with actions.
+    const agent = page.locator('.msg.agent').first();
+    assert.equal(await agent.locator('code.inline-code').first().textContent(), 'src/cart.py');
+    assert.equal(await agent.locator('strong').first().textContent(), 'quantities');
+    assert.equal(await agent.locator('h4').textContent(), 'Plan');
+    assert.equal(await agent.locator('ol > li').count(), 3);
+    assert.equal(await agent.locator('.codeblock .codeblock-lang').textContent(), 'python');
+    assert.match((await agent.locator('.codeblock code').textContent()) ?? '', /^def total\(items, discount=Decimal\("0"\)\):/);
+    // Tool cards with their status.
+    assert.equal(await page.locator('[data-tool-call-id="toolu_01"] .status-icon.completed').count(), 1);
+    assert.equal(await page.locator('[data-tool-call-id="toolu_03"] .status-icon.failed').count(), 1);
+    assert.equal(await page.locator('[data-tool-call-id="toolu_03"] .tool-command').textContent(), '$ pytest -q tests/test_cart.py');
+    // The read's output is collapsed until its header is clicked.
+    const readBody = page.locator('[data-tool-call-id="toolu_01"] .tool-body');
+    assert.equal(await readBody.isVisible(), false);
+    await page.locator('[data-tool-call-id="toolu_01"] .tool-head').click();
+    assert.equal(await readBody.isVisible(), true);
+    await page.locator('[data-tool-call-id="toolu_01"] .tool-head').click();
+    // Plan, meter, mode picker, selection chip.
+    assert.equal(await page.locator('.plan-entry').count(), 4);
+    assert.equal(await text(p, '.plan-progress'), '1/4');
+    assert.equal(await text(p, '.meter-label'), '24%');
+    assert.equal(await page.locator('.mode-select').inputValue(), 'default');
+    assert.equal(await page.locator('.mode-select option').count(), 4);
+    assert.match(await text(p, '.chip.toggle'), /cart\.py:4-9/);
+    // Running: Stop shown, Send hidden.
+    assert.equal(await page.locator('.stop').isVisible(), true);
+    assert.equal(await page.locator('.send').isVisible(), false);
+    await page.locator('.transcript').evaluate((el) => el.scrollTo(0, 0));
+    await p.screenshot('panel-session-dark.png');
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
+  it('streams Markdown as chunks arrive', async () => {
+    const p = await openPanel(harness);
+    const stream = recordedStream();
+    const setup = stream.filter((m) => m.type === 'snapshot' || m.type === 'sessionAdded' || m.type === 'turnStarted');
+    await p.send(...setup);
+    const page = p.page;
+    const seen: string[] = [];
+    for (const chunk of ANSWER_CHUNKS.slice(0, 4)) {
+      await p.send({ type: 'sessionUpdate', sessionId: SESSION_ID, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: chunk } } });
+      seen.push((await page.locator('.msg.agent').textContent()) ?? '');
+    }
+    assert.ok(seen.every((s, i) => i === 0 || s.length > (seen[i - 1] ?? '').length), 'each chunk adds text');
+    // The fence opened in chunk 4 is still open: an unfinished code block, with the cursor.
+    assert.equal(await page.locator('.msg.agent.streaming').count(), 1);
+    assert.equal(await page.locator('.codeblock.open').count(), 1);
+    await p.send({ type: 'sessionUpdate', sessionId: SESSION_ID, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: ANSWER_CHUNKS[4] as string } } });
+    assert.equal(await page.locator('.codeblock .codeblock-lang').textContent(), 'python', 'the language split across chunks is joined');
+    await p.screenshot('panel-streaming.png');
+    await p.send({ type: 'sessionUpdate', sessionId: SESSION_ID, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: ANSWER_CHUNKS[5] as string } } });
+    assert.equal(await page.locator('.codeblock.open').count(), 0, 'the closing fence closes the block');
+    await p.send({ type: 'turnEnded', sessionId: SESSION_ID, result: { stopReason: 'end_turn', usage: { inputTokens: 5120, outputTokens: 380 } } });
+    assert.equal(await page.locator('.msg.agent.streaming').count(), 0);
+    assert.equal(await page.locator('.send').isVisible(), true);
+    assert.equal(await text(p, '.tokens'), '↑5.1k ↓380');
+    // Copy and insert on a code block post the block's text.
+    await page.locator('.codeblock [data-action="copy"]').click();
+    await page.locator('.codeblock [data-action="insert"]').click();
+    const posted = await p.posted();
+    const code = 'def total(items, discount=Decimal("0")):\n    ...';
+    assert.deepEqual(posted.find((m) => m.type === 'copy'), { type: 'copy', text: code });
+    assert.deepEqual(posted.find((m) => m.type === 'insert'), { type: 'insert', text: code });
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
+  it('shows a permission request and posts the chosen option', async () => {
+    const p = await openPanel(harness);
+    await p.send(...recordedStream());
+    const page = p.page;
+    const card = page.locator('[data-tool-call-id="toolu_02"]');
+    assert.equal(await card.locator('.permission.pending').count(), 1);
+    assert.equal(await card.locator('.permission-reason').textContent(), PERMISSION_REQUEST.reason);
+    assert.equal(await card.locator('.diff-line.add').count() > 0, true, 'the diff is shown inline');
+    assert.equal(await card.locator('.diff-stat').first().textContent(), '+4 −6');
+    const buttons = await card.locator('.permission-actions .button').allTextContents();
+    assert.deepEqual(buttons, ['Allow', 'Allow for this session', 'Reject']);
+    assert.equal(await card.locator('.diff-head [data-action="review"]').textContent(), 'Review');
+    await card.scrollIntoViewIfNeeded();
+    await page.locator('.transcript').evaluate((el) => el.scrollTo(0, el.scrollHeight));
+    await p.screenshot('panel-permission.png');
+    // Review asks the host to open the diff editor.
+    await card.locator('[data-action="review"]').click();
+    await p.waitForPost((m) => m.type === 'review', 'review');
+    // Allow posts the allow_once option of this request.
+    await card.locator('button[data-option-id="allow_once"]').click();
+    const answer = await p.waitForPost((m) => m.type === 'permission', 'a permission answer');
+    assert.deepEqual(answer, { type: 'permission', requestId: 'perm-1', optionId: 'allow_once' });
+    assert.equal(await card.locator('.permission-actions .button').first().isDisabled(), true, 'buttons disable after a click');
+    await p.send({ type: 'permissionResolved', sessionId: SESSION_ID, requestId: 'perm-1', state: 'allowed', chosen: 'Allow' });
+    assert.equal(await card.locator('.permission.resolved.allowed').textContent(), 'Allow');
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
+  it('rejects with feedback from the keyboard', async () => {
+    const p = await openPanel(harness, { theme: 'light' });
+    await p.send(...recordedStream());
+    const page = p.page;
+    const card = page.locator('[data-tool-call-id="toolu_02"]');
+    await card.locator('[data-action="feedback"]').focus();
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('Keep the old signature; add total_with_discount instead');
+    await page.locator('.transcript').evaluate((el) => el.scrollTo(0, el.scrollHeight));
+    await p.screenshot('panel-feedback-light.png');
+    await page.keyboard.press('Enter');
+    const answer = await p.waitForPost((m) => m.type === 'permission', 'a rejection');
+    assert.deepEqual(answer, {
+      type: 'permission',
+      requestId: 'perm-1',
+      optionId: 'reject_once',
+      feedback: 'Keep the old signature; add total_with_discount instead',
+    });
+    await p.send({ type: 'permissionResolved', sessionId: SESSION_ID, requestId: 'perm-1', state: 'rejected', chosen: 'Reject', feedback: 'Keep the old signature; add total_with_discount instead' });
+    assert.match(await card.locator('.permission.resolved').textContent() ?? '', /Reject“Keep the old signature/);
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
+  it('sends prompts with @-mentions, the selection and history', async () => {
+    const p = await openPanel(harness);
+    const session = createSession({ id: 's1' });
+    await p.send(
+      { type: 'snapshot', snapshot: { sessions: [session], activeSessionId: 's1', server: { phase: 'running' }, history: ['first question', 'second question'], editedProposals: false } },
+      { type: 'selection', selection: { uri: 'file:///w/src/app.py', label: 'app.py:3-7', startLine: 3, endLine: 7 } },
+    );
+    const page = p.page;
+    assert.equal(await page.locator('.empty h2').textContent(), 'What should we work on?');
+    await p.screenshot('panel-empty.png');
+    const box = page.locator('textarea.prompt');
+    await box.focus();
+    // History: Up recalls the newest prompt, then the one before; Down comes back.
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await box.inputValue(), 'second question');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await box.inputValue(), 'first question');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await box.inputValue(), '');
+    // @-mention: typing asks the host for candidates; Enter picks the highlighted one.
+    await page.keyboard.type('Why does @ap');
+    const query = await p.waitForPost((m) => m.type === 'mentionQuery' && m.query === 'ap', 'mentionQuery "ap"');
+    assert.deepEqual(query, { type: 'mentionQuery', query: 'ap' });
+    await p.send({
+      type: 'mentionResults',
+      query: 'ap',
+      items: [
+        { uri: 'file:///w/src/app.py', label: 'src/app.py', description: 'src' },
+        { uri: 'file:///w/tests/test_app.py', label: 'tests/test_app.py', description: 'tests' },
+      ],
+    });
+    assert.equal(await page.locator('.mention-item').count(), 2);
+    await p.screenshot('panel-mentions.png');
+    await page.keyboard.press('Enter');
+    assert.equal(await box.inputValue(), 'Why does @src/app.py ');
+    await page.keyboard.type('crash?');
+    await page.keyboard.press('Enter');
+    const prompt = await p.waitForPost((m) => m.type === 'prompt', 'a prompt');
+    assert.deepEqual(prompt, {
+      type: 'prompt',
+      sessionId: 's1',
+      text: 'Why does @src/app.py crash?',
+      mentions: [{ uri: 'file:///w/src/app.py', label: 'src/app.py', description: 'src' }],
+      includeSelection: true,
+    } satisfies ToHost);
+    assert.equal(await box.inputValue(), '', 'the box is cleared after sending');
+    // Mode picker and stop.
+    await page.locator('.mode-select').selectOption('plan');
+    assert.deepEqual((await p.posted()).find((m) => m.type === 'setMode'), { type: 'setMode', sessionId: 's1', modeId: 'plan' });
+    await p.send({ type: 'turnStarted', sessionId: 's1', text: 'Why does @src/app.py crash?', attachments: [] });
+    await box.focus();
+    await page.keyboard.press('Escape');
+    assert.deepEqual((await p.posted()).find((m) => m.type === 'cancel'), { type: 'cancel', sessionId: 's1' });
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
+  it('explains a missing server and offers actions', async () => {
+    const p = await openPanel(harness);
+    const status: ToWebview = {
+      type: 'serverStatus',
+      status: {
+        phase: 'missing',
+        message: 'The lsp-agent server was not found on PATH. Install it with "pipx install lsp-agent", or point the setting "lspAgent.server.path" at the executable.',
+        actions: [
+          { id: 'configureServer', label: 'Configure server path' },
+          { id: 'openInstallGuide', label: 'Installation guide' },
+          { id: 'showLog', label: 'Show log' },
+        ],
+      },
+    };
+    await p.send(status);
+    const page = p.page;
+    assert.equal(await page.locator('.banner.error strong').textContent(), 'lsp-agent server not found');
+    await p.screenshot('panel-server-missing.png');
+    await page.locator('.banner-actions button', { hasText: 'Configure server path' }).click();
+    assert.deepEqual(await p.waitForPost((m) => m.type === 'runAction', 'runAction'), { type: 'runAction', id: 'configureServer' });
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
+  it('switches tabs with the keyboard and keeps drafts per chat', async () => {
+    const p = await openPanel(harness);
+    const a = createSession({ id: 'a', title: 'Refactor parser' });
+    const b = createSession({ id: 'b', title: 'Fix CI' });
+    await p.send({ type: 'snapshot', snapshot: { sessions: [a, b], activeSessionId: 'a', server: { phase: 'running' }, history: [], editedProposals: false } });
+    const page = p.page;
+    await page.locator('textarea.prompt').fill('draft for a');
+    await page.locator('.tab.active .tab-button').focus();
+    await page.keyboard.press('ArrowRight');
+    await p.send();
+    assert.deepEqual((await p.posted()).filter((m) => m.type === 'activateSession'), [{ type: 'activateSession', sessionId: 'b' }]);
+    assert.equal(await text(p, '.tab.active .tab-title'), 'Fix CI');
+    assert.equal(await page.locator('textarea.prompt').inputValue(), '');
+    await page.keyboard.press('ArrowLeft');
+    await p.send();
+    assert.equal(await page.locator('textarea.prompt').inputValue(), 'draft for a');
+    // The session list shows the server's sessions, closed ones included.
+    await page.locator('button[aria-label="All chats"]').click();
+    await p.waitForPost((m) => m.type === 'listSessions', 'listSessions');
+    await p.send({
+      type: 'sessionList',
+      sessions: [
+        { sessionId: 'a', title: 'Refactor parser', busy: false, open: true },
+        { sessionId: 'b', title: 'Fix CI', busy: true, open: true },
+        { sessionId: 'c', title: 'Old investigation', busy: false, open: false },
+      ],
+    });
+    assert.deepEqual(await page.locator('.session-row .session-title').allTextContents(), ['Refactor parser', 'Fix CI', 'Old investigation']);
+    await p.screenshot('panel-session-list.png');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    assert.deepEqual((await p.posted()).filter((m) => m.type === 'activateSession').at(-1), { type: 'activateSession', sessionId: 'c' });
+    assert.equal(await page.locator('.session-list').isHidden(), true);
+    assertNoProblems(p);
+    await page.context().close();
+  });
+});
