@@ -10,6 +10,7 @@ Example (all keys optional)::
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -17,6 +18,8 @@ from pydantic.alias_generators import to_camel
 
 from lsp_agent.lsp.errors import describe_validation_error, invalid_params
 from lsp_agent.permissions.types import PermissionMode
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PERMISSION_TIMEOUT_MS = 30 * 60 * 1000
 """How long a permission prompt may stay unanswered (ms) before it counts as cancelled."""
@@ -51,9 +54,18 @@ class InitOptions(_Options):
     ``trusted`` says the user trusts the workspace (project hooks, MCP servers and settings run
     only then); ``logLevel`` is the lowest level forwarded as ``window/logMessage``;
     ``permissionTimeoutMs`` bounds a permission prompt (ms); ``editConfirmTimeoutMs`` bounds the
-    wait for the ``didChange`` that shows an applied edit (ms).
+    wait for the ``didChange`` that shows an applied edit (ms). ``diagnostics`` holds the
+    verification, managed-server and suggestion settings, validated by
+    :func:`lsp_agent.diagnostics.config.parse_settings` (docs/verification.md).
     """
 
+    # Newer clients may send keys this server does not know yet: keep working, log them.
+    model_config = ConfigDict(
+        extra="allow", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+    client_name: str | None = None
+    client_version: str | None = None
     model: str | None = Field(default=None, min_length=1)
     permission_mode: PermissionMode | None = None
     client_capabilities: ClientFeatures = ClientFeatures()
@@ -61,6 +73,7 @@ class InitOptions(_Options):
     log_level: Literal["error", "warning", "info", "debug"] = "warning"
     permission_timeout_ms: int = Field(default=DEFAULT_PERMISSION_TIMEOUT_MS, gt=0)
     edit_confirm_timeout_ms: int = Field(default=DEFAULT_EDIT_CONFIRM_TIMEOUT_MS, gt=0)
+    diagnostics: dict[str, Any] | None = None
 
 
 def parse_init_options(raw: Any) -> InitOptions:
@@ -73,7 +86,13 @@ def parse_init_options(raw: Any) -> InitOptions:
     if not isinstance(ours, dict):
         raise invalid_params("initializationOptions.lspAgent must be a JSON object")
     try:
-        return InitOptions.model_validate(ours)
+        options = InitOptions.model_validate(ours)
+        if options.model_extra:
+            log.warning(
+                "ignoring unknown initializationOptions.lspAgent keys: %s",
+                ", ".join(sorted(options.model_extra)),
+            )
+        return options
     except ValidationError as exc:
         text = describe_validation_error("initialize", exc)
         fields = text.removeprefix("invalid params for initialize: ")
