@@ -1,4 +1,5 @@
-"""The tool executor: validate → prepare → permission → run, for every tool_use of a turn.
+"""The tool executor: validate → prepare → PreToolUse hooks → permission → run → PostToolUse
+hooks, for every tool_use of a turn.
 
 Consecutive concurrency-safe calls run in parallel; any other call runs alone. Results are
 returned in tool_use order. When a Bash call fails, the calls after it in the same message are
@@ -26,10 +27,16 @@ from lsp_agent.agent.events import (
     ToolCall,
     ToolCallUpdate,
 )
+from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.host import Host
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
-from lsp_agent.permissions.engine import PermissionEngine
-from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
+from lsp_agent.permissions.engine import Decision, PermissionEngine
+from lsp_agent.permissions.types import (
+    DEFAULT_OPTIONS,
+    NO_ALLOW_ALWAYS_OPTIONS,
+    PermissionRequest,
+    PermissionResponse,
+)
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolOutput
 from lsp_agent.tools.registry import ToolRegistry
 
@@ -53,6 +60,7 @@ class ExecutorEnv:
     context: ToolContext
     emit: Callable[[SessionUpdate], None]
     headless: bool = False
+    hooks: HookRunner | None = None
 
 
 def _error(block: ToolUseBlock, text: str) -> ToolResultBlock:
@@ -116,6 +124,31 @@ async def _run_one(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> T
     except pydantic.ValidationError as exc:
         env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
         return _error(block, f"Invalid input for {tool.name}: {_validation_text(exc)}")
+    raw_input = block.input
+    pre: HookOutcome | None = None
+    if env.hooks is not None:
+        pre = await env.hooks.pre_tool_use(
+            tool_name=tool.name,
+            tool_input=raw_input,
+            tool_use_id=block.id,
+            permission_mode=env.permissions.mode,
+        )
+        _show_hook_notes(block, pre, env=env)
+        if pre.block or pre.stop:
+            env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
+            why = pre.reason or pre.stop_reason or "a PreToolUse hook blocked this call"
+            return _error(block, f"Blocked by a PreToolUse hook: {why}")
+        if pre.updated_input is not None:
+            try:
+                inp = tool.parse(pre.updated_input)
+            except pydantic.ValidationError as exc:
+                env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
+                return _error(
+                    block,
+                    f"A PreToolUse hook rewrote the input into something invalid: "
+                    f"{_validation_text(exc)}",
+                )
+            raw_input = pre.updated_input
     try:
         prepared = await tool.prepare(inp, env.context)
     except ToolError as exc:
@@ -129,7 +162,7 @@ async def _run_one(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> T
             locations=prepared.locations or None,
         )
     )
-    verdict = await _authorize(block, tool, prepared, env=env)
+    verdict = await _authorize(block, tool, prepared, env=env, raw_input=raw_input, hook=pre)
     if isinstance(verdict, str):
         env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
         return _error(block, verdict)
@@ -139,6 +172,12 @@ async def _run_one(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> T
     output = await _call(tool, inp, prepared, block, env=env)
     if note and not output.is_error:
         output = dataclasses.replace(output, text=f"{output.text}\n\n{note}")
+    if pre is not None and pre.context:
+        output = dataclasses.replace(
+            output, text=f"{output.text}\n\nPreToolUse hook context: " + "\n".join(pre.context)
+        )
+    if env.hooks is not None:
+        output = await _post_hooks(block, tool, raw_input, output, env=env, hooks=env.hooks)
     env.emit(
         ToolCallUpdate(
             tool_call_id=block.id,
@@ -221,16 +260,92 @@ def _with_user_edits(
     return dataclasses.replace(prepared, changes=tuple(changes)), "\n".join(notes)
 
 
+def _show_hook_notes(block: ToolUseBlock, outcome: HookOutcome, *, env: ExecutorEnv) -> None:
+    """Hook messages and errors are for the user: shown on the tool call they concern."""
+    notes = [*outcome.messages, *outcome.errors]
+    if notes:
+        env.emit(
+            ToolCallUpdate(
+                tool_call_id=block.id,
+                content=tuple(ContentItem(content=TextContent(text=f"[hook] {n}")) for n in notes),
+            )
+        )
+
+
+async def _post_hooks(
+    block: ToolUseBlock,
+    tool: Tool[Any],
+    raw_input: dict[str, Any],
+    output: ToolOutput,
+    *,
+    env: ExecutorEnv,
+    hooks: HookRunner,
+) -> ToolOutput:
+    """Run PostToolUse hooks; their blocking reason and context go to the model."""
+    response: dict[str, Any] = {"output": output.text, "is_error": output.is_error}
+    if output.raw_output:
+        response.update(output.raw_output)
+    post = await hooks.post_tool_use(
+        tool_name=tool.name,
+        tool_input=raw_input,
+        tool_response=response,
+        tool_use_id=block.id,
+        permission_mode=env.permissions.mode,
+    )
+    _show_hook_notes(block, post, env=env)
+    extra = []
+    if post.block and post.reason:
+        extra.append(f"PostToolUse hook feedback: {post.reason}")
+    if post.context:
+        extra.append("PostToolUse hook context: " + "\n".join(post.context))
+    if not extra:
+        return output
+    return dataclasses.replace(output, text="\n\n".join([output.text, *extra]))
+
+
+def _combine_with_hook(decision: Decision, hook: HookOutcome | None) -> Decision:
+    """A hook's "ask" turns an allow into an ask; its "allow" only skips the default ask, never
+    a deny, an ask rule, the sandbox or an unanalysable command (``Decision.hard``)."""
+    if hook is None or hook.permission is None or decision.behavior == "deny":
+        return decision
+    why = hook.permission_reason or "a PreToolUse hook"
+    if hook.permission == "ask" and decision.behavior == "allow":
+        return Decision(behavior="ask", reason=f"a PreToolUse hook asks: {why}", source="hook")
+    if hook.permission == "allow" and decision.behavior == "ask" and not decision.hard:
+        return Decision(
+            behavior="allow", reason=f"allowed by a PreToolUse hook: {why}", source="hook"
+        )
+    return decision
+
+
 async def _authorize(
-    block: ToolUseBlock, tool: Tool[Any], prepared: Prepared, *, env: ExecutorEnv
+    block: ToolUseBlock,
+    tool: Tool[Any],
+    prepared: Prepared,
+    *,
+    env: ExecutorEnv,
+    raw_input: dict[str, Any] | None = None,
+    hook: HookOutcome | None = None,
 ) -> str | PermissionResponse | None:
     """The refusal text for the model, or the user's approval (None: allowed by policy)."""
-    decision = env.permissions.decide(
-        tool=tool.name,
-        read_only=tool.read_only,
-        kind=tool.kind,
-        paths=prepared.paths,
-        raw_input=block.input,
+    raw_input = block.input if raw_input is None else raw_input
+    decision = _combine_with_hook(
+        env.permissions.decide(
+            tool=tool.name,
+            read_only=tool.read_only,
+            kind=tool.kind,
+            paths=prepared.paths,
+            raw_input=raw_input,
+        ),
+        hook,
+    )
+    log.info(
+        "permission %s for %s (%s; rule=%s source=%s)",
+        decision.behavior,
+        tool.name,
+        decision.reason,
+        decision.rule,
+        decision.source,
     )
     if decision.behavior == "allow":
         return None
@@ -242,6 +357,7 @@ async def _authorize(
             "non-interactive run. Allow it with --allowedTools or --permission-mode."
         )
     request = PermissionRequest(
+        session_id=env.session_id,
         tool_call=ToolCall(
             tool_call_id=block.id,
             title=prepared.title,
@@ -249,18 +365,31 @@ async def _authorize(
             status="pending",
             content=prepared.content,
             locations=prepared.locations,
-            raw_input=block.input,
+            raw_input=raw_input,
         ),
+        options=DEFAULT_OPTIONS if decision.can_allow_always else NO_ALLOW_ALWAYS_OPTIONS,
         reason=decision.reason,
+        rule=decision.rule,
+        source=decision.source,
+        suggested_rules=decision.suggestions,
     )
+    if env.hooks is not None:
+        env.hooks.notify(message=f"Claude needs your permission to use {tool.name}")
     answer = await env.host.request_permission(request)
     kind = answer.kind(request.options)
+    remember = dict(
+        tool=tool.name,
+        raw_input=raw_input,
+        scope=answer.scope or "session",
+        rules=decision.suggestions or None,
+        paths=prepared.paths,
+    )
     if kind in ("allow_once", "allow_always"):
         if kind == "allow_always":
-            env.permissions.remember(tool=tool.name, raw_input=block.input, allow=True)
+            env.permissions.remember(allow=True, **remember)  # type: ignore[arg-type]
         return answer
     if kind == "reject_always":
-        env.permissions.remember(tool=tool.name, raw_input=block.input, allow=False)
+        env.permissions.remember(allow=False, **remember)  # type: ignore[arg-type]
     if kind == "cancelled":
         return "The permission prompt was cancelled; the tool did not run."
     text = "The user rejected this tool call; it did not run."

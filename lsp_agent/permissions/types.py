@@ -11,6 +11,12 @@ from lsp_agent.agent.events import ToolCall, WireModel
 PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 """ACP ``PermissionOptionKind``."""
 
+RuleScope = Literal["session", "project", "user"]
+"""Where an "always" answer is kept: this session only, the project's
+``.claude/settings.local.json``, or the user's ``~/.claude/settings.json``."""
+
+ALL_SCOPES: tuple[RuleScope, ...] = ("session", "project", "user")
+
 
 class PermissionOption(WireModel):
     """One button of a permission prompt."""
@@ -22,24 +28,35 @@ class PermissionOption(WireModel):
 
 DEFAULT_OPTIONS: tuple[PermissionOption, ...] = (
     PermissionOption(option_id="allow_once", name="Allow", kind="allow_once"),
-    PermissionOption(option_id="allow_always", name="Allow for this session", kind="allow_always"),
+    PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
     PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
-    PermissionOption(
-        option_id="reject_always", name="Reject for this session", kind="reject_always"
-    ),
+    PermissionOption(option_id="reject_always", name="Always reject", kind="reject_always"),
 )
+"""The four ACP options; "always" is kept in the scope the answer names (default session)."""
+
+NO_ALLOW_ALWAYS_OPTIONS: tuple[PermissionOption, ...] = tuple(
+    o for o in DEFAULT_OPTIONS if o.kind != "allow_always"
+)
+"""Options when an allow rule could not help (an ask rule or the sandbox asked)."""
 
 
 class PermissionRequest(WireModel):
     """Ask the user whether ``tool_call`` may run.
 
     ``tool_call`` carries the title, the raw input and, for edits, ``diff`` content.
-    ``reason`` says why the engine asks (for the prompt UI and logs).
+    ``reason`` says why the engine asks (for the prompt UI and logs); ``rule``/``source`` name
+    the rule and settings layer that asked, if one did. ``suggested_rules`` are the rules an
+    "always" answer saves (shown before saving); ``scopes`` are where they may be saved.
     """
 
     tool_call: ToolCall
     options: tuple[PermissionOption, ...] = DEFAULT_OPTIONS
     reason: str = ""
+    session_id: str | None = None
+    rule: str | None = None
+    source: str | None = None
+    suggested_rules: tuple[str, ...] = ()
+    scopes: tuple[RuleScope, ...] = ALL_SCOPES
 
 
 class PermissionResponse(BaseModel):
@@ -48,7 +65,8 @@ class PermissionResponse(BaseModel):
     ``feedback`` is optional text from the user that goes back to the model (with a rejection,
     or as a remark with an approval). ``edited_text`` maps absolute file paths to the full text
     the user approved instead of the proposal (per-hunk review, or an edited proposal); it is
-    only honoured with an allow option and only for files the call changes.
+    only honoured with an allow option and only for files the call changes. ``scope`` says
+    where an "always" answer is kept (``None``: the session).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -57,6 +75,7 @@ class PermissionResponse(BaseModel):
     option_id: str | None = None
     feedback: str | None = None
     edited_text: dict[str, str] | None = None
+    scope: RuleScope | None = None
 
     def kind(self, options: tuple[PermissionOption, ...] = DEFAULT_OPTIONS) -> str:
         """The option kind chosen, or ``"cancelled"`` (unknown option ids count as rejects)."""

@@ -1,0 +1,422 @@
+"""Claude Code compatible settings: the models, and validation that reports exact ranges.
+
+The schema follows Claude Code's ``settings.json`` (source: its settings and hooks
+documentation): ``permissions.{allow, ask, deny, defaultMode, additionalDirectories,
+disableBypassPermissionsMode}``, ``hooks.{Event: [{matcher, hooks: [{type: "command", command,
+timeout}]}]}``, ``env``, ``model``, ``disableAllHooks``, ``allowManagedHooksOnly``,
+``allowManagedPermissionRulesOnly``. Unknown keys are kept and ignored (the files are shared
+with Claude Code).
+
+:func:`validate_settings` never raises: every problem becomes a :class:`SettingsProblem` with
+the range of the offending value, and the offending piece is dropped (a bad rule is ignored,
+never read as "allow all"). ``degraded`` reports problems that lose restrictions (a ``deny``
+list that is not a list): the loader then falls back to the last good file or to asking.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lsp_agent.config.jsonpos import JsonPath, Span, position
+from lsp_agent.permissions.rules import (
+    Rule,
+    RuleBehavior,
+    RuleOrigin,
+    RuleSyntaxError,
+    parse_rule,
+    unknown_tool_warning,
+)
+from lsp_agent.permissions.types import PermissionMode
+
+SettingsSource = Literal["managed", "flagSettings", "lsp", "local", "project", "user"]
+"""Settings layers, highest precedence first (``cli`` rules live in the engine)."""
+
+PRECEDENCE: tuple[SettingsSource, ...] = (
+    "managed",
+    "flagSettings",
+    "lsp",
+    "local",
+    "project",
+    "user",
+)
+
+REPOSITORY_SOURCES: frozenset[str] = frozenset({"local", "project"})
+"""Layers that live in the workspace: honoured only when the workspace is trusted."""
+
+HookEvent = Literal[
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "SessionStart",
+    "SessionEnd",
+    "PreCompact",
+    "Notification",
+]
+HOOK_EVENTS: tuple[HookEvent, ...] = (
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "SessionStart",
+    "SessionEnd",
+    "PreCompact",
+    "Notification",
+)
+
+MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
+
+Severity = Literal["error", "warning", "information"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SettingsProblem:
+    """One problem in a settings source, for an LSP diagnostic and a log line.
+
+    ``path`` is the settings file (``None`` for settings sent by the editor); ``start`` and
+    ``end`` are 0-based ``(line, character)`` with characters counted in code points (the LSP
+    door converts them to the negotiated encoding with ``text``, the file text they refer to).
+    """
+
+    path: Path | None
+    start: tuple[int, int]
+    end: tuple[int, int]
+    message: str
+    severity: Severity = "error"
+    text: str | None = field(default=None, repr=False, compare=False)
+
+    def log_line(self) -> str:
+        """``file:line:col: severity: message`` (1-based line and column, as editors print)."""
+        where = str(self.path) if self.path else "editor settings"
+        return f"{where}:{self.start[0] + 1}:{self.start[1] + 1}: {self.severity}: {self.message}"
+
+
+class HookCommand(BaseModel):
+    """One hook handler: run ``command`` with the shell; ``timeout`` in seconds (default 60)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["command"] = "command"
+    command: str
+    timeout: float | None = Field(default=None, gt=0)
+
+
+class HookMatcher(BaseModel):
+    """Handlers for the events whose target (tool name, session start source...) matches
+    ``matcher``: absent, ``""`` or ``"*"`` match everything, otherwise a regular expression
+    that must match the whole name (``Edit|Write``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    matcher: str | None = None
+    hooks: tuple[HookCommand, ...] = ()
+
+
+class PermissionsSettings(BaseModel):
+    """``permissions`` of a settings file (rule strings as written)."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    default_mode: PermissionMode | None = Field(default=None, alias="defaultMode")
+    additional_directories: tuple[str, ...] = Field(default=(), alias="additionalDirectories")
+    disable_bypass_permissions_mode: Literal["disable"] | None = Field(
+        default=None, alias="disableBypassPermissionsMode"
+    )
+
+
+class Settings(BaseModel):
+    """One settings source after validation (invalid parts dropped)."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="allow")
+
+    permissions: PermissionsSettings = PermissionsSettings()
+    hooks: dict[str, tuple[HookMatcher, ...]] = {}
+    env: dict[str, str] = {}
+    model: str | None = None
+    disable_all_hooks: bool = Field(default=False, alias="disableAllHooks")
+    allow_managed_hooks_only: bool = Field(default=False, alias="allowManagedHooksOnly")
+    allow_managed_permission_rules_only: bool = Field(
+        default=False, alias="allowManagedPermissionRulesOnly"
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Validated:
+    """What :func:`validate_settings` produced: the settings, their parsed rules, problems,
+    and whether a restriction was lost (``degraded``)."""
+
+    settings: Settings
+    rules: tuple[Rule, ...]
+    problems: tuple[SettingsProblem, ...]
+    degraded: bool
+
+
+class _Reporter:
+    def __init__(self, *, path: Path | None, text: str, spans: dict[JsonPath, Span]) -> None:
+        self.path = path
+        self.text = text
+        self.spans = spans
+        self.problems: list[SettingsProblem] = []
+
+    def at(
+        self, where: JsonPath, message: str, severity: Severity = "error", *, key: bool = False
+    ) -> None:
+        span = self.spans.get(where)
+        while span is None and where:
+            where = where[:-1]
+            span = self.spans.get(where)
+        if span is None:
+            start = end = 0
+        elif key and span.key_start is not None and span.key_end is not None:
+            start, end = span.key_start, span.key_end
+        else:
+            start, end = span.start, span.end
+        self.problems.append(
+            SettingsProblem(
+                path=self.path,
+                start=position(self.text, start),
+                end=position(self.text, end),
+                message=message,
+                severity=severity,
+                text=self.text,
+            )
+        )
+
+
+def validate_settings(
+    raw: Any,
+    *,
+    spans: dict[JsonPath, Span],
+    text: str,
+    path: Path | None,
+    origin: RuleOrigin,
+) -> Validated:
+    """Validate one parsed settings document; see the module docstring."""
+    report = _Reporter(path=path, text=text, spans=spans)
+    if not isinstance(raw, dict):
+        report.at((), "settings must be a JSON object")
+        return Validated(
+            settings=Settings(), rules=(), problems=tuple(report.problems), degraded=True
+        )
+    degraded = False
+    values: dict[str, Any] = {}
+    rules: list[Rule] = []
+
+    perms = raw.get("permissions")
+    if perms is not None:
+        if not isinstance(perms, dict):
+            report.at(("permissions",), "permissions must be an object")
+            degraded = True
+        else:
+            pvalues, prules, pdegraded = _permissions(perms, report, origin)
+            values["permissions"] = PermissionsSettings.model_validate(pvalues)
+            rules.extend(prules)
+            degraded = degraded or pdegraded
+
+    hooks = raw.get("hooks")
+    if hooks is not None:
+        values["hooks"] = _hooks(hooks, report)
+
+    env = raw.get("env")
+    if env is not None:
+        if isinstance(env, dict) and all(isinstance(v, str) for v in env.values()):
+            values["env"] = dict(env)
+        else:
+            report.at(("env",), "env must be an object of string values")
+
+    for key, attr in (
+        ("disableAllHooks", "disable_all_hooks"),
+        ("allowManagedHooksOnly", "allow_managed_hooks_only"),
+        ("allowManagedPermissionRulesOnly", "allow_managed_permission_rules_only"),
+    ):
+        if key in raw:
+            if isinstance(raw[key], bool):
+                values[attr] = raw[key]
+            else:
+                report.at((key,), f"{key} must be true or false")
+                # Unknown means "restricted": a malformed disable switch disables.
+                values[attr] = True
+    model = raw.get("model")
+    if model is not None:
+        if isinstance(model, str):
+            values["model"] = model
+        else:
+            report.at(("model",), "model must be a string")
+    settings = Settings.model_validate(values)
+    return Validated(
+        settings=settings, rules=tuple(rules), problems=tuple(report.problems), degraded=degraded
+    )
+
+
+def _permissions(
+    perms: dict[str, Any], report: _Reporter, origin: RuleOrigin
+) -> tuple[dict[str, Any], list[Rule], bool]:
+    values: dict[str, Any] = {}
+    rules: list[Rule] = []
+    degraded = False
+    for behavior in ("deny", "ask", "allow"):
+        items = perms.get(behavior)
+        if items is None:
+            continue
+        where: JsonPath = ("permissions", behavior)
+        if not isinstance(items, list):
+            report.at(where, f"permissions.{behavior} must be a list of rule strings")
+            degraded = degraded or behavior != "allow"
+            continue
+        kept: list[str] = []
+        for index, item in enumerate(items):
+            if not isinstance(item, str):
+                report.at((*where, index), f"a permission rule must be a string, got {item!r}")
+                continue
+            try:
+                rule = parse_rule(item, behavior=behavior, origin=origin)
+            except RuleSyntaxError as exc:
+                report.at((*where, index), f"{exc}; the rule is ignored")
+                continue
+            warning = unknown_tool_warning(rule)
+            if warning:
+                report.at((*where, index), warning, "warning")
+            kept.append(item)
+            rules.append(rule)
+        values[behavior] = tuple(kept)
+    mode = perms.get("defaultMode")
+    if mode is not None:
+        if mode in MODES:
+            values["defaultMode"] = mode
+        else:
+            report.at(
+                ("permissions", "defaultMode"),
+                f"unknown defaultMode {mode!r}; expected one of {', '.join(MODES)}",
+            )
+    dirs = perms.get("additionalDirectories")
+    if dirs is not None:
+        if isinstance(dirs, list) and all(isinstance(d, str) for d in dirs):
+            values["additionalDirectories"] = tuple(dirs)
+        else:
+            report.at(
+                ("permissions", "additionalDirectories"),
+                "additionalDirectories must be a list of paths",
+            )
+    bypass = perms.get("disableBypassPermissionsMode")
+    if bypass is not None:
+        if bypass != "disable":
+            report.at(
+                ("permissions", "disableBypassPermissionsMode"),
+                'disableBypassPermissionsMode must be "disable"; treating it as "disable"',
+            )
+        values["disableBypassPermissionsMode"] = "disable"
+    return values, rules, degraded
+
+
+def _hooks(hooks: Any, report: _Reporter) -> dict[str, tuple[HookMatcher, ...]]:
+    out: dict[str, tuple[HookMatcher, ...]] = {}
+    if not isinstance(hooks, dict):
+        report.at(("hooks",), "hooks must be an object mapping event names to matcher lists")
+        return out
+    for event, groups in hooks.items():
+        where: JsonPath = ("hooks", event)
+        if event not in HOOK_EVENTS:
+            report.at(
+                where, f"unknown hook event {event!r}; the hooks are ignored", "warning", key=True
+            )
+            continue
+        if not isinstance(groups, list):
+            report.at(where, f"hooks.{event} must be a list of {{matcher, hooks}} objects")
+            continue
+        kept: list[HookMatcher] = []
+        for gi, group in enumerate(groups):
+            gwhere = (*where, gi)
+            if not isinstance(group, dict):
+                report.at(gwhere, "a hook matcher must be an object with a hooks list")
+                continue
+            matcher = group.get("matcher")
+            if matcher is not None and not isinstance(matcher, str):
+                report.at((*gwhere, "matcher"), "matcher must be a string")
+                continue
+            if matcher not in (None, "", "*"):
+                try:
+                    re.compile(matcher)
+                except re.error as exc:
+                    report.at(
+                        (*gwhere, "matcher"), f"matcher is not a valid regular expression: {exc}"
+                    )
+                    continue
+            handlers = group.get("hooks")
+            if not isinstance(handlers, list):
+                report.at(gwhere, "a hook matcher needs a hooks list")
+                continue
+            commands: list[HookCommand] = []
+            for hi, handler in enumerate(handlers):
+                hwhere = (*gwhere, "hooks", hi)
+                if not isinstance(handler, dict):
+                    report.at(
+                        hwhere, 'a hook must be an object like {"type": "command", "command": ...}'
+                    )
+                    continue
+                kind = handler.get("type", "command")
+                if kind != "command":
+                    report.at(
+                        (*hwhere, "type"),
+                        f'hook type {kind!r} is not supported (only "command"); ignored',
+                        "warning",
+                    )
+                    continue
+                command = handler.get("command")
+                if not isinstance(command, str) or not command.strip():
+                    report.at(hwhere, "a command hook needs a non-empty command string")
+                    continue
+                timeout = handler.get("timeout")
+                if timeout is not None and (
+                    isinstance(timeout, bool)
+                    or not isinstance(timeout, (int, float))
+                    or timeout <= 0
+                ):
+                    report.at((*hwhere, "timeout"), "timeout must be a positive number of seconds")
+                    continue
+                commands.append(HookCommand(command=command, timeout=timeout))
+            if commands:
+                kept.append(HookMatcher(matcher=matcher, hooks=tuple(commands)))
+        if kept:
+            out[event] = tuple(kept)
+    return out
+
+
+def problem_at_start(
+    path: Path | None, message: str, *, severity: Severity = "error", text: str | None = None
+) -> SettingsProblem:
+    """A problem for a whole source, placed at its first character."""
+    return SettingsProblem(
+        path=path, start=(0, 0), end=(0, 0), message=message, severity=severity, text=text
+    )
+
+
+OriginFactory = Callable[[str, Path | None], RuleOrigin]
+"""Builds the rule origin for a source and settings file."""
+
+FALLBACK_ASK_RULES: tuple[str, ...] = (
+    "Bash",
+    "Edit",
+    "Write",
+    "MultiEdit",
+    "NotebookEdit",
+    "WebFetch",
+    "WebSearch",
+)
+"""Ask rules used in place of a settings file that is broken and has no last good version."""
+
+
+def fallback_rules(origin: RuleOrigin) -> tuple[Rule, ...]:
+    """The ask-before-everything rules standing in for a broken settings file."""
+    behavior: RuleBehavior = "ask"
+    return tuple(parse_rule(t, behavior=behavior, origin=origin) for t in FALLBACK_ASK_RULES)

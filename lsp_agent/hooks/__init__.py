@@ -1,0 +1,1 @@
+"""Claude Code compatible hooks: configuration lives in settings; :mod:`.runner` runs them."""

@@ -1,0 +1,503 @@
+"""Running Claude Code compatible command hooks and reading their answers.
+
+Semantics follow Claude Code's hooks reference:
+
+- Every handler whose matcher matches the event's target (the tool name for ``PreToolUse``/
+  ``PostToolUse``, the source for ``SessionStart``, the trigger for ``PreCompact``) runs, in
+  parallel; identical commands run once. The handler gets the event as JSON on stdin with
+  Claude Code's field names (``session_id``, ``transcript_path``, ``cwd``,
+  ``hook_event_name``, ``permission_mode``, ``tool_name``, ``tool_input``, ``tool_use_id``,
+  ``tool_response``, ``prompt``, ``stop_hook_active``, ``source``, ``reason``, ``trigger``,
+  ``custom_instructions``, ``message``) and ``CLAUDE_PROJECT_DIR`` in its environment.
+- Exit code 0: stdout may be a JSON object (``continue``, ``stopReason``, ``systemMessage``,
+  ``suppressOutput``, ``decision``, ``reason``, ``hookSpecificOutput.{permissionDecision,
+  permissionDecisionReason, updatedInput, additionalContext}``); otherwise it is plain text
+  (added to the model's context for ``UserPromptSubmit`` and ``SessionStart``).
+- Exit code 2: blocking; stderr is the reason (for the model, or the user where the model is
+  not involved). Any other exit code: a non-blocking error, reported, and the event proceeds.
+- A handler is bounded: its ``timeout`` (seconds, default 60) kills its whole process group;
+  stdout and stderr keep at most :data:`MAX_OUTPUT_BYTES` each. A hang, a crash, garbage or
+  huge output is reported and never counts as an "allow".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from lsp_agent.config.settings import HookEvent, HookMatcher
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 60.0
+"""A handler's time limit when its settings give none (seconds)."""
+
+MAX_OUTPUT_BYTES = 256 * 1024
+"""How much of a handler's stdout and of its stderr is kept (bytes each)."""
+
+KILL_GRACE_S = 0.5
+"""Between SIGTERM and SIGKILL when stopping a handler (seconds)."""
+
+MAX_REASON_CHARS = 10_000
+"""Reasons and context passed on to the model are cut to this many characters."""
+
+HookSource = Callable[[], Mapping[str, Sequence[tuple[str, HookMatcher]]]]
+"""Returns the hook matchers in force by event, each with its settings source."""
+
+PermissionDecision = Literal["allow", "deny", "ask"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookRun:
+    """What one handler did. ``exit_code`` is ``None`` when it did not finish (timeout,
+    failure to start); ``output`` is its parsed JSON object, if stdout was one."""
+
+    command: str
+    source: str
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    truncated: bool = False
+    output: dict[str, Any] | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookOutcome:
+    """The combined answer of every handler that ran for one event.
+
+    ``block`` (exit 2, ``decision: "block"``, ``permissionDecision: "deny"``) with ``reason``;
+    ``permission`` is the strongest ``permissionDecision`` (deny > ask > allow) for
+    ``PreToolUse``; ``updated_input`` replaces the tool input; ``context`` goes to the model;
+    ``stop`` (``continue: false``) ends the turn with ``stop_reason``; ``messages`` and
+    ``errors`` are for the user (errors are also logged).
+    """
+
+    block: bool = False
+    reason: str = ""
+    permission: PermissionDecision | None = None
+    permission_reason: str = ""
+    updated_input: dict[str, Any] | None = None
+    context: tuple[str, ...] = ()
+    stop: bool = False
+    stop_reason: str | None = None
+    messages: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+    runs: tuple[HookRun, ...] = ()
+
+    @property
+    def ran(self) -> bool:
+        """Whether any handler ran."""
+        return bool(self.runs)
+
+
+@dataclass(kw_only=True)
+class HookRunner:
+    """Runs the hooks of one session. ``hooks`` supplies the matchers in force (re-read for
+    every event, so settings reloads apply); ``cwd`` is the project directory; ``env`` is added
+    to the handlers' environment (settings ``env``)."""
+
+    hooks: HookSource
+    cwd: Path
+    session_id: str
+    transcript_path: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)
+    default_timeout_s: float = DEFAULT_TIMEOUT_S
+    _background: set[asyncio.Task[HookOutcome]] = field(default_factory=set)
+
+    # -- events ------------------------------------------------------------------------------
+
+    async def pre_tool_use(
+        self, *, tool_name: str, tool_input: dict[str, Any], tool_use_id: str, permission_mode: str
+    ) -> HookOutcome:
+        """``PreToolUse``: may deny, ask, allow or rewrite the input (see :class:`HookOutcome`)."""
+        return await self.run(
+            "PreToolUse",
+            {"tool_name": tool_name, "tool_input": tool_input, "tool_use_id": tool_use_id},
+            target=tool_name,
+            permission_mode=permission_mode,
+        )
+
+    async def post_tool_use(
+        self,
+        *,
+        tool_name: str,
+        tool_input: dict[str, Any],
+        tool_response: dict[str, Any],
+        tool_use_id: str,
+        permission_mode: str,
+    ) -> HookOutcome:
+        """``PostToolUse``: ``block``/``reason`` and ``context`` go to the model."""
+        return await self.run(
+            "PostToolUse",
+            {
+                "tool_name": tool_name,
+                "tool_input": tool_input,
+                "tool_response": tool_response,
+                "tool_use_id": tool_use_id,
+            },
+            target=tool_name,
+            permission_mode=permission_mode,
+        )
+
+    async def user_prompt_submit(self, *, prompt: str, permission_mode: str) -> HookOutcome:
+        """``UserPromptSubmit``: ``block`` rejects the prompt (``reason`` for the user);
+        ``context`` (and plain stdout) is added to the model's context."""
+        return await self.run(
+            "UserPromptSubmit", {"prompt": prompt}, permission_mode=permission_mode
+        )
+
+    async def stop(
+        self, *, stop_hook_active: bool, permission_mode: str, subagent: bool = False
+    ) -> HookOutcome:
+        """``Stop``/``SubagentStop``: ``block`` makes the model continue with ``reason``."""
+        return await self.run(
+            "SubagentStop" if subagent else "Stop",
+            {"stop_hook_active": stop_hook_active},
+            permission_mode=permission_mode,
+        )
+
+    async def session_start(self, *, source: str) -> HookOutcome:
+        """``SessionStart`` (``source``: startup, resume, clear, compact): ``context`` and plain
+        stdout go to the model."""
+        return await self.run("SessionStart", {"source": source}, target=source)
+
+    async def session_end(self, *, reason: str) -> HookOutcome:
+        """``SessionEnd`` (``reason``: clear, logout, prompt_input_exit, other)."""
+        return await self.run("SessionEnd", {"reason": reason})
+
+    async def pre_compact(self, *, trigger: str, custom_instructions: str = "") -> HookOutcome:
+        """``PreCompact`` (``trigger``: manual or auto)."""
+        return await self.run(
+            "PreCompact",
+            {"trigger": trigger, "custom_instructions": custom_instructions},
+            target=trigger,
+        )
+
+    def notify(self, *, message: str) -> None:
+        """``Notification``, in the background (it must not delay the prompt it announces)."""
+        if not self._matching("Notification", None):
+            return
+        task = asyncio.ensure_future(self.run("Notification", {"message": message}))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def aclose(self) -> None:
+        """Wait (bounded by each handler's timeout) for background hooks to finish."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+
+    # -- machinery -----------------------------------------------------------------------------
+
+    def _matching(self, event: HookEvent, target: str | None) -> list[tuple[str, float, str]]:
+        try:
+            configured = self.hooks().get(event, ())
+        except Exception:
+            log.exception("reading hook settings failed; no %s hooks run", event)
+            return []
+        out: list[tuple[str, float, str]] = []
+        seen: set[str] = set()
+        for source, matcher in configured:
+            if not _matches(matcher.matcher, target):
+                continue
+            for handler in matcher.hooks:
+                if handler.command in seen:
+                    continue
+                seen.add(handler.command)
+                out.append((handler.command, handler.timeout or self.default_timeout_s, source))
+        return out
+
+    async def run(
+        self,
+        event: HookEvent,
+        fields: dict[str, Any],
+        *,
+        target: str | None = None,
+        permission_mode: str | None = None,
+    ) -> HookOutcome:
+        """Run every matching handler for ``event`` and combine their answers."""
+        handlers = self._matching(event, target)
+        if not handlers:
+            return HookOutcome()
+        payload: dict[str, Any] = {
+            "session_id": self.session_id,
+            "transcript_path": self.transcript_path,
+            "cwd": str(self.cwd),
+            "hook_event_name": event,
+        }
+        if permission_mode is not None:
+            payload["permission_mode"] = permission_mode
+        payload.update(fields)
+        data = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+        runs = await asyncio.gather(
+            *(
+                self._run_one(command, timeout, source, data)
+                for command, timeout, source in handlers
+            )
+        )
+        return _combine(event, runs)
+
+    async def _run_one(self, command: str, timeout: float, source: str, data: bytes) -> HookRun:
+        env = {**os.environ, **self.env, "CLAUDE_PROJECT_DIR": str(self.cwd)}
+        shell = shutil.which("bash") or "/bin/sh"
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                shell,
+                "-c",
+                command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return HookRun(
+                command=command,
+                source=source,
+                exit_code=None,
+                stdout="",
+                stderr="",
+                error=f"could not start: {exc}",
+            )
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        out_buf = _Bounded()
+        err_buf = _Bounded()
+        readers = [
+            asyncio.create_task(out_buf.drain(proc.stdout)),
+            asyncio.create_task(err_buf.drain(proc.stderr)),
+        ]
+        timed_out = False
+        try:
+            try:
+                async with asyncio.timeout(timeout):
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        proc.stdin.write(data)
+                        await proc.stdin.drain()
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError, OSError):
+                        proc.stdin.close()
+                    await proc.wait()
+            except TimeoutError:
+                timed_out = True
+        finally:
+            # Stop whatever the hook left running (or all of it, on timeout or cancel).
+            await _kill_group(proc)
+            _done, pending = await asyncio.wait(readers, timeout=1.0)
+            for task in pending:
+                task.cancel()
+        stdout, stderr = out_buf.text(), err_buf.text()
+        truncated = out_buf.truncated or err_buf.truncated
+        if timed_out:
+            return HookRun(
+                command=command,
+                source=source,
+                exit_code=None,
+                stdout=stdout,
+                stderr=stderr,
+                timed_out=True,
+                truncated=truncated,
+                error=f"timed out after {timeout:g} s and was stopped",
+            )
+        code = proc.returncode if proc.returncode is not None else -1
+        output: dict[str, Any] | None = None
+        stripped = stdout.strip()
+        if code == 0 and stripped.startswith("{") and not out_buf.truncated:
+            with contextlib.suppress(ValueError):
+                parsed = json.loads(stripped)
+                if isinstance(parsed, dict):
+                    output = parsed
+        return HookRun(
+            command=command,
+            source=source,
+            exit_code=code,
+            stdout=stdout,
+            stderr=stderr,
+            truncated=truncated,
+            output=output,
+        )
+
+
+class _Bounded:
+    """Keeps the first :data:`MAX_OUTPUT_BYTES` of a stream and discards the rest."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.truncated = False
+
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            room = MAX_OUTPUT_BYTES - len(self.data)
+            if room > 0:
+                self.data += chunk[:room]
+            if len(chunk) > max(room, 0):
+                self.truncated = True
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        if proc.returncode is not None:
+            return
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
+
+
+def _matches(matcher: str | None, target: str | None) -> bool:
+    if matcher in (None, "", "*") or target is None:
+        return True
+    assert matcher is not None
+    if re.fullmatch(r"[A-Za-z0-9_]+", matcher):
+        return matcher == target
+    try:
+        return re.fullmatch(matcher, target) is not None
+    except re.error:
+        return False
+
+
+def _cut(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= MAX_REASON_CHARS else text[:MAX_REASON_CHARS] + " …[truncated]"
+
+
+def _combine(event: HookEvent, runs: Sequence[HookRun]) -> HookOutcome:
+    block = False
+    reasons: list[str] = []
+    permission: PermissionDecision | None = None
+    permission_reasons: list[str] = []
+    updated: dict[str, Any] | None = None
+    context: list[str] = []
+    stop = False
+    stop_reason: str | None = None
+    messages: list[str] = []
+    errors: list[str] = []
+    rank = {"allow": 0, "ask": 1, "deny": 2}
+
+    def decide(value: PermissionDecision, why: str) -> None:
+        nonlocal permission
+        if permission is None or rank[value] > rank[permission]:
+            permission = value
+        if why:
+            permission_reasons.append(why)
+
+    for run in runs:
+        name = f"{event} hook `{_short(run.command)}`"
+        if run.error is not None:
+            errors.append(f"{name} {run.error}")
+            log.warning("%s %s", name, run.error)
+            continue
+        if run.truncated:
+            errors.append(
+                f"{name} printed more than {MAX_OUTPUT_BYTES} bytes; the rest was dropped"
+            )
+        if run.exit_code == 2:
+            block = True
+            reasons.append(_cut(run.stderr) or f"{name} blocked this (exit code 2)")
+            if event == "PreToolUse":
+                decide("deny", _cut(run.stderr))
+            continue
+        if run.exit_code != 0:
+            detail = _cut(run.stderr) or _cut(run.stdout)
+            errors.append(
+                f"{name} failed with exit code {run.exit_code}" + (f": {detail}" if detail else "")
+            )
+            log.warning("%s failed with exit code %s: %s", name, run.exit_code, detail)
+            continue
+        out = run.output
+        if out is None:
+            if run.stdout.strip().startswith("{"):
+                errors.append(f"{name} printed invalid JSON; its output was ignored")
+            elif event in ("UserPromptSubmit", "SessionStart") and run.stdout.strip():
+                context.append(_cut(run.stdout))
+            continue
+        if out.get("continue") is False:
+            stop = True
+            reason = out.get("stopReason")
+            stop_reason = stop_reason or (
+                reason if isinstance(reason, str) else f"stopped by {name}"
+            )
+        message = out.get("systemMessage")
+        if isinstance(message, str) and message.strip():
+            messages.append(_cut(message))
+        decision = out.get("decision")
+        reason = out.get("reason")
+        reason_text = _cut(reason) if isinstance(reason, str) else ""
+        if decision == "block":
+            block = True
+            reasons.append(reason_text or f"{name} blocked this")
+            if event == "PreToolUse":
+                decide("deny", reason_text)
+        elif decision == "approve" and event == "PreToolUse":
+            decide("allow", reason_text)
+        elif decision not in (None, "approve", "undefined"):
+            errors.append(f"{name} returned an unknown decision {decision!r}; ignored")
+        specific = out.get("hookSpecificOutput")
+        if specific is not None and not isinstance(specific, dict):
+            errors.append(f"{name}: hookSpecificOutput must be an object; ignored")
+            specific = None
+        if specific:
+            extra = specific.get("additionalContext")
+            if isinstance(extra, str) and extra.strip():
+                context.append(_cut(extra))
+            if event == "PreToolUse":
+                choice = specific.get("permissionDecision")
+                why = specific.get("permissionDecisionReason")
+                why_text = _cut(why) if isinstance(why, str) else ""
+                if choice in ("allow", "deny", "ask"):
+                    decide(choice, why_text)
+                elif choice is not None:
+                    errors.append(
+                        f"{name} returned an unknown permissionDecision {choice!r}; ignored"
+                    )
+                new_input = specific.get("updatedInput")
+                if new_input is not None:
+                    if not isinstance(new_input, dict):
+                        errors.append(f"{name}: updatedInput must be an object; ignored")
+                    elif choice == "deny":
+                        pass
+                    elif updated is None:
+                        updated = new_input
+                    elif new_input != updated:
+                        errors.append(
+                            f"{name}: several hooks rewrote the input; only the first is used"
+                        )
+    if permission == "deny" and not block:
+        block = True
+        reasons.extend(permission_reasons[:1] or ["a PreToolUse hook denied this"])
+    return HookOutcome(
+        block=block,
+        reason="\n".join(r for r in reasons if r),
+        permission=permission,
+        permission_reason="\n".join(r for r in permission_reasons if r),
+        updated_input=updated if permission != "deny" and not block else None,
+        context=tuple(context),
+        stop=stop,
+        stop_reason=stop_reason,
+        messages=tuple(messages),
+        errors=tuple(errors),
+        runs=tuple(runs),
+    )
+
+
+def _short(command: str, limit: int = 60) -> str:
+    one = " ".join(command.split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
