@@ -26,6 +26,7 @@ from lsp_agent.agent.events import (
     UsageUpdate,
 )
 from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
+from lsp_agent.agent.turn_hooks import TurnHooks, check_stop, note_chunks, submit_prompt
 from lsp_agent.diagnostics.config import VerifyConfig
 from lsp_agent.model.anthropic import DEFAULT_MODEL
 from lsp_agent.model.base import Model, ModelError
@@ -49,9 +50,18 @@ PromptStopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refus
 """ACP ``StopReason``: how a prompt ended, as the doors report it."""
 
 TerminalReason = Literal[
-    "completed", "aborted", "model_error", "max_turns", "max_tokens", "refusal", "context_window"
+    "completed",
+    "aborted",
+    "model_error",
+    "max_turns",
+    "max_tokens",
+    "refusal",
+    "context_window",
+    "hook_stopped",
 ]
-"""Why the loop stopped (finer than the stop reason; for logs and the headless door)."""
+"""Why the loop stopped (finer than the stop reason; for logs and the headless door).
+``hook_stopped``: a UserPromptSubmit hook blocked the prompt, or a tool hook answered
+``continue: false`` (see :mod:`lsp_agent.agent.turn_hooks`)."""
 
 INTERRUPTED = "Interrupted by the user before this tool call finished; it may not have run."
 CONTINUE_NUDGE = (
@@ -141,6 +151,21 @@ def start_messages(history: tuple[Message, ...], user: Message) -> tuple[Message
 async def agent_loop(state: LoopState, env: LoopEnv) -> AsyncIterator[SessionUpdate | TurnFinished]:
     """Run one prompt to its end; see the module docstring."""
     tools = tuple(t.spec() for t in env.executor.tools)
+    hooks = TurnHooks.around(env.executor.hooks) if env.executor.hooks is not None else None
+    if hooks is not None:
+        env = dataclasses.replace(env, executor=dataclasses.replace(env.executor, hooks=hooks))
+        gate = await submit_prompt(
+            hooks, state.messages, mode=env.executor.permissions.mode, marker=INTERRUPTED_MARKER
+        )
+        for chunk in note_chunks(gate.notes):
+            yield chunk
+        if gate.blocked is not None:
+            # The prompt never reaches the model nor the history (Claude Code erases it).
+            yield AgentMessageChunk(content=TextContent(text=gate.blocked))
+            yield _finish(state, "end_turn", "hook_stopped", final_text=gate.blocked)
+            return
+        state = dataclasses.replace(state, messages=gate.messages)
+    stop_continues = 0
     env.commit(state.messages)
     results: dict[str, ToolResultBlock] = {}
     # Imported here, not at module level: server start-up does not need it.
@@ -247,6 +272,11 @@ async def agent_loop(state: LoopState, env: LoopEnv) -> AsyncIterator[SessionUpd
                 content = (*(results[u.id] for u in uses), *notes)
                 state = _commit(env, state, Message(role="user", content=content))
                 results = {}
+                hook_stop = hooks.take_stop() if hooks is not None else None
+                if hook_stop is not None:
+                    yield AgentMessageChunk(content=TextContent(text=hook_stop))
+                    yield _finish(state, "end_turn", "hook_stopped", final_text=hook_stop)
+                    return
                 continue
             if response.stop_reason == "pause_turn":
                 continue
@@ -264,6 +294,16 @@ async def agent_loop(state: LoopState, env: LoopEnv) -> AsyncIterator[SessionUpd
             if nudge is not None:
                 state = _commit(env, state, Message.user_text(nudge))
                 continue
+            if hooks is not None:
+                stop_gate = await check_stop(
+                    hooks, continued=stop_continues, mode=env.executor.permissions.mode
+                )
+                for chunk in note_chunks(stop_gate.notes):
+                    yield chunk
+                if stop_gate.feedback is not None:
+                    stop_continues += 1
+                    state = _commit(env, state, Message.user_text(stop_gate.feedback))
+                    continue
             yield _finish(state, "end_turn", "completed", final_text=assistant.text())
             return
     except (asyncio.CancelledError, GeneratorExit):

@@ -17,6 +17,7 @@ SESSION_LIST = "lspAgent/session/list"
 
 # Client -> server notifications.
 SESSION_CANCEL = "lspAgent/session/cancel"
+DIAGNOSTICS_DID_CHANGE = "lspAgent/diagnostics/didChange"
 
 # Server -> client requests.
 SESSION_REQUEST_PERMISSION = "lspAgent/session/requestPermission"
@@ -24,12 +25,16 @@ WORKSPACE_SAVE_DOCUMENTS = "lspAgent/workspace/saveDocuments"
 
 # Server -> client notifications.
 SESSION_UPDATE = "lspAgent/session/update"
+SESSION_DID_START = "lspAgent/session/didStart"
+SESSION_DID_END = "lspAgent/session/didEnd"
 WORKSPACE_DID_CHANGE_FILES = "lspAgent/workspace/didChangeFiles"
 
 CLIENT_REQUESTS = frozenset({SESSION_NEW, SESSION_PROMPT, SESSION_SET_MODE, SESSION_LIST})
-CLIENT_NOTIFICATIONS = frozenset({SESSION_CANCEL})
+CLIENT_NOTIFICATIONS = frozenset({SESSION_CANCEL, DIAGNOSTICS_DID_CHANGE})
 SERVER_REQUESTS = frozenset({SESSION_REQUEST_PERMISSION, WORKSPACE_SAVE_DOCUMENTS})
-SERVER_NOTIFICATIONS = frozenset({SESSION_UPDATE, WORKSPACE_DID_CHANGE_FILES})
+SERVER_NOTIFICATIONS = frozenset(
+    {SESSION_UPDATE, WORKSPACE_DID_CHANGE_FILES, SESSION_DID_START, SESSION_DID_END}
+)
 
 REQUESTS = CLIENT_REQUESTS | SERVER_REQUESTS
 """Every custom method that carries an ``id``."""

@@ -5,6 +5,7 @@ Example (all keys optional)::
     {"lspAgent": {"model": "claude-sonnet-4-5", "permissionMode": "default",
                   "clientCapabilities": {"saveDocuments": true, "reloadDocuments": true},
                   "trusted": false, "logLevel": "warning",
+                  "settings": {"permissions": {"allow": ["Bash(npm test:*)"]}},
                   "permissionTimeoutMs": 1800000, "editConfirmTimeoutMs": 5000}}
 """
 
@@ -52,7 +53,9 @@ class InitOptions(_Options):
 
     ``model`` overrides the model name; ``permissionMode`` is the default mode of new sessions;
     ``trusted`` says the user trusts the workspace (project hooks, MCP servers and settings run
-    only then); ``logLevel`` is the lowest level forwarded as ``window/logMessage``;
+    only then); ``settings`` is the editor's own settings layer, shaped like a
+    ``.claude/settings.json`` file (source ``lsp``; docs/security.md); ``logLevel`` is the
+    lowest level forwarded as ``window/logMessage``;
     ``permissionTimeoutMs`` bounds a permission prompt (ms); ``editConfirmTimeoutMs`` bounds the
     wait for the ``didChange`` that shows an applied edit (ms). ``diagnostics`` holds the
     verification, managed-server and suggestion settings, validated by
@@ -70,6 +73,7 @@ class InitOptions(_Options):
     permission_mode: PermissionMode | None = None
     client_capabilities: ClientFeatures = ClientFeatures()
     trusted: bool = False
+    settings: dict[str, Any] | None = None
     log_level: Literal["error", "warning", "info", "debug"] = "warning"
     permission_timeout_ms: int = Field(default=DEFAULT_PERMISSION_TIMEOUT_MS, gt=0)
     edit_confirm_timeout_ms: int = Field(default=DEFAULT_EDIT_CONFIRM_TIMEOUT_MS, gt=0)

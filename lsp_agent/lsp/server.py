@@ -24,6 +24,8 @@ from pygls.uris import to_fs_path
 from lsp_agent import __version__
 from lsp_agent.agent.loop import AgentConfig
 from lsp_agent.lsp import methods
+from lsp_agent.lsp.code_actions import register_code_actions
+from lsp_agent.lsp.diagnostics_door import DiagnosticsDoor
 from lsp_agent.lsp.errors import MODEL_ERROR, ModelError, SessionBusyError, invalid_params
 from lsp_agent.lsp.host import CURRENT_SESSION, LspHost
 from lsp_agent.lsp.logs import LEVELS, ClientLogHandler, configure_logging
@@ -39,6 +41,7 @@ from lsp_agent.lsp.params import (
 from lsp_agent.lsp.progress import TurnProgress
 from lsp_agent.lsp.prompt import path_from, prompt_parts
 from lsp_agent.lsp.protocol import AgentProtocol
+from lsp_agent.lsp.settings_door import SettingsDoor
 from lsp_agent.model.base import Model
 from lsp_agent.sessions.manager import MODES, Session, SessionError, SessionManager
 
@@ -83,6 +86,8 @@ class AgentLanguageServer(LanguageServer):
             protocol_cls=AgentProtocol,
         )
         self.host = LspHost(server=self)
+        self.diagnostics = DiagnosticsDoor(server=self)
+        self.settings_door = SettingsDoor(server=self)
         self.options = InitOptions()
         self.log_handler: ClientLogHandler | None = None
         self._model_factory = model_factory
@@ -94,9 +99,11 @@ class AgentLanguageServer(LanguageServer):
         """The session manager (created on first use, after ``initialize``)."""
         if self._sessions is None:
             self._sessions = SessionManager(
-                host=self.host,
+                host=self.diagnostics.session_host(),
                 model_factory=self._model_factory or _default_model_factory,
                 config=self.agent_config(),
+                tools_factory=self.diagnostics.tools_factory,
+                settings=self.settings_door.store_for,
             )
         return self._sessions
 
@@ -113,11 +120,14 @@ class AgentLanguageServer(LanguageServer):
             changes["model"] = self.options.model
         if self.options.permission_mode:
             changes["permission_mode"] = self.options.permission_mode
-        return dataclasses.replace(base, **changes) if changes else base
+        config = dataclasses.replace(base, **changes) if changes else base
+        return self.diagnostics.agent_config(config)
 
     def apply_options(self, options: InitOptions) -> None:
         """Adopt ``initializationOptions.lspAgent`` (called at ``initialize``)."""
         self.options = options
+        self.diagnostics.configure(options.diagnostics)
+        self.settings_door.configure(trusted=options.trusted, settings=options.settings)
         self.host.client_saves = options.client_capabilities.save_documents
         self.host.timeouts.permission = options.permission_timeout_ms / 1000
         self.host.timeouts.confirm_edit = options.edit_confirm_timeout_ms / 1000
@@ -154,6 +164,7 @@ def create_server(
     _register_lifecycle(server)
     _register_documents(server)
     _register_sessions(server)
+    register_code_actions(server)
     return server
 
 
@@ -174,20 +185,30 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
     def initialized(ls: AgentLanguageServer, params: types.InitializedParams) -> None:
         if ls.log_handler is not None:
             ls.log_handler.bind_loop(asyncio.get_running_loop())
+        ls.settings_door.open_folders(ls.workspace_roots())
         if ls._model_factory is None:
             threading.Thread(target=_warm_up, name="lsp-agent-warm-up", daemon=True).start()
 
     @server.feature(types.SHUTDOWN)
-    def shutdown(ls: AgentLanguageServer, params: None) -> None:
+    async def shutdown(ls: AgentLanguageServer, params: None) -> None:
         if ls._sessions is not None:
-            for session in ls._sessions.sessions.values():
-                session.cancel()
+            # Cancels running turns, runs SessionEnd hooks, closes the model clients.
+            await ls._sessions.aclose()
+        await ls.settings_door.shutdown()
+        await ls.diagnostics.shutdown()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(
+        ls: AgentLanguageServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        ls.settings_door.did_change_configuration(params.settings)
 
 
 def _register_documents(server: AgentLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: AgentLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.host.documents.opened(params.text_document.uri)
+        ls.diagnostics.opened(ls.workspace.get_text_document(params.text_document.uri))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: AgentLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -195,6 +216,7 @@ def _register_documents(server: AgentLanguageServer) -> None:
         if doc is None:
             doc = ls.workspace.get_text_document(params.text_document.uri)
         ls.host.documents.changed(doc)
+        ls.diagnostics.changed(doc, params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: AgentLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -203,17 +225,20 @@ def _register_documents(server: AgentLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AgentLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.host.documents.closed(params.text_document.uri)
+        ls.diagnostics.closed(params.text_document.uri)
 
 
 # ---- sessions ---------------------------------------------------------------------------------
 
 
-def _modes(current: str) -> dict[str, Any]:
+def _modes(session: Session) -> dict[str, Any]:
+    available = session.available_modes()
     return {
-        "currentModeId": current,
+        "currentModeId": session.mode,
         "availableModes": [
             {"id": mode, "name": name, "description": description}
             for mode, name, description in MODES
+            if mode in available
         ],
     }
 
@@ -255,7 +280,7 @@ def _register_sessions(server: AgentLanguageServer) -> None:
                 message=f"cannot create a session: {exc}", code=MODEL_ERROR
             ) from None
         logger.info("session %s created in %s", session.id, cwd)
-        return {"sessionId": session.id, "modes": _modes(session.mode)}
+        return {"sessionId": session.id, "modes": _modes(session)}
 
     @server.feature(methods.SESSION_PROMPT)
     async def session_prompt(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
@@ -305,7 +330,10 @@ def _register_sessions(server: AgentLanguageServer) -> None:
     @server.feature(methods.SESSION_SET_MODE)
     def session_set_mode(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
         params = parse(SetModeParams, raw, method=methods.SESSION_SET_MODE)
-        _session(ls, params.session_id).set_mode(params.mode_id)
+        try:
+            _session(ls, params.session_id).set_mode(params.mode_id)
+        except SessionError as exc:
+            raise invalid_params(str(exc)) from None
         return {}
 
     @server.feature(methods.SESSION_LIST)

@@ -1,0 +1,6 @@
+"""Diagnostics: a versioned store, managed language servers and verification after edits.
+
+The package is part of the core's world (it never imports pygls, lsprotocol or the doors):
+managed language servers are driven by a small asyncio JSON-RPC client of its own
+(:mod:`lsp_agent.diagnostics.jsonrpc`). docs/verification.md describes the algorithm.
+"""

@@ -1,0 +1,207 @@
+"""Verification inside one agent turn: what the agent loop calls.
+
+The loop makes one :class:`TurnVerification` per prompt (:meth:`TurnVerification.start`; it is
+``None`` when verification is off or the host has no diagnostics service). After each batch of
+tool calls it calls :meth:`TurnVerification.begin`: when the batch changed documents this gives
+a :class:`Check` whose ``started`` update is shown at once and whose :meth:`Check.run` waits
+(bounded) for the verdict, returning the attachment for the next request and the final update.
+When the model ends its turn the loop calls :meth:`TurnVerification.at_end`, which re-checks
+files whose sources were unknown and, in ``fix`` mode, returns one nudge per round (at most
+``maxRounds``) while new errors remain.
+
+The verdict goes to clients as a tool call of kind ``think`` (id ``verify_<n>``): every ACP
+client can show it, and its ``rawOutput.verification`` holds the structured verdict.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsp_agent.agent.events import ContentItem, TextContent, ToolCall, ToolCallUpdate
+from lsp_agent.diagnostics.config import VerifyConfig
+from lsp_agent.diagnostics.host import diagnostics_of
+from lsp_agent.diagnostics.journal import CURRENT_JOURNAL, AppliedChange, ChangeJournal
+from lsp_agent.diagnostics.model import Report
+from lsp_agent.diagnostics.render import (
+    display_path,
+    render_attachment,
+    render_nudge,
+    summary_title,
+    verdict_json,
+)
+from lsp_agent.diagnostics.service import DiagnosticsService
+from lsp_agent.diagnostics.verify import FileVerdict, Target, Verdict
+from lsp_agent.workspace.documents import TextSnapshot
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckResult:
+    """``attachment`` goes after the tool results in the next request (``None``: nothing to
+    say); ``update`` completes the verification tool call."""
+
+    attachment: str | None
+    update: ToolCallUpdate
+    verdict: Verdict
+
+
+@dataclass(kw_only=True)
+class Check:
+    """One pending verification (see the module docstring)."""
+
+    turn: TurnVerification
+    targets: tuple[Target, ...]
+    started: ToolCall
+
+    async def run(self) -> CheckResult:
+        """Wait for the verdict (at most ``timeoutMs``); never raises for source problems."""
+        turn = self.turn
+        verdict = await turn.service.verifier.verify(
+            self.targets, config=turn.config, baselines=turn.baselines, previous=turn.latest
+        )
+        for file in verdict.files:
+            if file.sources:
+                turn.latest[file.target.path] = file
+        attachment = render_attachment(verdict, cwd=turn.cwd, max_listed=turn.config.max_listed)
+        return CheckResult(
+            attachment=attachment,
+            update=_finished(self.started.tool_call_id, verdict, turn.cwd, attachment),
+            verdict=verdict,
+        )
+
+
+@dataclass(kw_only=True)
+class TurnVerification:
+    """Verification state of one prompt; see the module docstring."""
+
+    service: DiagnosticsService
+    config: VerifyConfig
+    cwd: Path
+    journal: ChangeJournal
+    baselines: dict[tuple[Path, str], Report] = field(default_factory=dict)
+    bases: dict[Path, TextSnapshot | None] = field(default_factory=dict)
+    latest: dict[Path, FileVerdict] = field(default_factory=dict)
+    rounds: int = 0
+    _ids: itertools.count[int] = field(default_factory=itertools.count)
+    _prefix: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+
+    @classmethod
+    def start(cls, *, host: object, config: VerifyConfig, cwd: Path) -> TurnVerification | None:
+        """Begin verifying a turn: ``None`` when ``config.mode`` is ``off`` or ``host`` carries
+        no diagnostics service. Sets the journal of the current task's context, so edits made
+        by this turn's tool calls are recorded."""
+        service = diagnostics_of(host)
+        if service is None or config.mode == "off":
+            return None
+        journal = ChangeJournal()
+        CURRENT_JOURNAL.set(journal)
+        return cls(service=service, config=config, cwd=cwd, journal=journal)
+
+    def close(self) -> None:
+        """The turn is over: later applies are not recorded."""
+        self.journal.closed = True
+
+    async def after_batch(self) -> AsyncIterator[ToolCall | ToolCallUpdate | str]:
+        """For the loop, after a batch of tool calls: yields the verification's updates and
+        then, when there is one, the attachment text for the next request."""
+        check = self.begin()
+        if check is None:
+            return
+        yield check.started
+        result = await check.run()
+        yield result.update
+        if result.attachment is not None:
+            yield result.attachment
+
+    async def at_end(self) -> AsyncIterator[ToolCall | ToolCallUpdate | str]:
+        """For the loop, when the model ends its turn: re-checks files whose sources were
+        unknown (yielding its updates) and then, in ``fix`` mode while new errors remain and
+        rounds are left, yields the nudge text (the loop sends it and goes on)."""
+        incomplete = tuple(f.target for f in self.latest.values() if f.unknown)
+        if incomplete:
+            check = Check(
+                turn=self,
+                targets=incomplete,
+                started=ToolCall(
+                    tool_call_id=f"verify_{self._prefix}_{next(self._ids)}",
+                    title="Re-checking diagnostics that were unknown",
+                    kind="think",
+                    status="in_progress",
+                ),
+            )
+            yield check.started
+            result = await check.run()
+            yield result.update
+        nudge = self.nudge()
+        if nudge is not None:
+            yield nudge
+
+    def nudge(self) -> str | None:
+        """The fix nudge, counting a round, or ``None`` (not ``fix`` mode, no rounds left, or
+        no new errors in the latest verdicts)."""
+        if self.config.mode != "fix" or self.rounds >= self.config.max_rounds:
+            return None
+        failing = [f for f in self.latest.values() if f.new_errors]
+        if not failing:
+            return None
+        self.rounds += 1
+        return render_nudge(failing, cwd=self.cwd, max_listed=self.config.max_listed)
+
+    def begin(self) -> Check | None:
+        """A check of the documents changed since the last call, or ``None`` when none was."""
+        changes = self.journal.take()
+        if not changes:
+            return None
+        targets = self._targets(changes)
+        if not any(self._has_sources(t) for t in targets):
+            return None
+        names = ", ".join(display_path(t.path, self.cwd) for t in targets[:3])
+        started = ToolCall(
+            tool_call_id=f"verify_{self._prefix}_{next(self._ids)}",
+            title=f"Checking diagnostics of {names}",
+            kind="think",
+            status="in_progress",
+        )
+        return Check(turn=self, targets=targets, started=started)
+
+    def _has_sources(self, target: Target) -> bool:
+        servers, editor = self.service.verifier.expected(target, self.config)
+        return bool(servers) or editor
+
+    def _targets(self, changes: list[AppliedChange]) -> tuple[Target, ...]:
+        last: dict[Path, AppliedChange] = {}
+        for change in changes:
+            self.bases.setdefault(change.path, change.base)
+            last[change.path] = change
+        targets = []
+        for path, change in last.items():
+            base = self.bases[path]
+            new = change.new
+            targets.append(
+                Target(
+                    path=path,
+                    text=new.text,
+                    digest=new.digest,
+                    version=new.version if new.source == "buffer" else None,
+                    since=change.at,
+                    base_text=base.text if base is not None else None,
+                    base_digest=base.digest if base is not None else None,
+                    base_version=base.version if base is not None else None,
+                )
+            )
+        return tuple(targets)
+
+
+def _finished(
+    tool_call_id: str, verdict: Verdict, cwd: Path, attachment: str | None
+) -> ToolCallUpdate:
+    return ToolCallUpdate(
+        tool_call_id=tool_call_id,
+        title=summary_title(verdict, cwd=cwd),
+        status="completed",
+        content=(ContentItem(content=TextContent(text=attachment)),) if attachment else None,
+        raw_output={"verification": verdict_json(verdict)},
+    )

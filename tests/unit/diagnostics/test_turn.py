@@ -1,0 +1,218 @@
+"""Verification inside real agent turns: scripted model (real SDK), real tools, real ruff."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_agent.agent.events import SessionUpdate, ToolCall, ToolCallUpdate
+from lsp_agent.agent.loop import AgentConfig
+from lsp_agent.diagnostics.config import DiagnosticsSettings, VerifyConfig
+from lsp_agent.diagnostics.host import VerifyingHost
+from lsp_agent.diagnostics.service import DiagnosticsService
+from lsp_agent.model.anthropic import AnthropicModel
+from lsp_agent.model.scenario import Scenario, expecting, reply, scenario, tool_use
+from lsp_agent.model.scripted import ScriptedServer
+from lsp_agent.sessions.manager import PromptText, Session, SessionManager
+from lsp_agent.workspace.disk_host import DiskHost
+
+from .conftest import ruff_config
+
+BROKEN = "def total(items):\n    return sum(item.price for item in itemz)\n"
+ORIGINAL = "def total(items):\n    return sum(item.price for item in items)\n"
+
+
+@dataclass(kw_only=True)
+class Run:
+    session: Session
+    server: ScriptedServer
+    updates: list[SessionUpdate]
+    service: DiagnosticsService
+
+    def verdicts(self) -> list[dict[str, Any]]:
+        return [
+            u.raw_output["verification"]
+            for u in self.updates
+            if isinstance(u, ToolCallUpdate) and u.raw_output and "verification" in u.raw_output
+        ]
+
+
+RunFactory = Callable[..., Awaitable[Run]]
+
+
+@pytest.fixture
+async def run_turn(tmp_path: Path) -> AsyncIterator[RunFactory]:
+    cleanups: list[Any] = []
+
+    async def make(script: Scenario, *, verify: VerifyConfig, servers: Any = None) -> Run:
+        (tmp_path / "shop.py").write_text(
+            "def total(items):\n    return sum(item.price for item in items)\n"
+        )
+        server = ScriptedServer(scenario=script, variables={"cwd": str(tmp_path)})
+        base_url = await server.start()
+        updates: list[SessionUpdate] = []
+        service = DiagnosticsService(
+            settings=DiagnosticsSettings(servers=servers or (ruff_config(),)), roots=[tmp_path]
+        )
+        cleanups.append(server.stop)
+        cleanups.append(service.shutdown)
+        host = VerifyingHost(
+            inner=DiskHost(on_update=lambda _sid, update: updates.append(update)),
+            diagnostics=service,
+        )
+        manager = SessionManager(
+            host=host,
+            model_factory=lambda: AnthropicModel(api_key="k", base_url=base_url, max_retries=0),
+            config=AgentConfig(model="claude-test", permission_mode="acceptEdits", verify=verify),
+        )
+        return Run(
+            session=manager.new(cwd=tmp_path), server=server, updates=updates, service=service
+        )
+
+    yield make
+    for cleanup in reversed(cleanups):
+        await cleanup()
+
+
+def read_step() -> Any:
+    return reply(tool_use("Read", {"file_path": "{{cwd}}/shop.py"}, id="r1"))
+
+
+def edit(old: str, new: str, id: str, **expect: Any) -> Any:
+    return reply(
+        tool_use(
+            "Edit", {"file_path": "{{cwd}}/shop.py", "old_string": old, "new_string": new}, id=id
+        ),
+        expect=expecting(**expect) if expect else None,
+    )
+
+
+async def test_error_reported_as_new_then_fixed_then_clean(run_turn: RunFactory) -> None:
+    run = await run_turn(
+        scenario(
+            read_step(),
+            edit("in items)", "in itemz)", "e1"),
+            edit(
+                "in itemz)",
+                "in items)",
+                "e2",
+                last_user_contains="NEW error shop.py:2:",
+            ),
+            reply(
+                "Fixed; ruff reports no new problems for the version I wrote.",
+                expect=expecting(last_user_contains="fixed: Ruff F821"),
+            ),
+        ),
+        verify=VerifyConfig(mode="report", timeout_ms=10_000),
+    )
+    result = await run.session.prompt([PromptText(text="break it and fix it")])
+    assert result.stop_reason == "end_turn"
+    run.server.assert_done()
+    first, second = run.verdicts()
+    assert first["newErrors"] == 1 and first["complete"]
+    (file,) = first["files"]
+    assert file["new"][0]["code"] == "F821" and file["new"][0]["line"] == 2
+    assert second["newErrors"] == 0 and second["complete"]
+    assert [f["code"] for f in second["files"][0]["fixed"]] == ["F821"]
+    # The attachment went to the model in the same user message as the tool result.
+    messages = run.session.history
+    attached = [
+        m for m in messages if m.role == "user" and "<diagnostics-after-edit>" in str(m.content)
+    ]
+    assert len(attached) == 2
+    started = [
+        u for u in run.updates if isinstance(u, ToolCall) and u.tool_call_id.startswith("verify_")
+    ]
+    assert len(started) == 2 and all(u.kind == "think" for u in started)
+
+
+async def test_fix_mode_nudges_once_when_the_turn_ends_with_new_errors(
+    run_turn: RunFactory,
+) -> None:
+    run = await run_turn(
+        scenario(
+            read_step(),
+            edit("in items)", "in itemz)", "e1"),
+            reply("All done, tests pass."),
+            edit(
+                "in itemz)",
+                "in items)",
+                "e2",
+                last_user_contains="Before you finish: your edits left new errors",
+            ),
+            reply(
+                "Fixed the undefined name.", expect=expecting(last_user_contains="fixed: Ruff F821")
+            ),
+        ),
+        verify=VerifyConfig(mode="fix", timeout_ms=10_000, max_rounds=1),
+    )
+    result = await run.session.prompt([PromptText(text="edit")])
+    assert result.stop_reason == "end_turn"
+    assert result.final_text == "Fixed the undefined name."
+    run.server.assert_done()
+
+
+async def test_fix_mode_stops_nudging_after_max_rounds(run_turn: RunFactory) -> None:
+    run = await run_turn(
+        scenario(
+            read_step(),
+            edit("in items)", "in itemz)", "e1"),
+            reply("Done."),
+            reply("I will leave it.", expect=expecting(last_user_contains="Before you finish")),
+        ),
+        verify=VerifyConfig(mode="fix", timeout_ms=10_000, max_rounds=1),
+    )
+    result = await run.session.prompt([PromptText(text="edit")])
+    assert result.final_text == "I will leave it."
+    run.server.assert_done()
+
+
+async def test_report_mode_does_not_nudge(run_turn: RunFactory) -> None:
+    run = await run_turn(
+        scenario(read_step(), edit("in items)", "in itemz)", "e1"), reply("Done.")),
+        verify=VerifyConfig(mode="report", timeout_ms=10_000),
+    )
+    result = await run.session.prompt([PromptText(text="edit")])
+    assert result.final_text == "Done."
+    run.server.assert_done()
+
+
+async def test_off_mode_attaches_nothing(run_turn: RunFactory) -> None:
+    run = await run_turn(
+        scenario(read_step(), edit("in items)", "in itemz)", "e1"), reply("Done.")),
+        verify=VerifyConfig(mode="off"),
+    )
+    await run.session.prompt([PromptText(text="edit")])
+    assert run.verdicts() == []
+    assert all("<diagnostics-after-edit>" not in str(m.content) for m in run.session.history)
+    run.server.assert_done()
+
+
+async def test_a_source_that_cannot_start_is_reported_unknown_to_the_model(
+    run_turn: RunFactory,
+) -> None:
+    broken = ruff_config().model_copy(update={"command": ("no-such-ruff-xyz", "server")})
+    run = await run_turn(
+        scenario(
+            read_step(),
+            edit("in items)", "in itemz)", "e1"),
+            reply(
+                "I could not verify.",
+                expect=expecting(
+                    last_user_contains="unknown: ruff could not start: command not found: no-such"
+                ),
+            ),
+        ),
+        verify=VerifyConfig(mode="fix", timeout_ms=2000),
+        servers=(broken,),
+    )
+    result = await run.session.prompt([PromptText(text="edit")])
+    assert result.error is None, (result.error, run.server.failures)
+    assert result.final_text == "I could not verify."
+    (verdict, *_rest) = run.verdicts()
+    assert verdict["complete"] is False
+    run.server.assert_done()
