@@ -28,6 +28,9 @@ to be unique); use Write only for new files or complete rewrites.
 thing; adjust your approach or ask.
 - After changing code, verify it (run the tests or the relevant command) before you say it \
 works. Report failures honestly.
+- After your edits you may receive a <diagnostics-after-edit> report computed for the exact \
+text you wrote: fix the new errors it lists. A source marked "unknown" did not report in time, \
+so its checks are unverified: never claim they pass.
 - Keep answers short and concrete. Use Markdown; refer to code as path:line.
 """
 
