@@ -1,0 +1,50 @@
+# Two commands do all set-up on a fresh machine that has Python >= 3.11:
+#   make demo   create .venv, install lsp-agent, watch it fix a bug offline
+#   make test   create .venv, install lsp-agent, run the test suite (exactly what CI runs)
+# Other targets: lint (what CI checks besides tests), ci (the whole CI script), bench, clean.
+
+# The first interpreter >= 3.11 on PATH; override with `make PYTHON=/path/to/python3.12 ...`.
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3 python; do \
+	command -v $$p >/dev/null 2>&1 && \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && \
+	{ echo $$p; break; }; done)
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.lsp-agent-installed
+
+# The test command; .ci/run calls `make test`, so CI and this target cannot drift apart.
+PYTEST_ARGS ?=
+
+.PHONY: demo test lint ci bench clean
+
+$(BIN)/python:
+	@if [ -z "$(PYTHON)" ]; then \
+		echo "error: no Python >= 3.11 found on PATH (set PYTHON=/path/to/python3.11)" >&2; \
+		exit 1; fi
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/lsp-agent demo --yes --offline
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+ci:
+	.ci/run
+
+bench: $(STAMP)
+	$(BIN)/python tools/bench_startup.py
+	$(BIN)/python tools/bench_turn_overhead.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,338 @@
+"""The ``lsp-agent`` command: ``serve`` (the language server), ``run -p`` (headless) and ``demo``.
+
+Only :mod:`argparse` and the standard library are imported at module level: every subcommand
+imports what it needs when it runs, so ``lsp-agent --version`` starts in a few milliseconds
+and never loads pygls, lsprotocol, anthropic or pydantic.
+
+Exit codes (the same for every subcommand; ``run`` documents them in ``--help``):
+
+====  ==========================================================================
+0     success
+1     error during execution (model unreachable or refused the request, tool
+      machinery failed, demo tests still failing)
+2     usage error (bad flags, unknown permission rule, missing directory)
+3     ``run``: the turn stopped at ``--max-turns``
+130   interrupted by SIGINT (the turn was cancelled cleanly)
+====  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from lsp_agent import __version__
+
+# Exit codes (the same values as lsp_agent.headless.exit_codes.ExitCode, which this module does
+# not import so that `--version` loads nothing beyond argparse).
+_EXIT_USAGE = 2
+_EXIT_INTERRUPTED = 130
+
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+_RUN_EPILOG = """\
+exit codes:
+  0    success
+  1    error during execution (e.g. the model endpoint is unreachable)
+  2    usage error
+  3    the turn stopped at --max-turns
+  130  interrupted (SIGINT); the turn was cancelled cleanly
+
+environment:
+  ANTHROPIC_API_KEY   API key for the Messages API
+  ANTHROPIC_BASE_URL  endpoint (any server speaking the Messages API)
+  ANTHROPIC_MODEL     model name when --model is not given
+  LSP_AGENT_MAX_RETRIES  retries of a failed model request (default 4)
+"""
+
+
+class UsageError(Exception):
+    """Bad command-line input found after parsing; the message names the problem (exit 2)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The complete argument parser (no side effects; cheap to build)."""
+    parser = argparse.ArgumentParser(
+        prog="lsp-agent",
+        description="A coding agent that lives inside a language server.",
+    )
+    parser.add_argument("--version", action="version", version=f"lsp-agent {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve = commands.add_parser(
+        "serve",
+        help="run the language server (stdio by default)",
+        description="Run the lsp-agent language server. In stdio mode stdout is the LSP wire: "
+        "logs go to stderr or --log-file.",
+    )
+    transport = serve.add_mutually_exclusive_group()
+    transport.add_argument(
+        "--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)"
+    )
+    transport.add_argument(
+        "--tcp", metavar="HOST:PORT", type=_host_port, help="listen on a TCP socket instead"
+    )
+    serve.add_argument("--log-file", metavar="FILE", help="write the log to FILE")
+    serve.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        help="log level (default: INFO)",
+    )
+
+    run = commands.add_parser(
+        "run",
+        help="run one prompt headless and exit (like `claude -p`)",
+        description="Run one prompt against the files on disk and print the result.",
+        epilog=_RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument(
+        "-p",
+        "--print",
+        dest="prompt",
+        metavar="PROMPT",
+        required=True,
+        help="the prompt (use - to read it from stdin)",
+    )
+    run.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default="text",
+        help="text: final answer; json: one result object; "
+        "stream-json: one JSON event per line (default: text)",
+    )
+    run.add_argument(
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        default="default",
+        help="default: only read-only tools run (asks become denials); "
+        "acceptEdits: edits inside the project run too; plan: read-only; "
+        "bypassPermissions: everything runs (default: default)",
+    )
+    run.add_argument(
+        "--allowedTools",
+        "--allowed-tools",
+        dest="allowed_tools",
+        action="append",
+        nargs="+",
+        default=[],
+        metavar="RULE",
+        help='rules allowed without asking, e.g. "Edit" "Bash(pytest:*)" '
+        "(comma or space separated, repeatable)",
+    )
+    run.add_argument(
+        "--disallowedTools",
+        "--disallowed-tools",
+        dest="disallowed_tools",
+        action="append",
+        nargs="+",
+        default=[],
+        metavar="RULE",
+        help="rules always denied (comma or space separated, repeatable)",
+    )
+    run.add_argument(
+        "--max-turns",
+        type=_positive_int,
+        metavar="N",
+        help="stop after N model requests (exit code 3)",
+    )
+    run.add_argument(
+        "--model", help="model name (default: $ANTHROPIC_MODEL or the built-in default)"
+    )
+    run.add_argument("--cwd", metavar="DIR", help="project directory (default: the current one)")
+    run.add_argument(
+        "--verbose", action="store_true", help="show tool progress and debug logs on stderr"
+    )
+
+    demo = commands.add_parser(
+        "demo",
+        help="watch the agent fix a bug in a bundled project through the LSP door",
+        description="Copy a small buggy project to a temporary directory, start `lsp-agent "
+        "serve`, drive it like an editor and run the project's tests at the end. Uses Claude "
+        "when ANTHROPIC_API_KEY is set, else a bundled scripted model (offline).",
+    )
+    demo.add_argument(
+        "--yes", "-y", action="store_true", help="approve every permission request without asking"
+    )
+    demo.add_argument("--keep", action="store_true", help="keep the temporary project")
+    demo.add_argument(
+        "--workdir", metavar="DIR", help="copy the project into DIR (must be empty or missing)"
+    )
+    demo.add_argument(
+        "--offline",
+        action="store_true",
+        help="use the bundled scripted model even if ANTHROPIC_API_KEY is set",
+    )
+    demo.add_argument("--model", help="model name when using Claude")
+    return parser
+
+
+def split_rules(groups: Sequence[Sequence[str]]) -> tuple[str, ...]:
+    """Flatten ``--allowedTools`` values into single rules.
+
+    Each value may hold several rules separated by commas or whitespace; separators inside
+    parentheses belong to the rule (``"Bash(git log:*), Edit"`` is two rules). Raises
+    :class:`UsageError` for unbalanced parentheses.
+    """
+    rules: list[str] = []
+    for group in groups:
+        for value in group:
+            rules.extend(_split_rule_text(value))
+    return tuple(dict.fromkeys(rules))
+
+
+def _split_rule_text(text: str) -> list[str]:
+    rules: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in text:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth < 0:
+                raise UsageError(f"unbalanced ')' in tool rule list: {text!r}")
+        if depth == 0 and (char == "," or char.isspace()):
+            if current:
+                rules.append("".join(current))
+                current = []
+            continue
+        current.append(char)
+    if depth != 0:
+        raise UsageError(f"unbalanced '(' in tool rule list: {text!r}")
+    if current:
+        rules.append("".join(current))
+    return rules
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT (e.g. 127.0.0.1:2087), got {text!r}")
+    return host.strip("[]"), int(port)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default ``sys.argv[1:]``), run the subcommand, return its exit code.
+
+    Called without ``argv`` (the console script, ``python -m lsp_agent``), a finished ``run``
+    ends the process at once after flushing its output (:func:`_exit_now`): tearing down
+    the interpreter after the model SDK was imported costs about a quarter of a second,
+    which a headless run spends on every call. With an explicit ``argv`` (tests, embedding)
+    it returns normally.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "serve":
+            return _serve(args)
+        if args.command == "run":
+            code = _run(args)
+            if argv is None:
+                _exit_now(code)
+            return code
+        if args.command == "demo":
+            return _demo(args)
+    except UsageError as exc:
+        parser.exit(_EXIT_USAGE, f"lsp-agent: error: {exc}\n")
+    except KeyboardInterrupt:
+        print("lsp-agent: interrupted", file=sys.stderr)
+        return _EXIT_INTERRUPTED
+    parser.print_help(sys.stderr)
+    return _EXIT_USAGE
+
+
+def _exit_now(code: int) -> None:
+    """Flush stdout, stderr and the log handlers, then end the process with ``code`` without
+    interpreter teardown. Only for the end of a command whose work is complete: files are
+    written, subprocesses reaped and the event loop closed by then."""
+    import contextlib
+    import logging
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    logging.shutdown()
+    os._exit(code)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import logging
+    from pathlib import Path
+
+    # serve() sends logs to stderr or the log file: stdout is the LSP wire in stdio mode.
+    from lsp_agent.lsp.server import serve
+
+    return serve(
+        tcp=args.tcp,
+        log_file=Path(args.log_file) if args.log_file else None,
+        log_level=getattr(logging, args.log_level),
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    prompt: str = args.prompt
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
+    cwd = Path(args.cwd or ".").resolve()
+    if not cwd.is_dir():
+        raise UsageError(f"--cwd {args.cwd!r} is not a directory")
+    # Splitting happens here; the rule grammar is checked when the session's permission engine
+    # parses them (a malformed rule is a usage error, exit 2).
+    allowed = split_rules(args.allowed_tools)
+    disallowed = split_rules(args.disallowed_tools)
+
+    from lsp_agent.headless.options import HeadlessOptions
+    from lsp_agent.headless.runner import run_headless
+
+    options = HeadlessOptions(
+        prompt=prompt,
+        output_format=args.output_format,
+        permission_mode=args.permission_mode,
+        allowed_tools=allowed,
+        disallowed_tools=disallowed,
+        max_turns=args.max_turns,
+        model=args.model,
+        cwd=cwd,
+        verbose=args.verbose,
+    )
+    return run_headless(options)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from lsp_agent.demo.runner import DemoOptions, run_demo
+
+    workdir = Path(args.workdir).resolve() if args.workdir else None
+    if workdir is not None and workdir.exists() and any(workdir.iterdir()):
+        raise UsageError(f"--workdir {args.workdir!r} is not empty")
+    return run_demo(
+        DemoOptions(
+            yes=args.yes,
+            keep=args.keep,
+            workdir=workdir,
+            offline=args.offline,
+            model=args.model,
+        )
+    )

@@ -1,0 +1,142 @@
+"""Turns a running session into ``run -p`` events: conversation messages as they are committed
+to the history, and tool status changes as they are emitted."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from lsp_agent.agent.events import SessionUpdate, ToolCall, ToolCallUpdate
+from lsp_agent.headless.render import Event, Renderer, message_event
+from lsp_agent.model.types import Message, ToolResultBlock, ToolUseBlock
+
+DENIAL_PREFIX = "Permission denied:"
+"""How the tool executor starts the tool_result of a call the permission engine refused."""
+
+
+class EventStream:
+    """Feeds one renderer from one session.
+
+    ``history`` returns the session's current history; messages from index ``skip`` on
+    (the ones after the user's prompt) are rendered once each, in order, whenever
+    :meth:`flush` runs (on every session update, and once at the end).
+    """
+
+    def __init__(
+        self,
+        *,
+        renderer: Renderer,
+        session_id: str,
+        history: Callable[[], tuple[Message, ...]],
+        skip: int,
+    ) -> None:
+        self._renderer = renderer
+        self._session_id = session_id
+        self._history = history
+        self._next = skip
+        self._start = skip
+        self._tool_names: dict[str, str] = {}
+        # Progress of a tool_use whose assistant message is not rendered yet waits for it, so
+        # readers see the tool_use before its progress (as in Claude Code's stream).
+        self._rendered_uses: set[str] = set()
+        self._held: list[Event] = []
+
+    def on_update(self, session_id: str, update: SessionUpdate) -> None:
+        """Host.emit hook: render new history messages, then tool progress."""
+        self.flush()
+        if isinstance(update, ToolCall):
+            self._tool_names[update.tool_call_id] = update.title
+            self._send(
+                self._progress(update.tool_call_id, status=update.status, title=update.title)
+            )
+        elif isinstance(update, ToolCallUpdate):
+            if update.status is not None or update.title is not None:
+                self._send(
+                    self._progress(update.tool_call_id, status=update.status, title=update.title)
+                )
+            elif update.content:
+                text = "".join(
+                    item.content.text for item in update.content if item.type == "content"
+                )
+                if text:
+                    event = self._progress(update.tool_call_id, status=None, title=None)
+                    event["output"] = text
+                    self._send(event)
+
+    def _send(self, event: Event) -> None:
+        if event["tool_use_id"] in self._rendered_uses:
+            self._renderer.progress(event)
+        else:
+            self._held.append(event)
+
+    def _progress(self, tool_use_id: str, *, status: str | None, title: str | None) -> Event:
+        event: Event = {
+            "type": "tool_progress",
+            "tool_use_id": tool_use_id,
+            "tool_name": self._tool_names.get(tool_use_id),
+            "parent_tool_use_id": None,
+            "session_id": self._session_id,
+            "uuid": str(uuid.uuid4()),
+        }
+        if status is not None:
+            event["status"] = status
+        if title is not None:
+            event["title"] = title
+        return event
+
+    def flush(self) -> None:
+        """Render the history messages not rendered yet."""
+        history = self._history()
+        while self._next < len(history):
+            message = history[self._next]
+            self._next += 1
+            self._renderer.message(
+                message_event(message=message.model_dump(mode="json"), session_id=self._session_id)
+            )
+            self._rendered_uses.update(use.id for use in message.tool_uses())
+        held, self._held = self._held, []
+        for event in held:
+            self._send(event)
+
+    def finish(self) -> None:
+        """Render what is left: remaining messages, then any progress still held back."""
+        self.flush()
+        held, self._held = self._held, []
+        for event in held:
+            self._renderer.progress(event)
+
+    def new_messages(self) -> tuple[Message, ...]:
+        """The messages this run added after the prompt."""
+        return self._history()[self._start :]
+
+    def last_assistant_text(self) -> str:
+        """Text of the last assistant message of this run ('' if it had none)."""
+        for message in reversed(self.new_messages()):
+            if message.role == "assistant":
+                return message.text()
+        return ""
+
+    def permission_denials(self) -> list[dict[str, Any]]:
+        """Tool calls the permission engine refused, as Claude Code lists them:
+        ``{"tool_name", "tool_use_id", "tool_input"}``."""
+        uses: dict[str, ToolUseBlock] = {}
+        denials: list[dict[str, Any]] = []
+        for message in self.new_messages():
+            for block in message.content:
+                if isinstance(block, ToolUseBlock):
+                    uses[block.id] = block
+                elif (
+                    isinstance(block, ToolResultBlock)
+                    and block.is_error
+                    and block.content.startswith(DENIAL_PREFIX)
+                ):
+                    use = uses.get(block.tool_use_id)
+                    denials.append(
+                        {
+                            "tool_name": use.name if use else None,
+                            "tool_use_id": block.tool_use_id,
+                            "tool_input": use.input if use else None,
+                        }
+                    )
+        return denials

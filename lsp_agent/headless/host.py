@@ -1,0 +1,56 @@
+"""The headless door's :class:`~lsp_agent.host.Host`: the disk (through ``DiskHost``) plus a
+sink for session updates, and a permission policy with nobody to ask."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from lsp_agent.agent.events import SessionUpdate
+from lsp_agent.host import Host
+from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
+from lsp_agent.workspace.documents import ApplyResult, FileChange, TextSnapshot
+
+HEADLESS_REJECTION = (
+    "Nobody can approve this in a non-interactive run (lsp-agent run -p). Allow it with "
+    "--allowedTools or --permission-mode acceptEdits/bypassPermissions."
+)
+"""Feedback sent with the rejection when the core asks for permission anyway."""
+
+
+class HeadlessHost:
+    """Delegates files to ``inner`` (a disk host), sends updates to ``on_update`` and rejects
+    every permission request (the engine already turns "ask" into "deny" when
+    ``AgentConfig.headless`` is set; this is the fail-closed backstop)."""
+
+    def __init__(self, *, inner: Host, on_update: Callable[[str, SessionUpdate], None]) -> None:
+        self._inner = inner
+        self._on_update = on_update
+        self.permission_requests = 0
+
+    def buffer(self, path: Path) -> TextSnapshot | None:
+        """No editor: never a buffer (the disk is read)."""
+        return self._inner.buffer(path)
+
+    async def apply_changes(self, changes: Sequence[FileChange], *, label: str) -> ApplyResult:
+        """Write the changes on disk (see ``DiskHost``)."""
+        return await self._inner.apply_changes(changes, label=label)
+
+    async def request_permission(self, request: PermissionRequest) -> PermissionResponse:
+        """Reject, with feedback telling the model how the user could allow it."""
+        self.permission_requests += 1
+        return PermissionResponse(
+            outcome="selected", option_id="reject_once", feedback=HEADLESS_REJECTION
+        )
+
+    async def save_documents(self, paths: Sequence[Path]) -> None:
+        """Nothing to save: the disk is the only copy."""
+        await self._inner.save_documents(paths)
+
+    async def files_changed_on_disk(self, paths: Sequence[Path]) -> None:
+        """Nothing to refresh."""
+        await self._inner.files_changed_on_disk(paths)
+
+    def emit(self, session_id: str, update: SessionUpdate) -> None:
+        """Hand the update to the renderer."""
+        self._on_update(session_id, update)

@@ -1,0 +1,32 @@
+"""The options of one headless run, as parsed from the command line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+OutputFormat = Literal["text", "json", "stream-json"]
+"""``text``: the final answer; ``json``: one result object; ``stream-json``: JSON lines."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeadlessOptions:
+    """Everything ``lsp-agent run`` was told.
+
+    ``cwd`` is absolute and exists. ``allowed_tools``/``disallowed_tools`` are single permission
+    rules in Claude Code's grammar (already split and checked). ``max_turns`` bounds the number
+    of model requests of the turn (``None``: unbounded). ``model`` ``None`` means
+    ``$ANTHROPIC_MODEL`` or the built-in default. The permission mode is a string here (not the
+    core's ``PermissionMode``) so this module imports nothing from the core.
+    """
+
+    prompt: str
+    output_format: OutputFormat = "text"
+    permission_mode: str = "default"
+    allowed_tools: tuple[str, ...] = ()
+    disallowed_tools: tuple[str, ...] = ()
+    max_turns: int | None = None
+    model: str | None = None
+    cwd: Path
+    verbose: bool = False

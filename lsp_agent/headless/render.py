@@ -1,0 +1,244 @@
+"""Output of ``lsp-agent run``: the three ``--output-format`` renderers.
+
+The event shapes follow Claude Code's ``-p`` output so tools written for it can read ours:
+
+``{"type": "system", "subtype": "init", ...}``
+    first line of ``stream-json``: cwd, session id, tool names, model, permission mode.
+``{"type": "assistant", "message": {...}}`` / ``{"type": "user", "message": {...}}``
+    each conversation message as the Messages API has it (``tool_use`` blocks in assistant
+    messages, ``tool_result`` blocks in user messages).
+``{"type": "tool_progress", ...}``
+    a tool call changed status (``pending``, ``in_progress``, ``completed``, ``failed``) or
+    streamed output; our addition, named like the Agent SDK's tool progress message.
+``{"type": "result", "subtype": ..., ...}``
+    the last line: see :func:`result_event`.
+
+Renderers take plain JSON-able dicts so they depend on nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any, Protocol, TextIO
+
+from lsp_agent.headless.exit_codes import Outcome
+
+Event = dict[str, Any]
+
+
+class Renderer(Protocol):
+    """Where the events of one run go. Methods are called in order: ``init`` once, then
+    ``message``/``progress`` any number of times, ``result`` once."""
+
+    def init(self, event: Event) -> None:
+        """The ``system/init`` event."""
+        ...
+
+    def message(self, event: Event) -> None:
+        """An ``assistant`` or ``user`` message event."""
+        ...
+
+    def progress(self, event: Event) -> None:
+        """A ``tool_progress`` event."""
+        ...
+
+    def result(self, event: Event) -> None:
+        """The final ``result`` event."""
+        ...
+
+
+def init_event(
+    *,
+    session_id: str,
+    cwd: str,
+    tools: list[str],
+    model: str,
+    permission_mode: str,
+    api_key_source: str,
+    version: str,
+) -> Event:
+    """The ``system/init`` event (Claude Code's field names)."""
+    return {
+        "type": "system",
+        "subtype": "init",
+        "cwd": cwd,
+        "session_id": session_id,
+        "tools": tools,
+        "mcp_servers": [],
+        "model": model,
+        "permissionMode": permission_mode,
+        "apiKeySource": api_key_source,
+        "lsp_agent_version": version,
+        "uuid": str(uuid.uuid4()),
+    }
+
+
+def message_event(*, message: dict[str, Any], session_id: str) -> Event:
+    """An ``assistant``/``user`` event wrapping one Messages-API message dict
+    (``{"role": ..., "content": [...]}``)."""
+    role = message.get("role")
+    if role not in ("assistant", "user"):
+        raise ValueError(f"message role must be 'assistant' or 'user', got {role!r}")
+    return {
+        "type": role,
+        "message": message,
+        "parent_tool_use_id": None,
+        "session_id": session_id,
+        "uuid": str(uuid.uuid4()),
+    }
+
+
+def result_event(
+    *,
+    outcome: Outcome,
+    result: str,
+    session_id: str,
+    num_turns: int,
+    duration_ms: int,
+    duration_api_ms: int,
+    usage: dict[str, int],
+    stop_reason: str,
+    permission_denials: list[dict[str, Any]],
+) -> Event:
+    """The final ``result`` event.
+
+    ``result`` is the text of the last assistant message; ``num_turns`` the number of model
+    responses in this run; durations are wall-clock milliseconds (``duration_api_ms``: time
+    spent waiting on the model); ``usage`` sums the token counts of every response. ``errors``
+    (Claude Code's field) lists the error message when the run failed.
+    """
+    event: Event = {
+        "type": "result",
+        "subtype": outcome.subtype,
+        "is_error": outcome.is_error,
+        "duration_ms": duration_ms,
+        "duration_api_ms": duration_api_ms,
+        "num_turns": num_turns,
+        "result": result,
+        "stop_reason": stop_reason,
+        "session_id": session_id,
+        "usage": usage,
+        "permission_denials": permission_denials,
+        "uuid": str(uuid.uuid4()),
+    }
+    if outcome.error is not None:
+        event["errors"] = [outcome.error]
+    return event
+
+
+def _dump(event: Event) -> str:
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+
+
+class StreamJsonRenderer:
+    """``stream-json``: every event as one JSON line on ``out``, flushed at once."""
+
+    def __init__(self, *, out: TextIO) -> None:
+        self._out = out
+
+    def _write(self, event: Event) -> None:
+        self._out.write(_dump(event) + "\n")
+        self._out.flush()
+
+    def init(self, event: Event) -> None:
+        """Write the init line."""
+        self._write(event)
+
+    def message(self, event: Event) -> None:
+        """Write a message line."""
+        self._write(event)
+
+    def progress(self, event: Event) -> None:
+        """Write a progress line."""
+        self._write(event)
+
+    def result(self, event: Event) -> None:
+        """Write the result line."""
+        self._write(event)
+
+
+class JsonRenderer:
+    """``json``: only the result object, pretty-printed, on ``out``."""
+
+    def __init__(self, *, out: TextIO, err: TextIO, verbose: bool) -> None:
+        self._out = out
+        self._progress = _ProgressLines(err=err) if verbose else None
+
+    def init(self, event: Event) -> None:
+        """Nothing: only the result is printed."""
+
+    def message(self, event: Event) -> None:
+        """Nothing: only the result is printed."""
+
+    def progress(self, event: Event) -> None:
+        """Progress goes to stderr with ``--verbose``."""
+        if self._progress is not None:
+            self._progress.show(event)
+
+    def result(self, event: Event) -> None:
+        """Print the result object."""
+        self._out.write(json.dumps(event, ensure_ascii=False, indent=2) + "\n")
+        self._out.flush()
+
+
+class TextRenderer:
+    """``text``: the final answer on ``out``; errors (and progress with ``--verbose``) on
+    ``err``."""
+
+    def __init__(self, *, out: TextIO, err: TextIO, verbose: bool) -> None:
+        self._out = out
+        self._err = err
+        self._progress = _ProgressLines(err=err) if verbose else None
+
+    def init(self, event: Event) -> None:
+        """Nothing in text mode."""
+
+    def message(self, event: Event) -> None:
+        """Nothing in text mode (the answer is the result)."""
+
+    def progress(self, event: Event) -> None:
+        """Progress goes to stderr with ``--verbose``."""
+        if self._progress is not None:
+            self._progress.show(event)
+
+    def result(self, event: Event) -> None:
+        """Print the final text; on failure also the error on stderr."""
+        text = str(event.get("result") or "")
+        if text:
+            self._out.write(text if text.endswith("\n") else text + "\n")
+            self._out.flush()
+        for error in event.get("errors", []):
+            self._err.write(f"lsp-agent: {error}\n")
+            self._err.flush()
+
+
+class _ProgressLines:
+    """One stderr line when a tool starts and one when it ends, with the best title known:
+    ``[tool] Read money.py … in_progress`` / ``… completed``."""
+
+    def __init__(self, *, err: TextIO) -> None:
+        self._err = err
+        self._titles: dict[str, str] = {}
+
+    def show(self, event: Event) -> None:
+        tool_id = str(event.get("tool_use_id"))
+        if event.get("title"):
+            self._titles[tool_id] = str(event["title"])
+        status = event.get("status")
+        if status not in ("in_progress", "completed", "failed"):
+            return
+        title = self._titles.get(tool_id) or event.get("tool_name") or tool_id
+        self._err.write(f"[tool] {title} … {status}\n")
+        self._err.flush()
+
+
+def make_renderer(output_format: str, *, out: TextIO, err: TextIO, verbose: bool) -> Renderer:
+    """The renderer for ``output_format``; raises ``ValueError`` for an unknown one."""
+    if output_format == "stream-json":
+        return StreamJsonRenderer(out=out)
+    if output_format == "json":
+        return JsonRenderer(out=out, err=err, verbose=verbose)
+    if output_format == "text":
+        return TextRenderer(out=out, err=err, verbose=verbose)
+    raise ValueError(f"unknown output format {output_format!r} (text, json, stream-json)")

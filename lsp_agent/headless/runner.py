@@ -1,0 +1,241 @@
+"""``lsp-agent run -p``: one prompt, run against the files on disk, then exit.
+
+The session works on the disk through ``DiskHost``; nobody can answer a permission prompt, so
+``AgentConfig.headless`` makes the permission engine deny what it would ask about (the
+denial tells the model how the user could allow it). SIGINT cancels the turn cleanly (every
+tool_use still gets its tool_result) and the process exits 130; a second SIGINT stops at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, TextIO
+
+from lsp_agent import __version__
+from lsp_agent.headless.exit_codes import ExitCode, Outcome, classify
+from lsp_agent.headless.options import HeadlessOptions
+from lsp_agent.headless.render import init_event, make_renderer, result_event
+
+if TYPE_CHECKING:
+    from lsp_agent.model.base import Model
+    from lsp_agent.model.types import ModelRequest, ModelStreamEvent
+
+log = logging.getLogger(__name__)
+
+MAX_RETRIES_ENV = "LSP_AGENT_MAX_RETRIES"
+"""Environment variable: retries of a failed model request (default
+:data:`DEFAULT_MAX_RETRIES`); 0 makes an unreachable endpoint fail at once."""
+
+DEFAULT_MAX_RETRIES = 4
+
+
+def max_retries_from(environ: Mapping[str, str]) -> int:
+    """The model client's retry count from ``LSP_AGENT_MAX_RETRIES`` (default 4).
+
+    Raises ``ValueError`` naming the variable when it is not a non-negative integer.
+    """
+    raw = environ.get(MAX_RETRIES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_RETRIES
+    if not raw.isdigit():
+        raise ValueError(f"{MAX_RETRIES_ENV} must be a non-negative integer, got {raw!r}")
+    return int(raw)
+
+
+def api_key_source(environ: Mapping[str, str]) -> str:
+    """Which credential the model client will use, for the init event (never its value)."""
+    if environ.get("ANTHROPIC_API_KEY"):
+        return "ANTHROPIC_API_KEY"
+    if environ.get("ANTHROPIC_AUTH_TOKEN"):
+        return "ANTHROPIC_AUTH_TOKEN"
+    return "none"
+
+
+class TimedModel:
+    """Wraps a model and adds up the wall time spent streaming its answers (ms)."""
+
+    def __init__(self, inner: Model) -> None:
+        self.inner = inner
+        self.api_ms = 0.0
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        """The inner model's stream, timed."""
+        start = time.perf_counter()
+        try:
+            async for event in self.inner.stream(request):
+                yield event
+        finally:
+            self.api_ms += (time.perf_counter() - start) * 1000
+
+    async def aclose(self) -> None:
+        """Close the inner model's connections, if it holds any."""
+        closer = getattr(self.inner, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+def run_headless(
+    options: HeadlessOptions,
+    *,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    """Run one prompt; returns the exit code (see :mod:`lsp_agent.headless.exit_codes`).
+
+    ``out``/``err`` default to ``sys.stdout``/``sys.stderr``; ``environ`` (default
+    ``os.environ``) supplies ``ANTHROPIC_*`` and ``LSP_AGENT_MAX_RETRIES``.
+    """
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    env = os.environ if environ is None else environ
+    logging.basicConfig(
+        level=logging.DEBUG if options.verbose else logging.WARNING,
+        stream=err,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        retries = max_retries_from(env)
+    except ValueError as exc:
+        err.write(f"lsp-agent: error: {exc}\n")
+        return ExitCode.USAGE
+    try:
+        return asyncio.run(_run(options, out=out, err=err, environ=env, max_retries=retries))
+    except KeyboardInterrupt:
+        err.write("lsp-agent: interrupted\n")
+        return ExitCode.INTERRUPTED
+
+
+async def _run(
+    options: HeadlessOptions,
+    *,
+    out: TextIO,
+    err: TextIO,
+    environ: Mapping[str, str],
+    max_retries: int,
+) -> int:
+    from lsp_agent.agent.loop import AgentConfig
+    from lsp_agent.headless.events import EventStream
+    from lsp_agent.headless.host import HeadlessHost
+    from lsp_agent.model.anthropic import AnthropicModel, resolve_model_name
+    from lsp_agent.permissions.types import PermissionMode
+    from lsp_agent.sessions.manager import PromptText, SessionManager
+    from lsp_agent.workspace.disk_host import DiskHost
+
+    started = time.perf_counter()
+    renderer = make_renderer(options.output_format, out=out, err=err, verbose=options.verbose)
+    model_name = resolve_model_name(options.model, environ)
+    mode: PermissionMode = options.permission_mode  # type: ignore[assignment]
+    config = AgentConfig(
+        model=model_name,
+        permission_mode=mode,
+        allowed_tools=options.allowed_tools,
+        disallowed_tools=options.disallowed_tools,
+        max_turns=options.max_turns,
+        headless=True,
+    )
+    models: list[TimedModel] = []
+
+    def model_factory() -> TimedModel:
+        model = TimedModel(AnthropicModel.from_env(environ, max_retries=max_retries))
+        models.append(model)
+        return model
+
+    stream: EventStream | None = None
+
+    def on_update(session_id: str, update: Any) -> None:
+        if stream is not None:
+            stream.on_update(session_id, update)
+
+    host = HeadlessHost(inner=DiskHost(), on_update=on_update)
+    manager = SessionManager(host=host, model_factory=model_factory, config=config)
+    try:
+        session = manager.new(cwd=options.cwd)
+    except ValueError as exc:  # a malformed --allowedTools/--disallowedTools rule
+        err.write(f"lsp-agent: error: {exc}\n")
+        return ExitCode.USAGE
+    stream = EventStream(
+        renderer=renderer,
+        session_id=session.id,
+        history=lambda: session.history,
+        skip=len(session.history) + 1,
+    )
+    renderer.init(
+        init_event(
+            session_id=session.id,
+            cwd=str(session.cwd),
+            tools=list(session.tools.names()),
+            model=model_name,
+            permission_mode=options.permission_mode,
+            api_key_source=api_key_source(environ),
+            version=__version__,
+        )
+    )
+
+    loop = asyncio.get_running_loop()
+    prompt_task = asyncio.ensure_future(session.prompt([PromptText(text=options.prompt)]))
+    interrupts = 0
+
+    def on_sigint() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            err.write("lsp-agent: interrupted; cancelling the turn (Ctrl-C again to quit now)\n")
+            session.cancel()
+        else:
+            prompt_task.cancel()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    stop_reason = "cancelled"
+    error: str | None = None
+    num_turns = 0
+    usage: dict[str, int] = {}
+    result_text = ""
+    try:
+        result = await prompt_task
+        stop_reason = result.stop_reason
+        error = result.error
+        num_turns = result.requests
+        usage = result.usage.model_dump()
+        result_text = result.final_text or ""
+    except asyncio.CancelledError:
+        error = "interrupted: the turn was cancelled"
+    except Exception as exc:  # a bug must still end in a result object and exit code 1
+        log.debug("the turn failed", exc_info=True)
+        stop_reason = "end_turn"
+        error = f"internal error: {type(exc).__name__}: {exc}"
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+        for model in models:
+            with contextlib.suppress(Exception):
+                await model.aclose()
+    stream.finish()
+    outcome: Outcome = classify(
+        stop_reason=stop_reason,
+        error=error,
+        interrupted=interrupts > 0,
+        max_turns=options.max_turns,
+    )
+    renderer.result(
+        result_event(
+            outcome=outcome,
+            result=result_text or stream.last_assistant_text(),
+            session_id=session.id,
+            num_turns=num_turns,
+            duration_ms=round((time.perf_counter() - started) * 1000),
+            duration_api_ms=round(sum(m.api_ms for m in models)),
+            usage=usage,
+            stop_reason=stop_reason,
+            permission_denials=stream.permission_denials(),
+        )
+    )
+    return int(outcome.exit_code)

@@ -1,0 +1,84 @@
+"""Harness for ``lsp-agent`` as a subprocess: a temp project, the scripted Messages-API server
+on 127.0.0.1 (in a thread of the test process) playing the model, and helpers to run
+``python -m lsp_agent ...`` against it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_agent.model.scenario import Scenario
+from lsp_agent.model.scripted import ScriptedServerThread, scripted_env
+
+RUN_TIMEOUT_S = 60
+"""Upper bound for one CLI run; generous, never a timing assertion."""
+
+CALC = "def add(a, b):\n    return a - b\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A tiny project with one module whose ``add`` subtracts."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "calc.py").write_text(CALC)
+    return root.resolve()
+
+
+@dataclass
+class Run:
+    """One finished CLI run and the scripted server it talked to."""
+
+    proc: subprocess.CompletedProcess[str]
+    server: ScriptedServerThread
+
+    @property
+    def code(self) -> int:
+        return self.proc.returncode
+
+    def events(self) -> list[dict[str, Any]]:
+        """stdout parsed as JSON lines (stream-json)."""
+        return [json.loads(line) for line in self.proc.stdout.splitlines() if line.strip()]
+
+
+def cli_env(base_url: str, **extra: str) -> dict[str, str]:
+    """Environment for the CLI: the scripted endpoint, no retries (failures are immediate)."""
+    env = scripted_env(base_url)
+    env["LSP_AGENT_MAX_RETRIES"] = "0"
+    env.pop("PYTEST_ADDOPTS", None)
+    env.update(extra)
+    return env
+
+
+def run_cli(
+    args: Sequence[str],
+    *,
+    scenario: Scenario,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+) -> Run:
+    """Run ``python -m lsp_agent ARGS`` in ``cwd`` against ``scenario`` (``{{cwd}}`` is
+    ``cwd``); the server is stopped afterwards and returned for inspection."""
+    server = ScriptedServerThread(scenario=scenario, variables={"cwd": str(cwd)})
+    base_url = server.start()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_agent", *args],
+            cwd=cwd,
+            env=env or cli_env(base_url),
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    finally:
+        server.stop()
+    return Run(proc=proc, server=server)

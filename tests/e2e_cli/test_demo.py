@@ -1,0 +1,147 @@
+"""``lsp-agent demo`` end to end, offline: the real server in a subprocess driven over LSP by
+the demo's editor, the bundled scenario on the scripted model, the project's tests run for real."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from lsp_agent.demo.runner import BUGGY_FILE, OFFLINE_NOTICE, UNSAVED_COMMENT
+
+DEMO_TIMEOUT_S = 180
+
+
+def run_demo(workdir: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PYTEST_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "lsp_agent", "demo", "--workdir", str(workdir), *flags],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=DEMO_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def test_demo_fixes_the_bug_and_keeps_the_unsaved_comment(tmp_path: Path) -> None:
+    workdir = tmp_path / "demo"
+    proc = run_demo(workdir, "--yes")
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert OFFLINE_NOTICE in out
+    # The agent read the editor's buffer (the unsaved comment), asked before editing and
+    # running commands, and its edit went through workspace/applyEdit to that buffer.
+    assert "permission requested: Edit inventory/money.py" in out
+    assert "permission requested: python -m pytest -q" in out
+    assert "[editor] applied the agent's edit to inventory/money.py" in out
+    assert "[editor] saved inventory/money.py (the server asked" in out
+    assert "survived the agent's edit" in out
+    assert "2 failed, 9 passed" in out  # the agent's first test run
+    assert out.rstrip().endswith("demo finished: the tests pass")
+    fixed = (workdir / BUGGY_FILE).read_text()
+    assert fixed.startswith(UNSAVED_COMMENT)
+    assert "int(float(text) * 100)" not in fixed
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=DEMO_TIMEOUT_S,
+        check=False,
+    )
+    assert tests.returncode == 0, tests.stdout
+    assert "11 passed" in tests.stdout
+
+
+def test_demo_without_a_terminal_or_yes_rejects_and_fails(tmp_path: Path) -> None:
+    workdir = tmp_path / "demo"
+    proc = run_demo(workdir)
+    out = proc.stdout
+    assert proc.returncode == 1, out + proc.stderr
+    assert "rejected: not on a terminal and --yes not given" in out
+    assert "int(float(text) * 100)" in (workdir / BUGGY_FILE).read_text()  # not fixed
+
+
+def test_demo_on_a_terminal_asks_and_applies_the_answers(tmp_path: Path) -> None:
+    """On a TTY without --yes every permission prompt is a y/N question; answering y each
+    time fixes the bug."""
+    import pty
+    import select
+    import time
+
+    workdir = tmp_path / "demo"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PYTEST_"))}
+    env["NO_COLOR"] = "1"
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_agent", "demo", "--workdir", str(workdir)],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        close_fds=True,
+    )
+    os.close(follower)
+    output = b""
+    answered = 0
+    deadline = time.monotonic() + DEMO_TIMEOUT_S
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([leader], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                output += chunk
+                while output.count(b"allow? [y/N]") > answered:
+                    os.write(leader, b"y\n")
+                    answered += 1
+            elif proc.poll() is not None:
+                break
+        code = proc.wait(timeout=DEMO_TIMEOUT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(leader)
+    text_out = output.decode("utf-8", "replace")
+    assert code == 0, text_out
+    assert answered == 3  # Bash (tests fail), Edit (with its diff), Bash (tests pass)
+    assert "+    whole, _, cents = text.partition" in text_out  # the diff was shown
+    assert "int(float(text) * 100)" not in (workdir / BUGGY_FILE).read_text()
+
+
+def test_demo_with_an_api_key_uses_the_configured_endpoint(tmp_path: Path) -> None:
+    """With ANTHROPIC_API_KEY set the demo talks to ANTHROPIC_BASE_URL (here the scripted
+    server, standing in for the API) instead of starting its bundled one."""
+    from importlib import resources
+
+    from lsp_agent.model.scenario import load_scenario
+    from lsp_agent.model.scripted import ScriptedServerThread, scripted_env
+
+    workdir = (tmp_path / "demo").resolve()
+    scenario = load_scenario(str(resources.files("lsp_agent.demo").joinpath("scenario.json")))
+    with ScriptedServerThread(scenario=scenario, variables={"cwd": str(workdir)}) as server:
+        env = scripted_env(server.base_url, model="claude-demo-test")
+        env = {k: v for k, v in env.items() if not k.startswith("PYTEST_")}
+        proc = subprocess.run(
+            [sys.executable, "-m", "lsp_agent", "demo", "--yes", "--workdir", str(workdir)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=DEMO_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        server.assert_done()
+        models = {body.get("model") for body in server.requests}
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert OFFLINE_NOTICE not in proc.stdout
+    assert "model: Claude (claude-demo-test)" in proc.stdout
+    assert models == {"claude-demo-test"}

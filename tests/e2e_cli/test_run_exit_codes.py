@@ -1,0 +1,149 @@
+"""``lsp-agent run -p`` exit codes: 3 at --max-turns, 1 when the model is unreachable,
+2 for usage errors, 130 after SIGINT (with the turn cancelled cleanly)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lsp_agent.model.scenario import reply, scenario, tool_use
+from lsp_agent.model.scripted import ScriptedServerThread
+from tests.e2e_cli.conftest import RUN_TIMEOUT_S, cli_env, run_cli
+
+
+def test_max_turns_exits_3(project: Path) -> None:
+    two_turns = scenario(
+        reply(tool_use("Read", {"file_path": "{{cwd}}/calc.py"})),
+        reply("never reached"),
+        name="two_turns",
+    )
+    result = run_cli(
+        ["run", "-p", "look", "--max-turns", "1", "--output-format", "json"],
+        scenario=two_turns,
+        cwd=project,
+    )
+    assert result.code == 3, result.proc.stderr
+    obj = json.loads(result.proc.stdout)
+    assert (obj["subtype"], obj["is_error"]) == ("error_max_turns", True)
+    assert obj["stop_reason"] == "max_turn_requests"
+    assert obj["num_turns"] == 1
+    assert result.server.unconsumed() == [1]  # the second request was never made
+
+
+def test_max_turns_text_mode_explains_on_stderr(project: Path) -> None:
+    one = scenario(reply(tool_use("Read", {"file_path": "{{cwd}}/calc.py"})), name="one")
+    result = run_cli(["run", "-p", "look", "--max-turns", "1"], scenario=one, cwd=project)
+    assert result.code == 3
+    assert "reached the maximum number of turns (1)" in result.proc.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_unreachable_endpoint_exits_1_with_a_clear_message(project: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there any more
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_agent", "run", "-p", "hello", "--output-format", "json"],
+        cwd=project,
+        env=cli_env(url),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    obj = json.loads(proc.stdout)
+    assert (obj["subtype"], obj["is_error"]) == ("error_during_execution", True)
+    (error,) = obj["errors"]
+    assert url in error or "127.0.0.1" in error, error
+    assert "connect" in error.lower(), error
+
+
+def test_unreachable_endpoint_text_mode(project: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_agent", "run", "-p", "hello"],
+        cwd=project,
+        env=cli_env(f"http://127.0.0.1:{free_port()}"),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr.startswith("lsp-agent: ")
+
+
+def test_usage_error_exits_2(project: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_agent", "run", "-p", "x", "--allowedTools", "Bash(ls"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "unbalanced" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_sigint_cancels_the_turn_and_exits_130(project: Path) -> None:
+    # The model stalls mid-answer; SIGINT must end the run cleanly, not hang or crash.
+    stall = scenario(
+        reply("thinking about it for a long while", stall_after_events=3), name="stall"
+    )
+    with ScriptedServerThread(scenario=stall) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lsp_agent", "run", "-p", "x", "--output-format", "stream-json"],
+            cwd=project,
+            env=cli_env(server.base_url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + RUN_TIMEOUT_S
+            while not server.requests and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert server.requests, "the CLI never called the model"
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 130, err
+    last = json.loads(out.splitlines()[-1])
+    assert (last["type"], last["subtype"], last["stop_reason"]) == (
+        "result",
+        "error_during_execution",
+        "cancelled",
+    )
+    assert "interrupted" in err
+    assert "Traceback" not in err
+
+
+def test_malformed_rule_is_a_usage_error(project: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_agent", "run", "-p", "x", "--disallowedTools", "Ed!t"],
+        cwd=project,
+        env=cli_env("http://127.0.0.1:9"),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "malformed permission rule" in proc.stderr
+    assert "Ed!t" in proc.stderr
+    assert proc.stdout == ""

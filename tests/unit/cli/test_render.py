@@ -1,0 +1,143 @@
+"""The three output formats of ``lsp-agent run``: what goes to stdout and stderr."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from lsp_agent.headless.exit_codes import classify
+from lsp_agent.headless.render import (
+    init_event,
+    make_renderer,
+    message_event,
+    result_event,
+)
+
+
+def result(*, stop: str = "end_turn", error: str | None = None, text: str = "All done.") -> dict:
+    return result_event(
+        outcome=classify(stop_reason=stop, error=error, interrupted=False, max_turns=1),
+        result=text,
+        session_id="s1",
+        num_turns=2,
+        duration_ms=12,
+        duration_api_ms=5,
+        usage={"input_tokens": 10, "output_tokens": 3},
+        stop_reason=stop,
+        permission_denials=[],
+    )
+
+
+def feed(fmt: str, *, verbose: bool = False, res: dict | None = None) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    renderer = make_renderer(fmt, out=out, err=err, verbose=verbose)
+    renderer.init(
+        init_event(
+            session_id="s1",
+            cwd="/p",
+            tools=["Read"],
+            model="m",
+            permission_mode="default",
+            api_key_source="none",
+            version="0.1.0",
+        )
+    )
+    renderer.message(
+        message_event(
+            message={"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+            session_id="s1",
+        )
+    )
+    renderer.progress(
+        {
+            "type": "tool_progress",
+            "tool_use_id": "t1",
+            "tool_name": "Read",
+            "status": "completed",
+            "title": "Read a.py",
+        }
+    )
+    renderer.result(res if res is not None else result())
+    return out.getvalue(), err.getvalue()
+
+
+def test_text_prints_only_the_final_answer() -> None:
+    out, err = feed("text")
+    assert out == "All done.\n"
+    assert err == ""
+
+
+def test_text_verbose_shows_progress_on_stderr() -> None:
+    out, err = feed("text", verbose=True)
+    assert out == "All done.\n"
+    assert err == "[tool] Read a.py … completed\n"
+
+
+def test_progress_lines_remember_titles() -> None:
+    err = io.StringIO()
+    renderer = make_renderer("text", out=io.StringIO(), err=err, verbose=True)
+    for event in (
+        {"tool_use_id": "t", "tool_name": "Bash", "status": "pending", "title": "Bash"},
+        {"tool_use_id": "t", "tool_name": "Bash", "title": "pytest -q"},
+        {"tool_use_id": "t", "tool_name": "Bash", "status": "in_progress"},
+        {"tool_use_id": "t", "tool_name": "Bash", "output": "..."},
+        {"tool_use_id": "t", "tool_name": "Bash", "status": "failed"},
+    ):
+        renderer.progress({"type": "tool_progress", **event})
+    assert err.getvalue() == "[tool] pytest -q … in_progress\n[tool] pytest -q … failed\n"
+
+
+def test_text_error_goes_to_stderr() -> None:
+    out, err = feed("text", res=result(stop="max_turn_requests", text=""))
+    assert out == ""
+    assert err == "lsp-agent: reached the maximum number of turns (1)\n"
+
+
+def test_json_prints_one_result_object() -> None:
+    out, err = feed("json")
+    obj = json.loads(out)
+    assert obj["type"] == "result"
+    assert obj["subtype"] == "success"
+    assert obj["is_error"] is False
+    assert obj["result"] == "All done."
+    assert obj["num_turns"] == 2
+    assert obj["session_id"] == "s1"
+    assert obj["usage"] == {"input_tokens": 10, "output_tokens": 3}
+    assert obj["stop_reason"] == "end_turn"
+    assert "errors" not in obj
+    assert err == ""
+
+
+def test_json_error_result_lists_errors() -> None:
+    out, _ = feed("json", res=result(error="the endpoint is unreachable"))
+    obj = json.loads(out)
+    assert (obj["subtype"], obj["is_error"]) == ("error_during_execution", True)
+    assert obj["errors"] == ["the endpoint is unreachable"]
+
+
+def test_stream_json_is_one_object_per_line_in_order() -> None:
+    out, err = feed("stream-json")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [(e["type"], e.get("subtype")) for e in lines] == [
+        ("system", "init"),
+        ("assistant", None),
+        ("tool_progress", None),
+        ("result", "success"),
+    ]
+    init = lines[0]
+    assert init["tools"] == ["Read"] and init["permissionMode"] == "default"
+    assert lines[1]["message"]["content"][0]["text"] == "hi"
+    assert all(len(line) > 2 and "\n" not in line for line in out.splitlines())
+    assert err == ""
+
+
+def test_message_event_rejects_other_roles() -> None:
+    with pytest.raises(ValueError, match="role"):
+        message_event(message={"role": "system", "content": []}, session_id="s")
+
+
+def test_unknown_format() -> None:
+    with pytest.raises(ValueError, match="unknown output format"):
+        make_renderer("xml", out=io.StringIO(), err=io.StringIO(), verbose=False)

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""Agent overhead per turn, with a model that answers instantly.
+
+A scenario of ``--turns`` model turns, each a ``Read`` of a small file, then a final answer,
+is run three ways:
+
+``core``
+    In this process: a :class:`Session` on ``DiskHost`` with an in-memory model that replays
+    the answers (no HTTP). The gap between two model calls is the agent's whole per-turn work:
+    loop, tool validation, permission check, the Read itself, history and events.
+``sdk``
+    In this process, with the real model client (``anthropic`` SDK) talking HTTP to the
+    scripted Messages-API server running as a separate process on 127.0.0.1: adds request
+    building, JSON encoding of the growing history, SSE parsing.
+``cli``
+    ``lsp-agent run -p --output-format stream-json`` as a subprocess against the scripted
+    server: the time between consecutive ``assistant`` events as they reach stdout is one whole
+    turn (request, response, tool, bookkeeping), start-up excluded.
+
+Goal: ≤ 10 ms per turn (Claude Code's gap between turns measures 45-70 ms with the bench
+harness on the same kind of machine; see docs/performance.md). Prints a Markdown table;
+``--json OUT`` also writes the figures.
+
+    python tools/bench_turn_overhead.py [--turns 50] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from lsp_agent.agent.loop import AgentConfig
+from lsp_agent.model.scenario import Scenario, reply, scenario, text, tool_use
+from lsp_agent.model.types import (
+    AssistantResponse,
+    ModelRequest,
+    ModelStreamEvent,
+    ResponseDone,
+    TextBlock,
+    TextDelta,
+    ToolInputDelta,
+    ToolUseBlock,
+    ToolUseStart,
+    Usage,
+)
+from lsp_agent.sessions.manager import PromptText, SessionManager
+from lsp_agent.workspace.disk_host import DiskHost
+
+SMALL_FILE = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(20))
+
+
+def read_turns(turns: int) -> Scenario:
+    """``turns`` Read turns on ``{{cwd}}/small.py``, then a final text turn."""
+    steps = [
+        reply(text("Reading."), tool_use("Read", {"file_path": "{{cwd}}/small.py"}, id=f"t{i}"))
+        for i in range(turns)
+    ]
+    steps.append(reply("Done."))
+    return scenario(*steps, name=f"read_{turns}")
+
+
+class ReplayModel:
+    """A zero-latency model: streams prepared responses in order and notes when each call
+    started (``time.perf_counter()`` seconds)."""
+
+    def __init__(self, responses: Sequence[AssistantResponse]) -> None:
+        self.responses = list(responses)
+        self.calls: list[float] = []
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        self.calls.append(time.perf_counter())
+        response = self.responses[len(self.calls) - 1]
+        for index, block in enumerate(response.content):
+            if isinstance(block, TextBlock):
+                yield TextDelta(index=index, text=block.text)
+            elif isinstance(block, ToolUseBlock):
+                yield ToolUseStart(index=index, id=block.id, name=block.name)
+                yield ToolInputDelta(index=index, partial_json=json.dumps(block.input))
+        yield ResponseDone(response=response)
+
+
+def responses_for(turns: int, cwd: Path) -> list[AssistantResponse]:
+    usage = Usage(input_tokens=100, output_tokens=10)
+    out = [
+        AssistantResponse(
+            content=(
+                TextBlock(text="Reading."),
+                ToolUseBlock(id=f"t{i}", name="Read", input={"file_path": str(cwd / "small.py")}),
+            ),
+            stop_reason="tool_use",
+            usage=usage,
+        )
+        for i in range(turns)
+    ]
+    out.append(
+        AssistantResponse(content=(TextBlock(text="Done."),), stop_reason="end_turn", usage=usage)
+    )
+    return out
+
+
+def make_project() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="lsp-agent-bench-")).resolve()
+    (root / "small.py").write_text(SMALL_FILE)
+    return root
+
+
+async def run_core(turns: int, cwd: Path) -> dict[str, Any]:
+    """One in-process run with :class:`ReplayModel`; per-turn gaps in ms."""
+    model = ReplayModel(responses_for(turns, cwd))
+    manager = SessionManager(
+        host=DiskHost(), model_factory=lambda: model, config=AgentConfig(model="replay")
+    )
+    session = manager.new(cwd=cwd)
+    start = time.perf_counter()
+    result = await session.prompt([PromptText(text="read it many times")])
+    total = time.perf_counter() - start
+    if result.stop_reason != "end_turn" or result.error:
+        raise RuntimeError(f"the run failed: {result}")
+    gaps = [(b - a) * 1000 for a, b in itertools.pairwise(model.calls)]
+    return {"total_ms": total * 1000, "gaps_ms": gaps}
+
+
+class ScriptedProcess:
+    """The scripted Messages-API server as a subprocess (its CPU is not ours)."""
+
+    def __init__(self, scen: Scenario, cwd: Path) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="lsp-agent-bench-srv-"))
+        script = self.dir / "scenario.json"
+        script.write_text(scen.model_dump_json())
+        port_file = self.dir / "port"
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "lsp_agent.model.scripted",
+                "--scenario",
+                str(script),
+                "--port-file",
+                str(port_file),
+                "--var",
+                f"cwd={cwd}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 30
+        while not port_file.exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the scripted server did not start")
+            time.sleep(0.02)
+        self.base_url = f"http://127.0.0.1:{port_file.read_text().strip()}"
+
+    def close(self) -> str:
+        self.proc.terminate()
+        _, err = self.proc.communicate(timeout=30)
+        return err
+
+
+async def run_sdk(turns: int, cwd: Path) -> dict[str, Any]:
+    """One in-process run with the real SDK client against the scripted server process."""
+    from lsp_agent.model.anthropic import AnthropicModel
+
+    server = ScriptedProcess(read_turns(turns), cwd)
+    calls: list[float] = []
+
+    class Timed:
+        def __init__(self) -> None:
+            self.inner = AnthropicModel(api_key="bench", base_url=server.base_url, max_retries=0)
+
+        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+            calls.append(time.perf_counter())
+            async for event in self.inner.stream(request):
+                yield event
+
+    try:
+        model = Timed()
+        manager = SessionManager(
+            host=DiskHost(), model_factory=lambda: model, config=AgentConfig(model="scripted")
+        )
+        session = manager.new(cwd=cwd)
+        start = time.perf_counter()
+        result = await session.prompt([PromptText(text="read it many times")])
+        total = time.perf_counter() - start
+        await model.inner.aclose()
+    finally:
+        err = server.close()
+    if result.stop_reason != "end_turn" or result.error:
+        raise RuntimeError(f"the run failed: {result}\n{err}")
+    gaps = [(b - a) * 1000 for a, b in itertools.pairwise(calls)]
+    return {"total_ms": total * 1000, "gaps_ms": gaps}
+
+
+def run_cli(turns: int, cwd: Path) -> dict[str, Any]:
+    """One ``lsp-agent run -p --output-format stream-json`` with ``turns`` Read turns: wall
+    seconds, and the ms between consecutive ``assistant`` events as they reach stdout (one
+    whole turn each: request, response, tool, bookkeeping)."""
+    server = ScriptedProcess(read_turns(turns), cwd)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(
+        ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="bench", LSP_AGENT_MAX_RETRIES="0"
+    )
+    stamps: list[float] = []
+    try:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "lsp_agent",
+                "run",
+                "-p",
+                "read it many times",
+                "--output-format",
+                "stream-json",
+            ],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if json.loads(line).get("type") == "assistant":
+                stamps.append(time.perf_counter())
+        code = proc.wait(timeout=600)
+        elapsed = time.perf_counter() - start
+    finally:
+        server.close()
+    if code != 0:
+        raise RuntimeError(f"lsp-agent run failed ({code})")
+    gaps = [(b - a) * 1000 for a, b in itertools.pairwise(stamps)]
+    return {"wall_s": elapsed, "gaps_ms": gaps}
+
+
+def stats(values: Sequence[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {
+        "median": statistics.median(ordered),
+        "p95": ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))],
+        "min": ordered[0],
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per mode")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    cwd = make_project()
+    figures: dict[str, Any] = {}
+
+    asyncio.run(run_core(5, cwd))  # warm-up: imports, first-call caches
+    core = [asyncio.run(run_core(args.turns, cwd)) for _ in range(args.repeat)]
+    asyncio.run(run_sdk(2, cwd))  # warm-up: the SDK import (~0.7 s) is start-up, not a turn
+    sdk = [asyncio.run(run_sdk(args.turns, cwd)) for _ in range(args.repeat)]
+    for name, runs in (("core", core), ("sdk", sdk)):
+        gaps = [g for run in runs for g in run["gaps_ms"]]
+        per_turn = [run["total_ms"] / (args.turns + 1) for run in runs]
+        figures[name] = {"gap_ms": stats(gaps), "total_per_turn_ms": stats(per_turn)}
+
+    run_cli(2, cwd)  # warm-up
+    cli = [run_cli(args.turns, cwd) for _ in range(args.repeat)]
+    figures["cli"] = {
+        "gap_ms": stats([g for run in cli for g in run["gaps_ms"]]),
+        "wall_s": stats([run["wall_s"] for run in cli]),
+    }
+
+    print(
+        f"agent overhead per turn: {args.turns} Read turns + 1 final, {args.repeat} runs "
+        f"per mode, zero model latency ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores)\n"
+    )
+    print("| mode | per-turn gap median ms | p95 ms | total / turns ms |")
+    print("| --- | ---: | ---: | ---: |")
+    for name in ("core", "sdk"):
+        fig = figures[name]
+        print(
+            f"| {name} | {fig['gap_ms']['median']:.1f} | {fig['gap_ms']['p95']:.1f} | "
+            f"{fig['total_per_turn_ms']['median']:.1f} |"
+        )
+    fig = figures["cli"]
+    print(
+        f"| cli (`run -p`, incl. the scripted server) | {fig['gap_ms']['median']:.1f} | "
+        f"{fig['gap_ms']['p95']:.1f} | wall {fig['wall_s']['median']:.2f} s |"
+    )
+    if args.json is not None:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
