@@ -11,6 +11,9 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3 python; do \
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.lsp-agent-installed
+# The VS Code extension's tests need its npm packages and Chromium (installed with apt when run
+# as root); `make test` installs them once, like the Python packages.
+VSCODE_STAMP := editor-clients/vscode/node_modules/.lsp-agent-installed
 
 # The test command; .ci/run calls `make test`, so CI and this target cannot drift apart.
 PYTEST_ARGS ?=
@@ -27,10 +30,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
+$(VSCODE_STAMP): editor-clients/vscode/package-lock.json
+	.ci/vscode.sh --install-only
+	@touch $(VSCODE_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/lsp-agent demo --yes --offline
 
-test: $(STAMP)
+test: $(STAMP) $(VSCODE_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)

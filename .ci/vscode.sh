@@ -5,6 +5,7 @@
 #
 #   .ci/vscode.sh                 everything
 #   .ci/vscode.sh --install-only  only the prerequisites (Chromium, npm ci)
+#   .ci/vscode.sh --no-pytest     everything but the pytest suites (CI runs those in `make test`)
 #
 # Chromium comes from Debian (Playwright's own browser downloads are not used); npm packages
 # from the npm registry (package-lock.json).
@@ -43,7 +44,9 @@ if [ ! -x "$VENV/bin/python" ]; then
   echo "error: $VENV/bin/python not found; run 'make test' (or .ci/run) first" >&2
   exit 1
 fi
-"$VENV/bin/python" -m pytest tests/clients/vscode -v -p no:cacheprovider
+if [ "${1:-}" != "--no-pytest" ]; then
+  "$VENV/bin/python" -m pytest tests/clients/vscode -v -p no:cacheprovider
+fi
 
 (cd "$EXT" && rm -f ./*.vsix && npx --no-install vsce package --no-dependencies)
 vsix=$(ls "$EXT"/*.vsix)

@@ -118,7 +118,7 @@ async def test_binary_file_is_refused(env: Env) -> None:
 
 async def test_broken_utf16_is_refused_cleanly(env: Env) -> None:
     path = env.write_bytes("odd.txt", codecs.BOM_UTF16_LE + b"a\x00b")
-    with pytest.raises(ToolError, match="(?i)not valid utf-16-le"):
+    with pytest.raises(ToolError, match=r"(?i)not valid utf-16-le"):
         await env.run(READ, {"file_path": str(path)})
 
 
