@@ -13,7 +13,7 @@ import type { PermissionBroker, PendingPermission, PermissionResolution } from '
 import { rankPaths, resolvePrompt, type MentionIo, type SelectionBlockInput } from './prompt/mentions';
 import type { ReviewController } from './review/reviewController';
 import type { MentionCandidate, PanelSnapshot, SelectionInfo, SessionSummary, ToHost, ToWebview } from './shared/messages';
-import type { ContentBlock, PromptResult, SessionUpdateParams } from './shared/protocol';
+import type { ContentBlock, PromptResult, SessionDidEndParams, SessionDidStartParams, SessionUpdateParams } from './shared/protocol';
 import {
   addNotice,
   addPermission,
@@ -23,6 +23,7 @@ import {
   pendingPermissions,
   resolvePermission,
   startTurn,
+  titleFromPrompt,
   type Attachment,
   type SessionState,
 } from './shared/state';
@@ -66,6 +67,8 @@ export class ChatController implements vscode.Disposable {
   private readonly closed = new Map<string, SessionState>();
   private activeSessionId: string | undefined;
   private readonly turns = new Map<string, vscode.CancellationTokenSource>();
+  /** Sessions running a turn the server started itself (an agent command), until `didEnd`. */
+  private readonly serverTurns = new Set<string>();
   private readonly changed = new vscode.EventEmitter<void>();
   private readonly disposables: vscode.Disposable[] = [];
   private selection: SelectionInfo | undefined;
@@ -243,6 +246,53 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
+  /**
+   * `lspAgent/session/didStart`: the server started a turn for an agent command (the user picked
+   * "Fix with agent" in the lightbulb). The session gets a tab (a closed one is reopened), which
+   * becomes the active one, and the panel is shown: with `preserveFocus` once the view exists
+   * (the first time, VS Code can only open it through its focus command).
+   */
+  onSessionStarted(params: SessionDidStartParams): void {
+    const text = params.title?.trim() || 'Agent command';
+    let session = this.sessions.get(params.sessionId);
+    const reopened = session ? undefined : this.closed.get(params.sessionId);
+    if (reopened) {
+      this.closed.delete(params.sessionId);
+      this.sessions.set(params.sessionId, reopened);
+      session = reopened;
+      this.post({ type: 'sessionAdded', session, activate: true });
+    } else if (!session) {
+      session = createSession({
+        id: params.sessionId,
+        title: titleFromPrompt(text),
+        ...(params.cwd ? { cwd: params.cwd } : {}),
+        modeId: this.deps.defaultMode(),
+      });
+      this.sessions.set(session.id, session);
+      this.post({ type: 'sessionAdded', session, activate: true });
+    }
+    this.activeSessionId = session.id;
+    this.post({ type: 'sessionActivated', sessionId: session.id });
+    if (!session.running) {
+      this.serverTurns.add(session.id);
+      startTurn(session, text, []);
+      this.post({ type: 'turnStarted', sessionId: session.id, text, attachments: [] });
+    }
+    this.changed.fire();
+    void this.deps.reveal(false);
+  }
+
+  /** `lspAgent/session/didEnd`: the turn of a server-started session is over. */
+  onSessionEnded(params: SessionDidEndParams): void {
+    if (!this.serverTurns.delete(params.sessionId)) return;
+    const session = this.sessions.get(params.sessionId) ?? this.closed.get(params.sessionId);
+    if (!session?.running) return;
+    const result: PromptResult | { error: string } = params.error ? { error: params.error } : { stopReason: params.stopReason };
+    endTurn(session, result);
+    this.post({ type: 'turnEnded', sessionId: session.id, result });
+    this.changed.fire();
+  }
+
   private onPermissionRequested(p: PendingPermission): void {
     const session = this.sessionFor(p.params.sessionId);
     addPermission(session, p.requestId, p.params.toolCall, p.params.options, p.params.reason ?? '');
@@ -334,7 +384,17 @@ export class ChatController implements vscode.Disposable {
     const id = sessionId ?? this.activeSessionId;
     if (!id) return;
     const cts = this.turns.get(id);
-    if (!cts) return;
+    if (!cts) {
+      // A turn the server started (agent command) has no request of ours to cancel.
+      if (!this.serverTurns.has(id)) return;
+      this.deps.broker.cancelSession(id);
+      try {
+        await this.deps.client.cancel(id);
+      } catch (error) {
+        this.deps.log.warn(`cancel: ${errorMessage(error)}`);
+      }
+      return;
+    }
     this.deps.broker.cancelSession(id);
     try {
       await this.deps.client.cancel(id);
@@ -365,6 +425,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   private failRunningTurns(reason: string): void {
+    this.serverTurns.clear();
     for (const session of this.sessions.values()) {
       if (!session.running) continue;
       this.turns.get(session.id)?.cancel();

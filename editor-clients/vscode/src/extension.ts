@@ -17,20 +17,44 @@ import { ProposalStore } from './review/proposalStore';
 import { ReviewController } from './review/reviewController';
 import { AgentClient, type ClientFactory } from './server/agentClient';
 import { locateServer } from './server/locate';
+import { ServerCommands } from './shared/protocol';
 import { DEFAULT_MODES } from './shared/state';
 import { AgentStatusBar } from './statusBar';
 import { didChangeFiles, saveDocuments } from './workspaceHandlers';
 
+/**
+ * The extension's own commands. None may equal a command the server advertises
+ * (`ServerCommands`: the language client registers those under the same ids, and VS Code
+ * refuses a second registration), hence `lspAgent.chat.*` for the chat's editor commands.
+ */
 export const Commands = {
   newChat: 'lspAgent.newChat',
-  fixWithAgent: 'lspAgent.fixWithAgent',
-  explainSelection: 'lspAgent.explainSelection',
+  fixWithAgent: 'lspAgent.chat.fixWithAgent',
+  explainSelection: 'lspAgent.chat.explainSelection',
   cancel: 'lspAgent.cancel',
   switchMode: 'lspAgent.switchMode',
   showLog: 'lspAgent.showLog',
   openPanel: 'lspAgent.openPanel',
   restartServer: 'lspAgent.restartServer',
 } as const;
+
+/**
+ * "Ask agent about selection" (the server's `lspAgent.askAgent` code action) carries no question:
+ * ask for one. Escape cancels the action; an empty answer lets the server use its default
+ * ("Explain what this code does."). Other commands run unchanged.
+ */
+async function askAgentQuestion(command: string, args: unknown[]): Promise<unknown[] | undefined> {
+  const [first, ...rest] = args;
+  if (command !== ServerCommands.askAgent || typeof first !== 'object' || first === null || 'question' in first) return args;
+  const question = await vscode.window.showInputBox({
+    title: 'lsp-agent: ask about the selection',
+    prompt: 'Your question (empty: explain what the code does)',
+    placeHolder: 'Explain what this code does.',
+    ignoreFocusOut: true,
+  });
+  if (question === undefined) return undefined;
+  return [question.trim() ? { ...first, question: question.trim() } : first, ...rest];
+}
 
 /** What `activate` returns: the parts, for other extensions and for tests. */
 export interface ExtensionApi {
@@ -77,6 +101,9 @@ export function activate(context: vscode.ExtensionContext, createClient: ClientF
     initializationOptions: () => initializationOptions(settings(), vscode.workspace.isTrusted),
     handlers: {
       onUpdate: (params) => ref.controller?.onUpdate(params),
+      sessionDidStart: (params) => ref.controller?.onSessionStarted(params),
+      sessionDidEnd: (params) => ref.controller?.onSessionEnded(params),
+      commandArguments: (command, args) => askAgentQuestion(command, args),
       requestPermission: (params, token) => broker.request(params, token),
       saveDocuments: (params) => saveDocuments(params, log),
       didChangeFiles: (params) => didChangeFiles(params, log),

@@ -134,10 +134,68 @@ def test_ask_fix(run_integration: RunIntegration) -> None:
                 "Define tax_rate first.",
                 expect=expecting(last_user_contains="undefined name tax_rate (fakecheck)"),
             ),
-            reply("Fixed.", expect=expecting(last_user_contains="from a code action")),
         ),
         files={"shop.py": SHOP},
     )
+
+
+TAXED = "def total(prices):\n    subtotal = sum(prices)\n    return subtotal * (1 + tax_rate)\n"
+
+
+def test_fix_action(run_integration: RunIntegration) -> None:
+    run = run_integration(
+        "fix_action",
+        scenario(
+            # :AgentFix: the server's prompt names the bridged diagnostic exactly.
+            reply(
+                "I will add the missing parameter.",
+                tool_use("Read", {"file_path": "{{root}}/shop.py"}, id="toolu_read"),
+                tool_use(
+                    "Edit",
+                    {
+                        "file_path": "{{root}}/shop.py",
+                        "old_string": "def total(prices):",
+                        "new_string": "def total(prices, tax_rate=0.2):",
+                    },
+                    id="toolu_edit",
+                ),
+                expect=expecting(
+                    last_user_contains=(
+                        "Fix this problem in shop.py:\n"
+                        "- error at shop.py:3:28 [fakecheck F821]: undefined name tax_rate"
+                    )
+                ),
+            ),
+            reply(
+                "Added a default tax rate.",
+                expect=expecting(
+                    tool_results=[
+                        ToolResultExpect(is_error=False),
+                        ToolResultExpect(is_error=False),
+                    ]
+                ),
+            ),
+            # vim.lsp.buf.code_action(): a new session.
+            reply(
+                "The subtotal is fine as it is.",
+                expect=expecting(
+                    last_user_contains=(
+                        "Fix this problem in shop.py:\n"
+                        "- warning at shop.py:2:5 [fakecheck W1]: subtotal is never rounded"
+                    )
+                ),
+            ),
+            # :AgentFix again, in that session.
+            reply(
+                "Still fine.",
+                expect=expecting(last_user_contains="subtotal is never rounded"),
+            ),
+        ),
+        files={"shop.py": TAXED},
+    )
+    assert (run.root / "shop.py").read_text() == TAXED  # edited in the buffer only
+    log = run.server_log_text()
+    assert "Notification 'lspAgent/diagnostics/didChange' received" in log
 
 
 def test_bash_save_and_reload(run_integration: RunIntegration) -> None:

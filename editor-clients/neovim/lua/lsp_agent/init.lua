@@ -4,7 +4,7 @@
 ---   setup(opts)          start the server for project buffers, install handlers and keymaps
 ---   chat({prompt})       open/focus the chat, optionally sending a prompt
 ---   ask({line1, line2, question})   ask about a selection
----   fix()                fix the diagnostics at the cursor
+---   fix()                fix the diagnostics at the cursor (the server's "Fix with agent")
 ---   cancel(), mode(id), sessions(), review(), log(), trust(bool)
 ---   status()             statusline text: mode, running state, tokens
 local actions = require('lsp_agent.actions')
@@ -36,6 +36,8 @@ local function install_handlers()
       permission.on_update(params.sessionId, params.update)
     end
   end
+  handlers['lspAgent/session/didStart'] = session.handle_did_start
+  handlers['lspAgent/session/didEnd'] = session.handle_did_end
   handlers['lspAgent/session/requestPermission'] = permission.handler
   handlers['lspAgent/workspace/saveDocuments'] = workspace.save_documents
   handlers['lspAgent/workspace/didChangeFiles'] = workspace.did_change_files
@@ -139,9 +141,6 @@ function M.setup(opts)
       end)
     end,
   }
-  vim.lsp.commands['lspAgent.prompt'] = function(command, ctx)
-    M.run_prompt_command(command, ctx.client_id)
-  end
   chat.submit_handler = function(client_id, text)
     M.send_text(client_id, text)
   end
@@ -251,78 +250,62 @@ function M.ask(opts)
   end)
 end
 
-local function pick_agent_action(result)
-  local fallback
-  for _, action in ipairs(type(result) == 'table' and result or {}) do
-    local title = type(action.title) == 'string' and action.title:lower() or ''
-    if title:find('agent', 1, true) then
-      if title:find('fix', 1, true) then
-        return action
-      end
-      fallback = fallback or action
-    end
-  end
-  return fallback
-end
+--- The server's command of "Fix with agent" (lsp_agent/diagnostics/actions.py).
+M.FIX_COMMAND = 'lspAgent.fixWithAgent'
 
---- Client-side command `lspAgent.prompt`: a code action of the server that should run as a
---- turn of the chat's session. `arguments[1] = { prompt = ContentBlock[], title = string? }`.
---- Registered in `vim.lsp.commands`, so `vim.lsp.buf.code_action()` runs it too.
---- @return boolean handled
-function M.run_prompt_command(command, client_id)
-  local args = type(command) == 'table' and type(command.arguments) == 'table'
-    and command.arguments[1] or nil
-  local client = vim.lsp.get_client_by_id(client_id)
-  if type(args) ~= 'table' or type(args.prompt) ~= 'table' or #args.prompt == 0 or not client then
-    notify_error('lspAgent.prompt needs arguments[1].prompt (content blocks)')
+--- Whether a code action is the server's "Fix with agent" (kind `quickfix`; its arguments in
+--- `data` until resolved, then in `command`).
+local function is_fix_action(action)
+  if type(action) ~= 'table' or action.kind ~= 'quickfix' then
     return false
   end
-  local labels = {}
-  for _, block in ipairs(args.prompt) do
-    if type(block) == 'table' and block.type == 'resource' and type(block.resource) == 'table' then
-      table.insert(labels, vim.fn.fnamemodify(vim.uri_to_fname(block.resource.uri), ':~:.'))
-    end
+  if type(action.data) == 'table' and action.data.action == 'fix' then
+    return true
   end
-  local text = args.title or command.title or 'Code action'
-  for _, block in ipairs(args.prompt) do
-    if type(block) == 'table' and block.type == 'text' then
-      text = block.text
-      break
-    end
-  end
-  chat.open(client.id, { focus = false })
-  M.send(client, args.prompt, { text = text, attachments = labels })
-  return true
+  return type(action.command) == 'table' and action.command.command == M.FIX_COMMAND
 end
 
-local function run_action(client, action, bufnr, done)
-  local function run(a)
-    if a.edit then
-      vim.lsp.util.apply_workspace_edit(a.edit, client.offset_encoding)
-    end
-    local command = type(a.command) == 'table' and a.command
-      or (type(a.command) == 'string' and a)
-      or nil
-    if command and command.command == 'lspAgent.prompt' then
-      M.run_prompt_command(command, client.id)
-      done(nil)
-    elseif command then
-      compat.request(client, 'workspace/executeCommand',
-        { command = command.command, arguments = command.arguments }, function(err)
-          if err then
-            notify_error('Fix with agent failed: ' .. tostring(err.message or err))
-          end
-          done(err)
-        end, bufnr)
-    else
-      done(nil)
+--- The "Fix with agent" action to run: the one for `first` (the diagnostic under the cursor)
+--- when the server offers it, else the first one; nil when there is none.
+--- @param result lsp.CodeAction[]|nil
+--- @param first vim.Diagnostic
+function M.pick_fix_action(result, first)
+  local found
+  local wanted = 'Fix with agent: ' .. vim.split(vim.trim(first.message or ''), '\n')[1]
+  for _, action in ipairs(type(result) == 'table' and result or {}) do
+    if is_fix_action(action) then
+      if type(action.title) == 'string' and wanted:sub(1, #action.title) == action.title then
+        return action
+      end
+      found = found or action
     end
   end
-  if not action.edit and not action.command
-    and compat.supports_method(client, 'codeAction/resolve', bufnr) then
+  return found
+end
+
+--- Run the server's agent command of a code action (`workspace/executeCommand`), resolving the
+--- action first when its command is left to `codeAction/resolve`. The turn runs in `session_id`
+--- when given (the server uses it if it is idle, else starts a new session); it is announced by
+--- `lspAgent/session/didStart`. `done(err, result)`: the command's answer `{sessionId}`.
+local function execute_fix(client, action, bufnr, session_id, done)
+  local function run(a)
+    local command = type(a.command) == 'table' and a.command or nil
+    if not command or command.command ~= M.FIX_COMMAND then
+      return done('the code action has no ' .. M.FIX_COMMAND .. ' command')
+    end
+    local arguments = vim.deepcopy(command.arguments or {})
+    if session_id and type(arguments[1]) == 'table' then
+      arguments[1].sessionId = session_id
+    end
+    compat.request(client, 'workspace/executeCommand',
+      { command = command.command, arguments = arguments }, function(err, result)
+        done(err and tostring(err.message or err) or nil, result)
+      end, bufnr)
+  end
+  if action.command == nil and compat.supports_method(client, 'codeAction/resolve', bufnr) then
     compat.request(client, 'codeAction/resolve', action, function(err, resolved)
-      if err or not resolved then
-        return notify_error('could not resolve the code action: ' .. tostring(err and err.message))
+      if err or type(resolved) ~= 'table' then
+        return done('could not resolve the code action: ' .. tostring(err and err.message))
       end
       run(resolved)
     end, bufnr)
@@ -331,11 +314,14 @@ local function run_action(client, action, bufnr, done)
   end
 end
 
---- :AgentFix — fix the diagnostics at the cursor with the server's "Fix with agent" code action;
---- without one, send the diagnostics and the buffer text as a prompt.
---- @param opts { on_done: fun(how: string)|nil }|nil
+--- :AgentFix — fix the diagnostics at the cursor with the server's "Fix with agent" code action.
+--- The agent's turn runs in the chat's current session when it is idle (else in a new one the
+--- chat switches to), streams into the chat and asks for permission as usual. A server that
+--- offers no such action gets a prompt with the diagnostics and the buffer text instead.
+--- @param opts { on_done: fun(how: 'code_action'|'prompt'|'error', session_id: string|nil)|nil }|nil
 function M.fix(opts)
   opts = opts or {}
+  local on_done = opts.on_done or function() end
   local bufnr = vim.api.nvim_get_current_buf()
   local win = vim.api.nvim_get_current_win()
   local cursor = vim.api.nvim_win_get_cursor(win)
@@ -350,29 +336,35 @@ function M.fix(opts)
       chat.open(client.id, { focus = false })
       M.send(client, blocks, { text = text, attachments = { actions.label(bufnr,
         client.config.root_dir) } })
-      if opts.on_done then
-        opts.on_done('prompt')
-      end
+      on_done('prompt')
     end
     if not compat.supports_method(client, 'textDocument/codeAction', bufnr) then
       return fallback()
     end
     local params = vim.lsp.util.make_range_params(win, client.offset_encoding)
+    -- The diagnostics at the cursor go along: the bridge may not have sent them yet.
     params.context = {
       diagnostics = diagnostics.to_lsp(bufnr, items, client.offset_encoding),
+      only = { 'quickfix' },
       triggerKind = 1,
     }
     compat.request(client, 'textDocument/codeAction', params, function(err, result)
-      local action = not err and pick_agent_action(result) or nil
+      local action = not err and M.pick_fix_action(result, items[1]) or nil
       if not action then
+        log.info('no "Fix with agent" code action (%s); sending a prompt',
+          err and tostring(err.message) or 'none offered')
         return fallback()
       end
       log.info('running code action %q', action.title)
+      local current = session.current(client.id)
+      local idle = current and not current.running and not current.dead and current.id or nil
       chat.open(client.id, { focus = false })
-      run_action(client, action, bufnr, function()
-        if opts.on_done then
-          opts.on_done('code_action')
+      execute_fix(client, action, bufnr, idle, function(exec_err, answer)
+        if exec_err then
+          notify_error('Fix with agent failed: ' .. exec_err)
+          return on_done('error')
         end
+        on_done('code_action', type(answer) == 'table' and answer.sessionId or nil)
       end)
     end, bufnr)
   end)

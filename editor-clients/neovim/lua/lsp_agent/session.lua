@@ -3,6 +3,11 @@
 --- A session lives in one server (client). Each client has a *current* session (the one the
 --- chat shows and prompts go to). Updates for a session this editor did not create (a code
 --- action or command started it, or it is being resumed) create a local record on the fly.
+---
+--- Turns come two ways: a `lspAgent/session/prompt` request of ours (`M.prompt`), or a turn the
+--- server starts itself for an agent command (`workspace/executeCommand`, e.g. the "Fix with
+--- agent" code action), announced by `lspAgent/session/didStart` and closed by
+--- `lspAgent/session/didEnd`. Both set `running` and end with the `LspAgentTurnEnd` event.
 local compat = require('lsp_agent.compat')
 local config = require('lsp_agent.config')
 local log = require('lsp_agent.log')
@@ -317,10 +322,69 @@ function M.handle_update(_, params, ctx)
   end
 end
 
+local function string_field(params, key)
+  return type(params) == 'table' and type(params[key]) == 'string' and params[key] or nil
+end
+
+--- Handler of `lspAgent/session/didStart` `{sessionId, cwd?, title?, origin?}`: the server
+--- started a turn for an agent command (a code action such as "Fix with agent", picked from
+--- :AgentFix or |vim.lsp.buf.code_action()|). The session becomes the client's current one (the
+--- chat shows it) and runs until `didEnd`; `LspAgentSessionStarted` is fired.
+function M.handle_did_start(_, params, ctx)
+  local id = string_field(params, 'sessionId')
+  if not id then
+    log.warn('session/didStart without sessionId: %s', vim.inspect(params))
+    return
+  end
+  local session = sessions[id] or new_session(ctx.client_id, id)
+  local title = string_field(params, 'title') or 'Agent command'
+  session.running = true
+  session.server_turn = true
+  session.cancel_requested = false
+  session.last_stop = nil
+  session.dead = nil
+  current[ctx.client_id] = session.id
+  log.info('session %s: %s (started by %s)', id, title, tostring(params.origin))
+  emit(session, session.transcript:add_user(title))
+  vim.api.nvim_exec_autocmds('User', {
+    pattern = 'LspAgentSessionStarted',
+    data = { session_id = session.id, client_id = ctx.client_id, title = title,
+      origin = string_field(params, 'origin') },
+  })
+end
+
+--- Handler of `lspAgent/session/didEnd` `{sessionId, stopReason, error?}`: the turn the server
+--- started is over (ignored for turns it did not announce with `didStart`).
+function M.handle_did_end(_, params, _)
+  local session = sessions[string_field(params, 'sessionId') or '']
+  if not session or not session.server_turn then
+    log.info('session/didEnd for no server-started turn: %s', vim.inspect(params))
+    return
+  end
+  session.server_turn = nil
+  session.running = false
+  local stop = string_field(params, 'stopReason')
+  local error = string_field(params, 'error')
+  session.last_stop = error and 'error' or stop or 'end_turn'
+  local index
+  if error then
+    log.error('turn of session %s failed: %s', session.id, error)
+    index = session.transcript:add_info('error: ' .. error)
+  elseif session.last_stop ~= 'end_turn' then
+    index = session.transcript:add_info('turn ended: ' .. session.last_stop)
+  end
+  emit(session, index)
+  vim.api.nvim_exec_autocmds('User', {
+    pattern = 'LspAgentTurnEnd',
+    data = { session_id = session.id, stop_reason = not error and stop or nil, error = error },
+  })
+end
+
 --- Forget a client's sessions' running state after the server exited.
 function M.client_exited(client_id, code)
   for _, session in pairs(sessions) do
     if session.client_id == client_id then
+      session.server_turn = nil
       if session.running then
         session.running = false
         emit(session, session.transcript:add_info(('server exited (code %s)'):format(

@@ -1,5 +1,6 @@
--- :AgentAsk sends the selection's *buffer* text; :AgentFix (no agent code action offered)
--- sends the diagnostics at the cursor with the buffer; :AgentMode and :AgentSessions.
+-- :AgentAsk sends the selection's *buffer* text; :AgentFix with a server that offers no code
+-- actions (an older one) sends the diagnostics at the cursor with the buffer; :AgentMode and
+-- :AgentSessions. The server's "Fix with agent" action itself: fix_action_spec.lua.
 -- Scenario: tests/clients/neovim/test_integration.py::test_ask_fix (each step expects the
 -- unsaved marker or the diagnostic message in the request the model receives).
 local E = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/env.lua')
@@ -30,7 +31,7 @@ H.test(':AgentAsk on a characterwise visual selection', function()
   H.eq(s.last_stop, 'end_turn')
 end)
 
-H.test(':AgentFix without a code action sends the diagnostics and the buffer', function()
+H.test(':AgentFix without a server code action sends the diagnostics and the buffer', function()
   s.last_stop = nil
   vim.api.nvim_set_current_win(vim.fn.bufwinid(bufnr))
   local ns = vim.api.nvim_create_namespace('fake_checker')
@@ -39,31 +40,19 @@ H.test(':AgentFix without a code action sends the diagnostics and the buffer', f
       source = 'fakecheck' },
   })
   vim.api.nvim_win_set_cursor(0, { 4, 6 })
+  -- Play a server without code actions (the real one offers "Fix with agent").
+  local provider = client.server_capabilities.codeActionProvider
+  client.server_capabilities.codeActionProvider = nil
   local how
-  agent.fix({ on_done = function(h)
+  local ok, err = pcall(agent.fix, { on_done = function(h)
     how = h
   end })
+  client.server_capabilities.codeActionProvider = provider
+  H.ok(ok, err)
   E.wait_idle(s)
   H.eq(how, 'prompt')
   H.eq(s.last_stop, 'end_turn')
   H.ok(E.transcript_has(client, 'Fix these diagnostics in shop.py:'))
-end)
-
-H.test('the client-side lspAgent.prompt command runs a turn in the chat session', function()
-  s.last_stop = nil
-  vim.lsp.commands['lspAgent.prompt']({
-    title = 'Fix with agent',
-    command = 'lspAgent.prompt',
-    arguments = { {
-      prompt = {
-        { type = 'text', text = 'from a code action' },
-        { type = 'resource', resource = { uri = vim.uri_from_bufnr(bufnr), text = 'x = 1\n' } },
-      },
-    } },
-  }, { client_id = client.id, bufnr = bufnr })
-  E.wait_idle(s)
-  H.eq(s.last_stop, 'end_turn')
-  H.ok(E.transcript_has(client, '`@shop.py`'), table.concat(E.transcript(client), '\n'))
 end)
 
 H.test(':AgentMode sets the mode; the statusline shows it', function()

@@ -1,5 +1,5 @@
 -- Prompt building: selections (ranges in each encoding), @-mentions, the :AgentFix fallback,
--- and diagnostics conversion for the bridge.
+-- diagnostics conversion for the bridge, and which server code action :AgentFix runs.
 local H = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/../harness.lua')
 local actions = require('lsp_agent.actions')
 local diagnostics = require('lsp_agent.diagnostics')
@@ -117,6 +117,35 @@ H.test('vim.diagnostic → LSP diagnostics in the negotiated encoding, clamped',
   H.eq(out8[2].range,
     { start = { line = 1, character = 0 }, ['end'] = { line = 1, character = 0 } })
   H.eq(diagnostics.character('🙂x', 4, 'utf-32'), 1)
+end)
+
+H.test(':AgentFix picks the server\'s "Fix with agent" for the diagnostic under the cursor', function()
+  local pick = require('lsp_agent').pick_fix_action
+  local function fix(message, extra)
+    return vim.tbl_extend('force', { title = 'Fix with agent: ' .. message, kind = 'quickfix',
+      data = { action = 'fix', uri = 'file:///a.py', problems = {} } }, extra or {})
+  end
+  local offered = {
+    { title = 'AI fix (lsp-agent): x', kind = 'quickfix.lspAgent.suggestion', isPreferred = true,
+      edit = {} },
+    { title = 'Fix import', kind = 'quickfix', command = { command = 'other.fix' } },
+    fix('first problem'),
+    fix('second problem'),
+    { title = 'Explain with agent', kind = 'refactor.lspAgent.explain',
+      data = { action = 'explain' } },
+  }
+  H.eq(pick(offered, { message = 'second problem' }).title, 'Fix with agent: second problem')
+  H.eq(pick(offered, { message = 'not offered' }).title, 'Fix with agent: first problem')
+  -- The server cuts the title at 60 characters and at the first line.
+  local long = string.rep('word ', 20)
+  H.eq(pick({ fix('other'), fix(vim.trim(long):sub(1, 60)) }, { message = long .. '\nmore' }).title,
+    'Fix with agent: ' .. vim.trim(long):sub(1, 60))
+  -- A resolved action (command instead of data) counts too; nothing else does.
+  local resolved = { title = 'Fix with agent: z', kind = 'quickfix',
+    command = { command = 'lspAgent.fixWithAgent', arguments = { {} } } }
+  H.eq(pick({ resolved }, { message = 'z' }), resolved)
+  H.eq(pick({ offered[1], offered[2], offered[5] }, { message = 'x' }), nil)
+  H.eq(pick(nil, { message = 'x' }), nil)
 end)
 
 H.finish()

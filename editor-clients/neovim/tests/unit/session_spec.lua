@@ -1,4 +1,5 @@
--- Session records: updates for sessions started elsewhere, mode tracking, the status line.
+-- Session records: updates for sessions started elsewhere, turns the server starts itself
+-- (didStart/didEnd), mode tracking, the status line.
 local H = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/../harness.lua')
 require('lsp_agent.config').set({})
 local session = require('lsp_agent.session')
@@ -66,6 +67,67 @@ H.test('malformed updates are ignored', function()
   session.handle_update(nil, { update = {} }, { client_id = CLIENT })
   session.handle_update(nil, 'nonsense', { client_id = CLIENT })
   H.eq(#session.for_client(CLIENT), before)
+end)
+
+H.test('didStart adopts the session as current (even over a running one) and runs it', function()
+  local events = {}
+  local group = vim.api.nvim_create_augroup('session_spec_did', { clear = true })
+  for _, pattern in ipairs({ 'LspAgentSessionStarted', 'LspAgentTurnEnd' }) do
+    vim.api.nvim_create_autocmd('User', {
+      group = group,
+      pattern = pattern,
+      callback = function(args)
+        table.insert(events, { pattern, args.data })
+      end,
+    })
+  end
+  local busy = session.current(CLIENT)
+  busy.running = true -- the user asked for the fix: the chat switches to it anyway
+  session.handle_did_start(nil, { sessionId = 'fix-1', cwd = '/w', title = 'Fix with agent: a.py',
+    origin = 'lspAgent.fixWithAgent' }, { client_id = CLIENT })
+  busy.running = false
+  local s = session.current(CLIENT)
+  H.eq(s.id, 'fix-1')
+  H.eq(s.running, true)
+  H.eq(s.last_stop, nil)
+  H.eq(s.transcript.entries[#s.transcript.entries].kind, 'user')
+  H.eq(s.transcript.entries[#s.transcript.entries].lines, { 'Fix with agent: a.py' })
+  H.eq(events, { { 'LspAgentSessionStarted', { session_id = 'fix-1', client_id = CLIENT,
+    title = 'Fix with agent: a.py', origin = 'lspAgent.fixWithAgent' } } })
+  H.eq(session.prompt(s, { { type = 'text', text = 'x' } }, { text = 'x' }), false,
+    'no prompt while the server-started turn runs')
+
+  session.handle_did_end(nil, { sessionId = 'fix-1', stopReason = 'end_turn' },
+    { client_id = CLIENT })
+  H.eq(s.running, false)
+  H.eq(s.last_stop, 'end_turn')
+  H.eq(events[2], { 'LspAgentTurnEnd', { session_id = 'fix-1', stop_reason = 'end_turn' } })
+  local entries = #s.transcript.entries
+  session.handle_did_end(nil, { sessionId = 'fix-1', stopReason = 'end_turn' },
+    { client_id = CLIENT })
+  H.eq(#events, 2, 'a second didEnd (no turn announced) is ignored')
+  H.eq(#s.transcript.entries, entries)
+
+  session.handle_did_start(nil, { sessionId = 'fix-1', title = 'Explain with agent: a.py' },
+    { client_id = CLIENT })
+  session.handle_did_end(nil, { sessionId = 'fix-1', stopReason = 'cancelled',
+    error = 'model endpoint returned HTTP 500' }, { client_id = CLIENT })
+  H.eq(s.last_stop, 'error')
+  H.eq(s.transcript.entries[#s.transcript.entries].text, 'error: model endpoint returned HTTP 500')
+  H.eq(events[#events], { 'LspAgentTurnEnd', { session_id = 'fix-1',
+    error = 'model endpoint returned HTTP 500' } })
+  vim.api.nvim_del_augroup_by_id(group)
+end)
+
+H.test('malformed didStart and didEnd are ignored', function()
+  local before = #session.for_client(CLIENT)
+  session.handle_did_start(nil, { title = 'no id' }, { client_id = CLIENT })
+  session.handle_did_start(nil, 'nonsense', { client_id = CLIENT })
+  session.handle_did_end(nil, { sessionId = 'never-started', stopReason = 'end_turn' },
+    { client_id = CLIENT })
+  session.handle_did_end(nil, nil, { client_id = CLIENT })
+  H.eq(#session.for_client(CLIENT), before)
+  H.eq(session.current(CLIENT).id, 'fix-1')
 end)
 
 H.test('a server exit ends running turns', function()

@@ -27,6 +27,8 @@ import {
   type SaveDocumentsParams,
   type SaveDocumentsResult,
   type ServerAgentCapabilities,
+  type SessionDidEndParams,
+  type SessionDidStartParams,
   type SessionListResult,
   type SessionUpdateParams,
 } from '../shared/protocol';
@@ -57,6 +59,15 @@ export type ClientFactory = (
 /** Handlers for what the server asks of the editor. */
 export interface AgentHandlers {
   onUpdate(params: SessionUpdateParams): void;
+  /** The server started a turn by itself (an agent command such as a "Fix with agent" code action). */
+  sessionDidStart(params: SessionDidStartParams): void;
+  /** A turn the server started by itself ended. */
+  sessionDidEnd(params: SessionDidEndParams): void;
+  /**
+   * Called before a server command runs (`workspace/executeCommand`, e.g. a code action the
+   * user picked): resolves with the arguments to send, or `undefined` to not run it.
+   */
+  commandArguments?(command: string, args: unknown[]): Promise<unknown[] | undefined>;
   requestPermission(params: RequestPermissionParams, token: vscode.CancellationToken): Promise<RequestPermissionResult>;
   saveDocuments(params: SaveDocumentsParams): Promise<SaveDocumentsResult>;
   didChangeFiles(params: DidChangeFilesParams): void;
@@ -276,6 +287,13 @@ export class AgentClient implements vscode.Disposable {
       initializationOptions: this.options.initializationOptions(),
       diagnosticCollectionName: CLIENT_NAME,
       markdown: { isTrusted: false, supportHtml: false },
+      middleware: {
+        executeCommand: async (command, args, next) => {
+          const hook = this.options.handlers.commandArguments;
+          const final = hook ? await hook(command, args) : args;
+          return final === undefined ? undefined : next(command, final);
+        },
+      },
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue, handled: true }),
         closed: () => {
@@ -297,6 +315,8 @@ export class AgentClient implements vscode.Disposable {
     const client = this.options.createClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
     const h = this.options.handlers;
     client.onNotification(Methods.sessionUpdate, (params: SessionUpdateParams) => h.onUpdate(params));
+    client.onNotification(Methods.sessionDidStart, (params: SessionDidStartParams) => h.sessionDidStart(params));
+    client.onNotification(Methods.sessionDidEnd, (params: SessionDidEndParams) => h.sessionDidEnd(params));
     client.onNotification(Methods.didChangeFiles, (params: DidChangeFilesParams) => h.didChangeFiles(params));
     client.onRequest(Methods.requestPermission, (params: RequestPermissionParams, token) => h.requestPermission(params, token));
     client.onRequest(Methods.saveDocuments, (params: SaveDocumentsParams) => h.saveDocuments(params));

@@ -25,6 +25,20 @@ export const Methods = {
   saveDocuments: 'lspAgent/workspace/saveDocuments',
   didChangeFiles: 'lspAgent/workspace/didChangeFiles',
   diagnosticsDidChange: 'lspAgent/diagnostics/didChange',
+  sessionDidStart: 'lspAgent/session/didStart',
+  sessionDidEnd: 'lspAgent/session/didEnd',
+} as const;
+
+/**
+ * `workspace/executeCommand` commands the server advertises (`executeCommandProvider`). The
+ * language client registers each as a VS Code command of the same id, so the extension's own
+ * commands must never use these ids (VS Code refuses a second registration).
+ */
+export const ServerCommands = {
+  fixWithAgent: 'lspAgent.fixWithAgent',
+  explainWithAgent: 'lspAgent.explainWithAgent',
+  askAgent: 'lspAgent.askAgent',
+  applySuggestion: 'lspAgent.applySuggestion',
 } as const;
 
 export type ModeId = 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
@@ -227,6 +241,27 @@ export interface DiagnosticsDidChangeParams {
   /** Version of the open document the diagnostics were computed for; `null` when not open. */
   version: number | null;
   diagnostics: WireDiagnostic[];
+}
+
+/**
+ * `lspAgent/session/didStart`: the server started a turn on its own, for an agent command
+ * (a code action such as "Fix with agent"). Updates and permission requests of the turn follow.
+ */
+export interface SessionDidStartParams {
+  sessionId: string;
+  cwd?: string;
+  /** E.g. "Fix with agent: cart.py". */
+  title?: string;
+  /** The command that started it, e.g. `lspAgent.fixWithAgent`. */
+  origin?: string;
+}
+
+/** `lspAgent/session/didEnd`: a turn started by the server is over. */
+export interface SessionDidEndParams {
+  sessionId: string;
+  stopReason: StopReason;
+  /** Why the turn failed (the model endpoint, a bug), when it did. */
+  error?: string;
 }
 
 /** What the server advertises in `capabilities.experimental.lspAgent`. */

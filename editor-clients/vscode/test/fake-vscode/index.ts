@@ -591,6 +591,8 @@ class FakeState {
   fileSystems = new Map<string, any>();
   contentProviders = new Map<string, any>();
   codeLensProviders: { selector: unknown; provider: any }[] = [];
+  /** Code action providers (the language client's): tests call them as the lightbulb would. */
+  codeActionProviders: { selector: unknown; provider: any; metadata: unknown }[] = [];
   webviewProviders = new Map<string, any>();
   workspaceFolders: { uri: Uri; name: string; index: number }[] = [];
   isTrusted = true;
@@ -625,6 +627,7 @@ class FakeState {
     this.fileSystems.clear();
     this.contentProviders.clear();
     this.codeLensProviders = [];
+    this.codeActionProviders = [];
     this.webviewProviders.clear();
     this.workspaceFolders = [];
     this.isTrusted = true;
@@ -995,6 +998,13 @@ const languagesBase = {
       fake.codeLensProviders = fake.codeLensProviders.filter((e) => e !== entry);
     });
   },
+  registerCodeActionsProvider(selector: unknown, provider: unknown, metadata?: unknown): Disposable {
+    const entry = { selector, provider, metadata };
+    fake.codeActionProviders.push(entry);
+    return new Disposable(() => {
+      fake.codeActionProviders = fake.codeActionProviders.filter((e) => e !== entry);
+    });
+  },
   setTextDocumentLanguage: async (doc: FakeTextDocument) => doc,
 };
 
@@ -1008,6 +1018,7 @@ export const languages = new Proxy(languagesBase as Record<string, unknown>, {
 }) as typeof languagesBase & Record<string, any>;
 
 export const commands = {
+  /** Like VS Code: a second registration of the same id throws (the first one stays). */
   registerCommand(id: string, fn: (...args: any[]) => unknown): Disposable {
     if (fake.commands.has(id)) throw new Error(`command '${id}' already exists`);
     fake.commands.set(id, fn);

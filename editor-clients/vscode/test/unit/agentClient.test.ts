@@ -68,6 +68,8 @@ function make(options: { locate?: LocateResult; behaviours?: { fail?: string; ex
     log: { info: (m: string) => log.push(m), warn: (m: string) => log.push(m), error: (m: string) => log.push(m) } as never,
     handlers: {
       onUpdate: () => undefined,
+      sessionDidStart: () => undefined,
+      sessionDidEnd: () => undefined,
       requestPermission: async () => ({ outcome: { outcome: 'cancelled' } }),
       saveDocuments: async () => ({ saved: [] }),
       didChangeFiles: () => undefined,
@@ -109,6 +111,8 @@ describe('AgentClient', () => {
     assert.deepEqual(c.clientOptions.initializationOptions, { lspAgent: { trusted: true } });
     assert.deepEqual(c.clientOptions.documentSelector, [{ scheme: 'file' }, { scheme: 'untitled' }]);
     assert.deepEqual([...c.handlers.keys()].sort(), [
+      'lspAgent/session/didEnd',
+      'lspAgent/session/didStart',
       'lspAgent/session/requestPermission',
       'lspAgent/session/update',
       'lspAgent/workspace/didChangeFiles',

@@ -120,7 +120,7 @@ describe('activation', () => {
     const page = makeWebviewView();
     fake.webviewProviders.get('lspAgent.chat').resolveWebviewView(page.view);
     page.receive({ type: 'ready' });
-    await fake.commands.get('lspAgent.fixWithAgent')?.();
+    await fake.commands.get('lspAgent.chat.fixWithAgent')?.();
     const prompt = clients[0]?.requests.find(([m]) => m === 'lspAgent/session/prompt')?.[1];
     assert.equal(prompt.prompt[0].text, 'Fix this problem in bug.py:\n- line 2: error: undefined name y (pyflakes)');
     assert.deepEqual(prompt.prompt[1], {
@@ -138,7 +138,7 @@ describe('activation', () => {
     writeFileSync(file, 'def f():\n    return 42\n');
     const doc = fake.openDocument(file);
     fake.showEditor(doc, new Selection(new Position(1, 4), new Position(1, 13)));
-    await fake.commands.get('lspAgent.explainSelection')?.();
+    await fake.commands.get('lspAgent.chat.explainSelection')?.();
     const prompt = clients[0]?.requests.find(([m]) => m === 'lspAgent/session/prompt')?.[1];
     assert.match(prompt.prompt[0].text, /^Explain the selected code in sel\.py \(lines 2-2\)/);
     assert.deepEqual(prompt.prompt[1].resource.text, 'return 42');
