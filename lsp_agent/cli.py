@@ -21,8 +21,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from lsp_agent import __version__
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Exit codes (the same values as lsp_agent.headless.exit_codes.ExitCode, which this module does
 # not import so that `--version` loads nothing beyond argparse).
@@ -77,6 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-file", metavar="FILE", help="write the log to FILE")
     serve.add_argument(
+        "--settings",
+        metavar="FILE",
+        help="an extra settings file (Claude Code's settings.json shape), above the project "
+        "and user settings",
+    )
+    serve.add_argument(
         "--log-level",
         default="INFO",
         type=str.upper,
@@ -109,10 +119,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--permission-mode",
         choices=PERMISSION_MODES,
-        default="default",
+        default=None,
         help="default: only read-only tools run (asks become denials); "
         "acceptEdits: edits inside the project run too; plan: read-only; "
-        "bypassPermissions: everything runs (default: default)",
+        "bypassPermissions: everything runs (default: permissions.defaultMode of the "
+        "settings, else default)",
+    )
+    run.add_argument(
+        "--settings",
+        metavar="FILE",
+        help="an extra settings file (Claude Code's settings.json shape), above the project "
+        "and user settings; the project's .claude/settings*.json apply too (a headless run "
+        "trusts its directory)",
     )
     run.add_argument(
         "--allowedTools",
@@ -283,7 +301,20 @@ def _serve(args: argparse.Namespace) -> int:
         tcp=args.tcp,
         log_file=Path(args.log_file) if args.log_file else None,
         log_level=getattr(logging, args.log_level),
+        settings_file=_settings_file(args.settings),
     )
+
+
+def _settings_file(value: str | None) -> Path | None:
+    """``--settings FILE`` as an absolute path; raises :class:`UsageError` if it is missing."""
+    from pathlib import Path
+
+    if value is None:
+        return None
+    path = Path(value).expanduser().resolve()
+    if not path.is_file():
+        raise UsageError(f"--settings {value!r}: no such file")
+    return path
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -315,6 +346,7 @@ def _run(args: argparse.Namespace) -> int:
         model=args.model,
         cwd=cwd,
         verbose=args.verbose,
+        settings_file=_settings_file(args.settings),
     )
     return run_headless(options)
 

@@ -18,15 +18,20 @@ class HeadlessOptions:
     rules in Claude Code's grammar (already split and checked). ``max_turns`` bounds the number
     of model requests of the turn (``None``: unbounded). ``model`` ``None`` means
     ``$ANTHROPIC_MODEL`` or the built-in default. The permission mode is a string here (not the
-    core's ``PermissionMode``) so this module imports nothing from the core.
+    core's ``PermissionMode``) so this module imports nothing from the core; ``None`` means
+    ``permissions.defaultMode`` of the settings, else ``default``. ``settings_file`` is
+    ``--settings FILE`` (absolute). ``trusted`` says whether the project's own settings and
+    hooks apply (a headless run trusts its directory, as Claude Code's ``-p`` does).
     """
 
     prompt: str
     output_format: OutputFormat = "text"
-    permission_mode: str = "default"
+    permission_mode: str | None = None
     allowed_tools: tuple[str, ...] = ()
     disallowed_tools: tuple[str, ...] = ()
     max_turns: int | None = None
     model: str | None = None
     cwd: Path
     verbose: bool = False
+    settings_file: Path | None = None
+    trusted: bool = True

@@ -2,7 +2,10 @@
 
 The session works on the disk through ``DiskHost``; nobody can answer a permission prompt, so
 ``AgentConfig.headless`` makes the permission engine deny what it would ask about (the
-denial tells the model how the user could allow it). SIGINT cancels the turn cleanly (every
+denial tells the model how the user could allow it). Settings come from the usual files
+(managed, ``--settings FILE``, the project's ``.claude/settings*.json`` — the run trusts its
+directory, as Claude Code's ``-p`` does — and ``~/.claude/settings.json``); their problems
+are printed to stderr, their hooks run. SIGINT cancels the turn cleanly (every
 tool_use still gets its tool_result) and the process exits 130; a second SIGINT stops at once.
 """
 
@@ -24,6 +27,7 @@ from lsp_agent.headless.options import HeadlessOptions
 from lsp_agent.headless.render import init_event, make_renderer, result_event
 
 if TYPE_CHECKING:
+    from lsp_agent.config.store import SettingsStore
     from lsp_agent.model.base import Model
     from lsp_agent.model.types import ModelRequest, ModelStreamEvent
 
@@ -131,11 +135,14 @@ async def _run(
 
     started = time.perf_counter()
     renderer = make_renderer(options.output_format, out=out, err=err, verbose=options.verbose)
-    model_name = resolve_model_name(options.model, environ)
-    mode: PermissionMode = options.permission_mode  # type: ignore[assignment]
+    settings = _settings(options, err=err)
+    # Claude Code's order: --model, then ANTHROPIC_MODEL, then the settings' model.
+    model_name = resolve_model_name(
+        options.model or environ.get("ANTHROPIC_MODEL") or settings.loaded.model(), environ
+    )
+    mode: PermissionMode | None = options.permission_mode  # type: ignore[assignment]
     config = AgentConfig(
         model=model_name,
-        permission_mode=mode,
         allowed_tools=options.allowed_tools,
         disallowed_tools=options.disallowed_tools,
         max_turns=options.max_turns,
@@ -155,9 +162,14 @@ async def _run(
             stream.on_update(session_id, update)
 
     host = HeadlessHost(inner=DiskHost(), on_update=on_update)
-    manager = SessionManager(host=host, model_factory=model_factory, config=config)
+    manager = SessionManager(
+        host=host,
+        model_factory=model_factory,
+        config=config,
+        settings=lambda _cwd: settings,
+    )
     try:
-        session = manager.new(cwd=options.cwd)
+        session = manager.new(cwd=options.cwd, mode=mode)
     except ValueError as exc:  # a malformed --allowedTools/--disallowedTools rule
         err.write(f"lsp-agent: error: {exc}\n")
         return ExitCode.USAGE
@@ -173,7 +185,7 @@ async def _run(
             cwd=str(session.cwd),
             tools=list(session.tools.names()),
             model=model_name,
-            permission_mode=options.permission_mode,
+            permission_mode=session.mode,
             api_key_source=api_key_source(environ),
             version=__version__,
         )
@@ -215,6 +227,10 @@ async def _run(
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
+        try:
+            await session.end()  # SessionEnd hooks, bounded by their timeouts
+        except Exception:
+            log.debug("SessionEnd hooks failed", exc_info=True)
         for model in models:
             with contextlib.suppress(Exception):
                 await model.aclose()
@@ -239,3 +255,23 @@ async def _run(
         )
     )
     return int(outcome.exit_code)
+
+
+def _settings(options: HeadlessOptions, *, err: TextIO) -> SettingsStore:
+    """The run's settings store; every problem is printed to ``err`` (one line each)."""
+    from lsp_agent.config.store import SettingsStore
+
+    loader_log = logging.getLogger("lsp_agent.config.loader")
+    level = loader_log.level
+    if not options.verbose:
+        # The loader logs problems too; print them once, below, in a stable shape.
+        loader_log.setLevel(logging.CRITICAL)
+    try:
+        settings = SettingsStore(
+            cwd=options.cwd, flag_settings_path=options.settings_file, trusted=options.trusted
+        )
+    finally:
+        loader_log.setLevel(level)
+    for problem in settings.loaded.problems:
+        err.write(f"lsp-agent: settings: {problem.log_line()}\n")
+    return settings

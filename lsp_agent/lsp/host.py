@@ -42,6 +42,7 @@ from lsp_agent.workspace.textfile import (
     NotTextError,
     StaleChangeError,
     apply_change_to_disk,
+    guard_write,
     read_text_file,
     write_text_atomic,
 )
@@ -249,7 +250,8 @@ class LspHost:
     async def save_documents(self, paths: Sequence[Path]) -> None:
         """Make the disk hold the buffer text of ``paths``: ask the client to save dirty ones
         (``lspAgent/workspace/saveDocuments``, when declared), then write whatever is still
-        not on disk ourselves, in the file's existing encoding and BOM."""
+        not on disk ourselves, in the file's existing encoding and BOM — unless the path no
+        longer resolves to itself (:func:`~lsp_agent.workspace.textfile.guard_write`; logged)."""
         dirty = [path for path in paths if self._unsaved(path)]
         if not dirty:
             return
@@ -269,8 +271,11 @@ class LspHost:
                 continue
             disk = self.documents.disk_state(path)
             try:
+                # The path may have been swapped for a symlink since the edit was approved
+                # (a Bash command ran in between): never follow it out of the checked place.
+                guard_write(path)
                 write_text_atomic(path, doc.source, encoding=disk.encoding, bom=disk.bom)
-            except (OSError, UnicodeEncodeError) as exc:
+            except (StaleChangeError, OSError, UnicodeEncodeError) as exc:
                 logger.error("could not save %s: %s", path, exc)
                 continue
             state, _ = read_disk_state(path)
@@ -317,8 +322,10 @@ class LspHost:
 
     async def request_permission(self, request: PermissionRequest) -> PermissionResponse:
         """Ask the client (``lspAgent/session/requestPermission``), bounded by
-        ``timeouts.permission``. No answer in time → ``cancelled``; an error or malformed
-        answer → reject. A turn cancel withdraws the prompt with ``$/cancelRequest``."""
+        ``timeouts.permission``, with the request's ``rule``, ``source``, ``suggestedRules``
+        and ``scopes``; the answer's ``scope`` becomes ``PermissionResponse.scope``. No answer
+        in time → ``cancelled``; an error or malformed answer → reject. A turn cancel
+        withdraws the prompt with ``$/cancelRequest``."""
         tool_call = request.tool_call
         session_id = CURRENT_SESSION.get() or self._tool_sessions.get(tool_call.tool_call_id, "")
         wire = tool_call.to_wire()
@@ -330,7 +337,13 @@ class LspHost:
             "toolCall": wire,
             "options": [option.to_wire() for option in request.options],
             "reason": reason,
+            "suggestedRules": list(request.suggested_rules),
+            "scopes": list(request.scopes),
         }
+        if request.rule is not None:
+            params["rule"] = request.rule
+        if request.source is not None:
+            params["source"] = request.source
         if unsaved:
             names = ", ".join(self._display(p) for p in unsaved)
             verb = "has" if len(unsaved) == 1 else "have"
@@ -368,6 +381,7 @@ class LspHost:
                 option_id=answer.outcome.option_id,
                 feedback=answer.outcome.feedback,
                 edited_text={_path_key(k): v for k, v in edited.items()} if edited else None,
+                scope=answer.outcome.scope,
             )
         return PermissionResponse(outcome="cancelled")
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from lsp_agent.lsp.errors import describe_validation_error, invalid_params
-from lsp_agent.permissions.types import PermissionMode
+from lsp_agent.permissions.types import PermissionMode, RuleScope
 
 
 class _Params(BaseModel):
@@ -152,7 +152,9 @@ CONTENT_BLOCKS: dict[str, type[_Params]] = {
 class SelectedOutcome(BaseModel):
     """The user chose ``optionId``. ``feedback`` goes to the model (with a rejection, or as a
     remark with an approval); ``editedText`` maps file URIs (or absolute paths) to the full text
-    the user approved instead of the proposal (edit-before-accept, per-hunk review)."""
+    the user approved instead of the proposal (edit-before-accept, per-hunk review); ``scope``
+    says where an "always" answer is kept (``session``, ``project``: the project's
+    ``.claude/settings.local.json``, ``user``: ``~/.claude/settings.json``; default session)."""
 
     model_config = ConfigDict(
         extra="ignore", frozen=True, alias_generator=to_camel, populate_by_name=True
@@ -162,6 +164,7 @@ class SelectedOutcome(BaseModel):
     option_id: str
     feedback: str | None = None
     edited_text: dict[str, str] | None = None
+    scope: RuleScope | None = None
 
 
 class CancelledOutcome(BaseModel):

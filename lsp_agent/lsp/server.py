@@ -355,12 +355,15 @@ def serve(
     log_level: int = logging.INFO,
     model_factory: Callable[[], Model] | None = None,
     config: AgentConfig | None = None,
+    settings_file: Path | None = None,
 ) -> int:
     """Run the server until the client sends ``exit``: over stdio (default) or, with
     ``tcp=(host, port)``, as a TCP server for one client. Logs go to ``log_file`` or stderr,
-    never stdout. Returns the process exit code (0 after a proper ``shutdown``, else 1)."""
+    never stdout. ``settings_file`` is ``--settings FILE`` (the ``flagSettings`` layer of every
+    project's settings). Returns the process exit code (0 after a proper ``shutdown``, else 1)."""
     configure_logging(log_file=log_file, level=log_level)
     server = create_server(model_factory=model_factory, config=config)
+    server.settings_door.flag_settings = settings_file
     server.log_handler = ClientLogHandler(server=server, level=logging.WARNING)
     logging.getLogger().addHandler(server.log_handler)
     try:

@@ -2,11 +2,19 @@
 
 A door creates sessions through :class:`SessionManager` and drives them with
 :meth:`Session.prompt` / :meth:`Session.cancel`. Updates flow out through ``Host.emit``.
+
+With a settings factory, every session's permission engine reads the project's settings
+store (rules, ``defaultMode``, ``additionalDirectories``; "always" answers are saved through
+it) and its hooks run from the same store: ``SessionStart`` when the session is created,
+``PreToolUse``/``PostToolUse``/``UserPromptSubmit``/``Stop`` during turns, ``SessionEnd`` at
+:meth:`SessionManager.aclose`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,14 +32,25 @@ from lsp_agent.agent.loop import (
     start_messages,
 )
 from lsp_agent.agent.prompt import system_prompt
+from lsp_agent.config.store import SettingsStore
+from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.host import Host
 from lsp_agent.model.base import Model
-from lsp_agent.model.types import Message, Usage
+from lsp_agent.model.types import Message, TextBlock, Usage
 from lsp_agent.permissions.engine import PermissionEngine
 from lsp_agent.permissions.types import PermissionMode
 from lsp_agent.tools.base import ReadState, ToolContext
 from lsp_agent.tools.registry import ToolRegistry, default_tools
 from lsp_agent.workspace.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+SettingsFactory = Callable[[Path], SettingsStore]
+"""Returns the settings store of a project directory (absolute, resolved); a door keeps one
+store per directory and may return the same store for several sessions."""
+
+SESSION_START_CONTEXT = "SessionStart hook context:"
+"""Heads the text SessionStart hooks added to the model's context (first prompt only)."""
 
 MODES: tuple[tuple[PermissionMode, str, str], ...] = (
     ("default", "Default", "Ask before edits and commands"),
@@ -85,15 +104,32 @@ class Session:
     history: tuple[Message, ...] = ()
     read_state: ReadState = field(default_factory=ReadState)
     usage: Usage = field(default_factory=Usage)
+    settings: SettingsStore | None = None
+    hooks: HookRunner | None = None
     _task: asyncio.Task[TurnResult] | None = None
+    _start: asyncio.Future[HookOutcome] | None = None
+    _ended: bool = False
 
     @property
     def mode(self) -> PermissionMode:
         """The current permission mode."""
         return self.permissions.mode
 
+    def available_modes(self) -> tuple[PermissionMode, ...]:
+        """The modes this session may switch to (settings may disable ``bypassPermissions``)."""
+        return self.permissions.available_modes()
+
     def set_mode(self, mode: PermissionMode) -> None:
-        """Switch the permission mode and tell the client."""
+        """Switch the permission mode and tell the client. Raises :class:`SessionError` for a
+        mode the settings do not allow (``bypassPermissions`` when managed settings set
+        ``permissions.disableBypassPermissionsMode: "disable"`` or a settings file is broken)."""
+        available = self.available_modes()
+        if mode not in available:
+            raise SessionError(
+                f"permission mode {mode!r} is not available in this session: it is disabled by "
+                "settings (permissions.disableBypassPermissionsMode, or a broken settings file); "
+                f"available modes: {', '.join(available)}"
+            )
         self.permissions.mode = mode
         self.host.emit(self.id, CurrentModeUpdate(current_mode_id=mode))
 
@@ -122,33 +158,37 @@ class Session:
             raise
 
     async def _run(self, user: Message) -> TurnResult:
-        state = LoopState(
-            messages=start_messages(self.history, user), max_tokens=self.config.max_tokens
-        )
-        env = LoopEnv(
-            model=self.model,
-            config=self.config,
-            system=self.system,
-            executor=ExecutorEnv(
-                session_id=self.id,
-                tools=self.tools,
-                permissions=self.permissions,
-                host=self.host,
-                context=ToolContext(
-                    session_id=self.id,
-                    cwd=self.cwd,
-                    roots=self.roots,
-                    workspace=self.workspace,
-                    read_state=self.read_state,
-                    progress=lambda _text: None,
-                ),
-                emit=self._emit,
-                headless=self.config.headless,
-            ),
-            commit=self._commit,
-        )
         result: TurnFinished | None = None
         try:
+            user = await self._with_start_context(user)
+            if self.hooks is not None and self.settings is not None:
+                self.hooks.env = self.settings.env()  # settings reloads apply per turn
+            state = LoopState(
+                messages=start_messages(self.history, user), max_tokens=self.config.max_tokens
+            )
+            env = LoopEnv(
+                model=self.model,
+                config=self.config,
+                system=self.system,
+                executor=ExecutorEnv(
+                    session_id=self.id,
+                    tools=self.tools,
+                    permissions=self.permissions,
+                    host=self.host,
+                    context=ToolContext(
+                        session_id=self.id,
+                        cwd=self.cwd,
+                        roots=self.roots,
+                        workspace=self.workspace,
+                        read_state=self.read_state,
+                        progress=lambda _text: None,
+                    ),
+                    emit=self._emit,
+                    headless=self.config.headless,
+                    hooks=self.hooks,
+                ),
+                commit=self._commit,
+            )
             async for event in agent_loop(state, env):
                 if isinstance(event, TurnFinished):
                     result = event
@@ -161,6 +201,57 @@ class Session:
         assert result is not None  # the loop always ends with TurnFinished
         self.usage = self.usage + result.usage
         return result
+
+    async def _with_start_context(self, user: Message) -> Message:
+        """Wait for the SessionStart hooks (first prompt only; bounded by their timeouts) and
+        put what they added to the context in front of the prompt."""
+        start, self._start = self._start, None
+        if start is None:
+            return user
+        try:
+            outcome = await asyncio.shield(start)
+        except asyncio.CancelledError:
+            if not start.cancelled():
+                self._start = start  # this turn was cancelled, not the hooks: keep them
+                raise
+            return user
+        except Exception:
+            log.exception("SessionStart hooks failed")
+            return user
+        if not outcome.context:
+            return user
+        note = TextBlock(text="\n".join([SESSION_START_CONTEXT, *outcome.context]))
+        return Message(role="user", content=(note, *user.content))
+
+    def start_hooks(self) -> None:
+        """Run the ``SessionStart`` hooks (source ``startup``) in the background; their context
+        reaches the model with the first prompt. Needs a running event loop (else skipped)."""
+        if self.hooks is None or self._start is not None:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            log.debug("no running event loop: SessionStart hooks of %s skipped", self.id)
+            return
+        self._start = asyncio.ensure_future(self.hooks.session_start(source="startup"))
+
+    async def end(self, *, reason: str = "other") -> None:
+        """Run the ``SessionEnd`` hooks once (bounded by their timeouts) and wait for
+        background hooks. ``reason`` is Claude Code's: clear, logout, prompt_input_exit, other."""
+        if self._ended:
+            return
+        self._ended = True
+        if self._start is not None and not self._start.done():
+            self._start.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._start
+        if self.hooks is None:
+            return
+        try:
+            await self.hooks.session_end(reason=reason)
+        except Exception:
+            log.exception("SessionEnd hooks of %s failed", self.id)
+        await self.hooks.aclose()
 
     def _commit(self, messages: tuple[Message, ...]) -> None:
         self.history = messages
@@ -189,7 +280,13 @@ def _user_message(parts: Sequence[PromptPart]) -> Message:
 
 class SessionManager:
     """Creates and finds sessions. ``model_factory`` is called once per session (lazily
-    importing the SDK); ``config`` holds model name, limits and the default mode."""
+    importing the SDK); ``config`` holds model name, limits and the default mode.
+
+    ``settings`` returns the :class:`SettingsStore` of a session's directory: its rules,
+    ``defaultMode`` and hooks then apply to the session, and "always" answers with a
+    ``project``/``user`` scope are saved through it. Without it sessions use only ``config``
+    (CLI-style rules) and run no hooks.
+    """
 
     def __init__(
         self,
@@ -198,11 +295,13 @@ class SessionManager:
         model_factory: Callable[[], Model],
         config: AgentConfig,
         tools_factory: Callable[[], ToolRegistry] = default_tools,
+        settings: SettingsFactory | None = None,
     ) -> None:
         self.host = host
         self.model_factory = model_factory
         self.config = config
         self.tools_factory = tools_factory
+        self.settings = settings
         self.sessions: dict[str, Session] = {}
 
     def new(
@@ -212,12 +311,42 @@ class SessionManager:
         additional_directories: Sequence[Path] = (),
         mode: PermissionMode | None = None,
     ) -> Session:
-        """Create a session rooted at ``cwd`` (absolute) plus ``additional_directories``."""
+        """Create a session rooted at ``cwd`` (absolute) plus ``additional_directories``.
+
+        The mode is ``mode``, else the settings' ``permissions.defaultMode``, else
+        ``config.permission_mode``. Raises ``ValueError`` for a malformed
+        ``--allowedTools``/``--disallowedTools`` rule. Starts the ``SessionStart`` hooks in the
+        background when an event loop is running.
+        """
         roots = tuple(
             dict.fromkeys([cwd.resolve(), *(d.resolve() for d in additional_directories)])
         )
         session_id = uuid.uuid4().hex
         cwd = cwd.resolve()
+        store = self.settings(cwd) if self.settings is not None else None
+        settings_mode = store.loaded.default_mode() if store is not None else None
+        permissions = PermissionEngine(
+            mode=mode or settings_mode or self.config.permission_mode,
+            roots=roots,
+            cwd=cwd,
+            home=store.loader.home if store is not None else None,
+            allowed_tools=self.config.allowed_tools,
+            disallowed_tools=self.config.disallowed_tools,
+            headless=self.config.headless,
+            policy=store.policy if store is not None else None,
+            persist=store.persist if store is not None else None,
+        )
+        if permissions.mode not in permissions.available_modes():
+            log.warning(
+                "permission mode %s is disabled by settings; session starts in default mode",
+                permissions.mode,
+            )
+            permissions.mode = "default"
+        hooks = (
+            HookRunner(hooks=store.hook_matchers, cwd=cwd, session_id=session_id, env=store.env())
+            if store is not None
+            else None
+        )
         session = Session(
             id=session_id,
             cwd=cwd,
@@ -225,27 +354,27 @@ class SessionManager:
             host=self.host,
             model=self.model_factory(),
             config=self.config,
-            permissions=PermissionEngine(
-                mode=mode or self.config.permission_mode,
-                roots=roots,
-                allowed_tools=self.config.allowed_tools,
-                disallowed_tools=self.config.disallowed_tools,
-                headless=self.config.headless,
-            ),
+            permissions=permissions,
             workspace=Workspace(host=self.host, roots=roots),
             tools=self.tools_factory(),
             system=system_prompt(cwd=cwd, roots=roots, append=self.config.append_system_prompt),
+            settings=store,
+            hooks=hooks,
         )
         self.sessions[session_id] = session
+        session.start_hooks()
         return session
 
-    async def aclose(self) -> None:
-        """Cancel running prompts and close every session's model client (server shutdown)."""
+    async def aclose(self, *, reason: str = "other") -> None:
+        """Cancel running prompts, run every session's ``SessionEnd`` hooks (bounded by their
+        timeouts) and close the model clients (server shutdown, end of a headless run)."""
         for session in self.sessions.values():
             session.cancel()
         for session in self.sessions.values():
             if session._task is not None:
                 await asyncio.gather(session._task, return_exceptions=True)
+        await asyncio.gather(*(s.end(reason=reason) for s in self.sessions.values()))
+        for session in self.sessions.values():
             await session.model.aclose()
 
     def get(self, session_id: str) -> Session:

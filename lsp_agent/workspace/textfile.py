@@ -16,6 +16,7 @@ import os
 import secrets
 from pathlib import Path
 
+from lsp_agent.permissions.paths import UnsafeWriteError, check_write_path
 from lsp_agent.workspace.documents import FileChange, TextSnapshot
 
 MAX_TEXT_BYTES = 10 * 1024 * 1024
@@ -120,7 +121,10 @@ def apply_change_to_disk(change: FileChange) -> TextSnapshot:
     """Write one change to disk after checking its base still matches the file.
 
     Raises :class:`StaleChangeError` when the file was created, deleted or modified since the
-    base was read, ``OSError`` when writing fails. Returns the new disk snapshot.
+    base was read, or when its path no longer resolves to itself (a directory on the way was
+    swapped for a symbolic link since the write was approved: see
+    :func:`lsp_agent.permissions.paths.check_write_path`); ``OSError`` when writing fails.
+    Returns the new disk snapshot.
     """
     path = change.path
     if change.base is None:
@@ -136,5 +140,16 @@ def apply_change_to_disk(change: FileChange) -> TextSnapshot:
             raise StaleChangeError(f"{path} changed on disk since it was read; read it again")
         # The disk's codec, not the base's: a base read from an editor buffer knows none.
         encoding, bom = current.encoding, current.bom
+    guard_write(path)
     write_text_atomic(path, change.new_text, encoding=encoding, bom=bom)
     return read_text_file(path)
+
+
+def guard_write(path: Path) -> None:
+    """Re-check, immediately before writing, that ``path`` (the resolved path the permission
+    engine judged) still resolves to itself; raises :class:`StaleChangeError` naming the
+    problem otherwise. Closes the time-of-check/time-of-use gap between approval and write."""
+    try:
+        check_write_path(path)
+    except UnsafeWriteError as exc:
+        raise StaleChangeError(str(exc)) from None

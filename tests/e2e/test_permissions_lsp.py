@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from lsp_agent.model.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
 
 from .conftest import Launch
@@ -60,11 +58,14 @@ async def test_allow_always_is_honoured_for_the_rest_of_the_session(launch: Laun
 
 
 async def test_read_only_commands_do_not_prompt(launch: Launch) -> None:
+    # Trusted: in an untrusted workspace git is not read-only (its repository config can name
+    # programs to run), so `git status` would ask.
     editor = await launch(
         scenario(
             reply(tool_use("Bash", {"command": "ls -la && git status 2>/dev/null; pwd"}, id="t1")),
             reply("listed", expect=expecting(tool_results=[ToolResultExpect(is_error=False)])),
-        )
+        ),
+        init_options={"trusted": True},
     )
     result = await editor.prompt(await editor.new_session(), "look around")
     assert result["stopReason"] == "end_turn"
@@ -72,11 +73,6 @@ async def test_read_only_commands_do_not_prompt(launch: Launch) -> None:
     assert editor.permission_requests == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the LSP door does not yet pass the answer's scope to the engine nor give sessions "
-    "a SettingsStore (see the permissions report); remove this mark when it does",
-)
 async def test_allow_always_saved_to_the_project_is_honoured_by_the_next_server(
     launch: Launch,
 ) -> None:

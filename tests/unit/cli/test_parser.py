@@ -22,7 +22,8 @@ def test_run_defaults() -> None:
     args = parse("run", "-p", "fix it")
     assert args.prompt == "fix it"
     assert args.output_format == "text"
-    assert args.permission_mode == "default"
+    assert args.permission_mode is None  # the settings' defaultMode, else "default"
+    assert args.settings is None
     assert args.allowed_tools == [] and args.disallowed_tools == []
     assert args.max_turns is None and args.model is None and args.cwd is None
     assert args.verbose is False
