@@ -23,6 +23,16 @@ RUN_TIMEOUT_S = 60
 CALC = "def add(a, b):\n    return a - b\n"
 
 
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every CLI run gets an empty home: the user's own ``~/.claude/settings.json`` must not
+    change what a test sees."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A tiny project with one module whose ``add`` subtracts."""
