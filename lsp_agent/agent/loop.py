@@ -13,7 +13,7 @@ import dataclasses
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from lsp_agent.agent.events import (
     AgentMessageChunk,
@@ -45,6 +45,9 @@ from lsp_agent.model.types import (
     Usage,
 )
 from lsp_agent.permissions.types import PermissionMode
+
+if TYPE_CHECKING:
+    from lsp_agent.diagnostics.turn import TurnVerification
 
 PromptStopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 """ACP ``StopReason``: how a prompt ended, as the doors report it."""
@@ -150,168 +153,216 @@ def start_messages(history: tuple[Message, ...], user: Message) -> tuple[Message
 
 async def agent_loop(state: LoopState, env: LoopEnv) -> AsyncIterator[SessionUpdate | TurnFinished]:
     """Run one prompt to its end; see the module docstring."""
-    tools = tuple(t.spec() for t in env.executor.tools)
-    hooks = TurnHooks.around(env.executor.hooks) if env.executor.hooks is not None else None
-    if hooks is not None:
-        env = dataclasses.replace(env, executor=dataclasses.replace(env.executor, hooks=hooks))
-        gate = await submit_prompt(
-            hooks, state.messages, mode=env.executor.permissions.mode, marker=INTERRUPTED_MARKER
-        )
-        for chunk in note_chunks(gate.notes):
-            yield chunk
-        if gate.blocked is not None:
-            # The prompt never reaches the model nor the history (Claude Code erases it).
-            yield AgentMessageChunk(content=TextContent(text=gate.blocked))
-            yield _finish(state, "end_turn", "hook_stopped", final_text=gate.blocked)
-            return
-        state = dataclasses.replace(state, messages=gate.messages)
-    stop_continues = 0
-    env.commit(state.messages)
-    results: dict[str, ToolResultBlock] = {}
-    # Imported here, not at module level: server start-up does not need it.
-    from lsp_agent.diagnostics.turn import TurnVerification
-
-    verification = TurnVerification.start(
-        host=env.executor.host, config=env.config.verify, cwd=env.executor.context.cwd
-    )
+    turn = _Turn(env=env, state=state)
     try:
-        while True:
-            if env.config.max_turns is not None and state.requests >= env.config.max_turns:
-                yield _finish(state, "max_turn_requests", "max_turns")
-                return
-            request = ModelRequest(
-                model=env.config.model,
-                system=env.system,
-                messages=state.messages,
-                tools=tools,
-                max_tokens=state.max_tokens,
-            )
-            response: AssistantResponse | None = None
-            announced: set[str] = set()
-            try:
-                async for event in env.model.stream(request):
-                    if isinstance(event, TextDelta):
-                        yield AgentMessageChunk(content=TextContent(text=event.text))
-                    elif isinstance(event, ThinkingDelta):
-                        yield AgentThoughtChunk(content=TextContent(text=event.thinking))
-                    elif isinstance(event, ToolUseStart):
-                        announced.add(event.id)
-                        yield ToolCall(
-                            tool_call_id=event.id, title=event.name, kind=_kind(env, event.name)
-                        )
-                    elif isinstance(event, ResponseDone):
-                        response = event.response
-            except ModelError as exc:
-                yield _finish(state, "end_turn", "model_error", error=str(exc))
-                return
-            if response is None:
-                yield _finish(
-                    state,
-                    "end_turn",
-                    "model_error",
-                    error="the model stream ended without a complete response",
-                )
-                return
-            state = dataclasses.replace(
-                state, requests=state.requests + 1, usage=state.usage + response.usage
-            )
-            yield UsageUpdate(
-                used=response.usage.context_tokens + response.usage.output_tokens,
-                size=env.config.context_window,
-            )
-            if response.stop_reason == "model_context_window_exceeded":
-                # Retrying cannot help: the prompt itself fills the window.
-                state = _commit(env, state, _complete_blocks(response).message())
-                yield _finish(
-                    state,
-                    "max_tokens",
-                    "context_window",
-                    error="the conversation no longer fits the model's context window",
-                )
-                return
-            if response.stop_reason == "max_tokens":
-                escalated = state.max_tokens < env.config.escalated_max_tokens
-                if escalated and not state.nudges:
-                    state = dataclasses.replace(state, max_tokens=env.config.escalated_max_tokens)
-                    continue
-                if state.nudges >= env.config.max_continue_nudges:
-                    state = _commit(env, state, _complete_blocks(response).message())
-                    yield _finish(state, "max_tokens", "max_tokens")
-                    return
-                state = _commit(env, state, _complete_blocks(response).message())
-                state = _commit(
-                    env,
-                    dataclasses.replace(state, nudges=state.nudges + 1),
-                    Message.user_text(CONTINUE_NUDGE),
-                )
+        async for event in turn.submit():
+            yield event
+        while turn.finished is None:
+            if env.config.max_turns is not None and turn.state.requests >= env.config.max_turns:
+                turn.finish("max_turn_requests", "max_turns")
+                break
+            async for event in turn.request():
+                yield event
+            if turn.response is None or turn.cut_short(turn.response):
                 continue
-            assistant = response.message()
-            state = _commit(env, state, assistant)
+            assistant = turn.commit(turn.response.message())
             uses = assistant.tool_uses()
-            for use in uses:
-                if use.id in announced:
-                    yield ToolCallUpdate(tool_call_id=use.id, raw_input=use.input)
-                else:
-                    yield ToolCall(
-                        tool_call_id=use.id,
-                        title=use.name,
-                        kind=_kind(env, use.name),
-                        raw_input=use.input,
-                    )
-            if uses:
-                async for update in _run_tools(uses, env, results):
-                    yield update
-                notes: list[ContentBlock] = []
-                if verification is not None:
-                    # Diagnostics of the texts this batch wrote go with its results.
-                    async for item in verification.after_batch():
-                        if isinstance(item, str):
-                            notes.append(TextBlock(text=item))
-                        else:
-                            yield item
-                content = (*(results[u.id] for u in uses), *notes)
-                state = _commit(env, state, Message(role="user", content=content))
-                results = {}
-                hook_stop = hooks.take_stop() if hooks is not None else None
-                if hook_stop is not None:
-                    yield AgentMessageChunk(content=TextContent(text=hook_stop))
-                    yield _finish(state, "end_turn", "hook_stopped", final_text=hook_stop)
-                    return
-                continue
-            if response.stop_reason == "pause_turn":
-                continue
-            if response.stop_reason == "refusal":
-                yield _finish(state, "refusal", "refusal", final_text=assistant.text())
-                return
-            nudge: str | None = None
-            if verification is not None:
-                # In "fix" mode a turn that leaves new errors gets a bounded nudge.
-                async for item in verification.at_end():
-                    if isinstance(item, str):
-                        nudge = item
-                    else:
-                        yield item
-            if nudge is not None:
-                state = _commit(env, state, Message.user_text(nudge))
-                continue
-            if hooks is not None:
-                stop_gate = await check_stop(
-                    hooks, continued=stop_continues, mode=env.executor.permissions.mode
-                )
-                for chunk in note_chunks(stop_gate.notes):
-                    yield chunk
-                if stop_gate.feedback is not None:
-                    stop_continues += 1
-                    state = _commit(env, state, Message.user_text(stop_gate.feedback))
-                    continue
-            yield _finish(state, "end_turn", "completed", final_text=assistant.text())
-            return
+            async for event in turn.run_tools(uses) if uses else turn.end(assistant):
+                yield event
     except (asyncio.CancelledError, GeneratorExit):
-        env.commit(_repair(state.messages, results))
+        env.commit(_repair(turn.state.messages, turn.results))
         raise
     finally:
-        if verification is not None:
-            verification.close()
+        if turn.verification is not None:
+            turn.verification.close()
+    assert turn.finished is not None  # every way out of the loop sets it
+    yield turn.finished
+
+
+@dataclass(kw_only=True)
+class _Turn:
+    """The steps of one prompt. ``state`` is replaced, never mutated; ``finished`` is set by the
+    step that ends the turn; ``response`` is the latest complete model response."""
+
+    env: LoopEnv
+    state: LoopState
+    finished: TurnFinished | None = None
+    response: AssistantResponse | None = None
+    results: dict[str, ToolResultBlock] = dataclasses.field(default_factory=dict)
+    announced: set[str] = dataclasses.field(default_factory=set)
+    hooks: TurnHooks | None = None
+    verification: TurnVerification | None = None
+    stop_continues: int = 0
+
+    def commit(self, message: Message) -> Message:
+        self.state = _commit(self.env, self.state, message)
+        return message
+
+    def finish(
+        self,
+        stop: PromptStopReason,
+        terminal: TerminalReason,
+        *,
+        text: str = "",
+        error: str | None = None,
+    ) -> None:
+        self.finished = _finish(self.state, stop, terminal, final_text=text, error=error)
+
+    async def submit(self) -> AsyncIterator[SessionUpdate]:
+        """UserPromptSubmit hooks, then the prompt enters the history; verification starts."""
+        env = self.env
+        if env.executor.hooks is not None:
+            self.hooks = TurnHooks.around(env.executor.hooks)
+            self.env = env = dataclasses.replace(
+                env, executor=dataclasses.replace(env.executor, hooks=self.hooks)
+            )
+            gate = await submit_prompt(
+                self.hooks,
+                self.state.messages,
+                mode=env.executor.permissions.mode,
+                marker=INTERRUPTED_MARKER,
+            )
+            for chunk in note_chunks(gate.notes):
+                yield chunk
+            if gate.blocked is not None:
+                # The prompt never reaches the model nor the history (Claude Code erases it).
+                yield AgentMessageChunk(content=TextContent(text=gate.blocked))
+                self.finish("end_turn", "hook_stopped", text=gate.blocked)
+                return
+            self.state = dataclasses.replace(self.state, messages=gate.messages)
+        env.commit(self.state.messages)
+        # Imported here, not at module level: server start-up does not need it.
+        from lsp_agent.diagnostics.turn import TurnVerification
+
+        self.verification = TurnVerification.start(
+            host=env.executor.host, config=env.config.verify, cwd=env.executor.context.cwd
+        )
+
+    async def request(self) -> AsyncIterator[SessionUpdate]:
+        """One model request, streamed as chunks and tool-call announcements."""
+        env, self.response = self.env, None
+        request = ModelRequest(
+            model=env.config.model,
+            system=env.system,
+            messages=self.state.messages,
+            tools=tuple(t.spec() for t in env.executor.tools),
+            max_tokens=self.state.max_tokens,
+        )
+        announced: set[str] = set()
+        response: AssistantResponse | None = None
+        try:
+            async for event in env.model.stream(request):
+                if isinstance(event, TextDelta):
+                    yield AgentMessageChunk(content=TextContent(text=event.text))
+                elif isinstance(event, ThinkingDelta):
+                    yield AgentThoughtChunk(content=TextContent(text=event.thinking))
+                elif isinstance(event, ToolUseStart):
+                    announced.add(event.id)
+                    yield ToolCall(
+                        tool_call_id=event.id, title=event.name, kind=_kind(env, event.name)
+                    )
+                elif isinstance(event, ResponseDone):
+                    response = event.response
+        except ModelError as exc:
+            self.finish("end_turn", "model_error", error=str(exc))
+            return
+        if response is None:
+            self.finish(
+                "end_turn",
+                "model_error",
+                error="the model stream ended without a complete response",
+            )
+            return
+        self.state = dataclasses.replace(
+            self.state, requests=self.state.requests + 1, usage=self.state.usage + response.usage
+        )
+        yield UsageUpdate(
+            used=response.usage.context_tokens + response.usage.output_tokens,
+            size=env.config.context_window,
+        )
+        self.announced = announced
+        self.response = response
+
+    def cut_short(self, response: AssistantResponse) -> bool:
+        """Handle output limits; True when the loop must go on (or the turn ended) without
+        this response's tool calls. ``max_tokens``: one escalated retry, then bounded
+        "continue" nudges; a full context window ends the turn (retrying cannot help)."""
+        config = self.env.config
+        if response.stop_reason == "model_context_window_exceeded":
+            self.commit(_complete_blocks(response).message())
+            self.finish(
+                "max_tokens",
+                "context_window",
+                error="the conversation no longer fits the model's context window",
+            )
+            return True
+        if response.stop_reason != "max_tokens":
+            return False
+        if self.state.max_tokens < config.escalated_max_tokens and not self.state.nudges:
+            self.state = dataclasses.replace(self.state, max_tokens=config.escalated_max_tokens)
+            return True
+        self.commit(_complete_blocks(response).message())
+        if self.state.nudges >= config.max_continue_nudges:
+            self.finish("max_tokens", "max_tokens")
+            return True
+        self.state = dataclasses.replace(self.state, nudges=self.state.nudges + 1)
+        self.commit(Message.user_text(CONTINUE_NUDGE))
+        return True
+
+    async def run_tools(self, uses: tuple[ToolUseBlock, ...]) -> AsyncIterator[SessionUpdate]:
+        """Run the calls; their results (and the diagnostics of what they wrote) go back."""
+        for use in uses:
+            if use.id in self.announced:
+                yield ToolCallUpdate(tool_call_id=use.id, raw_input=use.input)
+            else:
+                kind = _kind(self.env, use.name)
+                yield ToolCall(tool_call_id=use.id, title=use.name, kind=kind, raw_input=use.input)
+        async for update in _run_tools(uses, self.env, self.results):
+            yield update
+        notes: list[ContentBlock] = []
+        if self.verification is not None:
+            async for item in self.verification.after_batch():
+                if isinstance(item, str):
+                    notes.append(TextBlock(text=item))
+                else:
+                    yield item
+        self.commit(Message(role="user", content=(*(self.results[u.id] for u in uses), *notes)))
+        self.results = {}
+        hook_stop = self.hooks.take_stop() if self.hooks is not None else None
+        if hook_stop is not None:
+            yield AgentMessageChunk(content=TextContent(text=hook_stop))
+            self.finish("end_turn", "hook_stopped", text=hook_stop)
+
+    async def end(self, assistant: Message) -> AsyncIterator[SessionUpdate]:
+        """The model ended its turn: finish, unless verification or a Stop hook sends it on."""
+        stop_reason = self.response.stop_reason if self.response is not None else None
+        if stop_reason == "pause_turn":
+            return
+        if stop_reason == "refusal":
+            self.finish("refusal", "refusal", text=assistant.text())
+            return
+        if self.verification is not None:
+            nudge: str | None = None
+            # In "fix" mode a turn that leaves new errors gets a bounded nudge.
+            async for item in self.verification.at_end():
+                if isinstance(item, str):
+                    nudge = item
+                else:
+                    yield item
+            if nudge is not None:
+                self.commit(Message.user_text(nudge))
+                return
+        if self.hooks is not None:
+            gate = await check_stop(
+                self.hooks, continued=self.stop_continues, mode=self.env.executor.permissions.mode
+            )
+            for chunk in note_chunks(gate.notes):
+                yield chunk
+            if gate.feedback is not None:
+                self.stop_continues += 1
+                self.commit(Message.user_text(gate.feedback))
+                return
+        self.finish("end_turn", "completed", text=assistant.text())
 
 
 def _kind(env: LoopEnv, name: str) -> ToolKind:
