@@ -517,11 +517,15 @@ class ManagedServer:
 
     def _store_pull(self, path: Path, sent: _Version, result: Any) -> None:
         items = result.get("items") if isinstance(result, dict) else None
-        if not isinstance(items, list):
-            items = []
+        self._store(path, sent, items, final=True)
+
+    def _store(self, path: Path, version: _Version, items: Any, *, final: bool) -> None:
+        """Parse one report's diagnostics against the text they were computed for and keep
+        them, counting the ones dropped past ``max_per_report``."""
+        items = items if isinstance(items, list) else []
         diagnostics, truncated, invalid = parse_diagnostics(
             items[: self.max_per_report * 4],
-            lines=split_lines(sent.text),
+            lines=split_lines(version.text),
             encoding=self.encoding,
             default_source=self.name,
             limit=self.max_per_report,
@@ -531,10 +535,10 @@ class ManagedServer:
                 path=path,
                 channel=self.name,
                 diagnostics=diagnostics,
-                version=sent.version,
-                digest=sent.digest,
+                version=version.version,
+                digest=version.digest,
                 received=self._clock(),
-                final=True,
+                final=final,
                 truncated=truncated + max(0, len(items) - self.max_per_report * 4),
                 invalid=invalid,
             )
@@ -576,29 +580,7 @@ class ManagedServer:
             return
         doc.unreported = 0
         doc.covered = match.version
-        items = params.get("diagnostics")
-        count = len(items) if isinstance(items, list) else 0
-        text = match.text
-        diagnostics, truncated, invalid = parse_diagnostics(
-            items[: self.max_per_report * 4] if isinstance(items, list) else items,
-            lines=split_lines(text),
-            encoding=self.encoding,
-            default_source=self.name,
-            limit=self.max_per_report,
-        )
-        self.store.put(
-            Report(
-                path=path,
-                channel=self.name,
-                diagnostics=diagnostics,
-                version=match.version,
-                digest=match.digest,
-                received=self._clock(),
-                final=False,
-                truncated=truncated + max(0, count - self.max_per_report * 4),
-                invalid=invalid,
-            )
-        )
+        self._store(path, match, params.get("diagnostics"), final=False)
 
     @staticmethod
     def _attribute(doc: _Document) -> _Version | None:
