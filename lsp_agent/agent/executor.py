@@ -96,7 +96,7 @@ async def execute_tool_uses(
                 results[block.id] = _error(
                     block, f"Not run: an earlier Bash command in this turn failed ({failed_bash})."
                 )
-                env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
+                _report_failure(block, results[block.id], env=env)
             continue
         ran: set[str] = set()
         outcomes = await asyncio.gather(*(_run_one(b, env=env, ran=ran) for b in batch))
@@ -108,21 +108,38 @@ async def execute_tool_uses(
 
 
 async def _run_one(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> ToolResultBlock:
-    """Run one call; adds its id to ``ran`` once the tool itself was started."""
+    """Run one call; a call refused before it ran is reported to the user with its reason."""
+    try:
+        result = await _attempt(block, env=env, ran=ran)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # a crash in prepare or a hook must not end the turn
+        log.exception("%s failed before it ran", block.name)
+        result = _error(block, f"{block.name} failed: {type(exc).__name__}: {exc}")
+    if block.id not in ran:
+        _report_failure(block, result, env=env)
+    return result
+
+
+def _report_failure(block: ToolUseBlock, result: ToolResultBlock, *, env: ExecutorEnv) -> None:
+    text = ContentItem(content=TextContent(text=result.content))
+    env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed", content=(text,)))
+
+
+async def _attempt(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> ToolResultBlock:
+    """Validate, prepare, authorize and run one call; adds its id to ``ran`` once the tool
+    itself was started."""
     tool = env.tools.get(block.name)
     if tool is None:
-        env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
         return _error(
             block,
             f"No such tool: {block.name!r}. Available tools: {', '.join(env.tools.names())}.",
         )
     if INVALID_JSON_KEY in block.input:
-        env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
         return _error(block, f"The input of this {block.name} call was not valid JSON.")
     try:
         inp = tool.parse(block.input)
     except pydantic.ValidationError as exc:
-        env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
         return _error(block, f"Invalid input for {tool.name}: {_validation_text(exc)}")
     raw_input = block.input
     pre: HookOutcome | None = None
@@ -135,14 +152,12 @@ async def _run_one(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> T
         )
         _show_hook_notes(block, pre, env=env)
         if pre.block or pre.stop:
-            env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
             why = pre.reason or pre.stop_reason or "a PreToolUse hook blocked this call"
             return _error(block, f"Blocked by a PreToolUse hook: {why}")
         if pre.updated_input is not None:
             try:
                 inp = tool.parse(pre.updated_input)
             except pydantic.ValidationError as exc:
-                env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
                 return _error(
                     block,
                     f"A PreToolUse hook rewrote the input into something invalid: "
@@ -152,7 +167,6 @@ async def _run_one(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> T
     try:
         prepared = await tool.prepare(inp, env.context)
     except ToolError as exc:
-        env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
         return _error(block, str(exc))
     env.emit(
         ToolCallUpdate(
@@ -164,7 +178,6 @@ async def _run_one(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> T
     )
     verdict = await _authorize(block, tool, prepared, env=env, raw_input=raw_input, hook=pre)
     if isinstance(verdict, str):
-        env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed"))
         return _error(block, verdict)
     prepared, note = _with_user_edits(prepared, verdict)
     env.emit(ToolCallUpdate(tool_call_id=block.id, status="in_progress"))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from lsp_agent.agent.events import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    ContentItem,
     SessionUpdate,
     TextContent,
     ToolCall,
@@ -136,6 +137,8 @@ class LoopEnv:
     system: tuple[str, ...]
     executor: ExecutorEnv
     commit: Callable[[tuple[Message, ...]], None]
+    aborted: Callable[[LoopState], None] | None = None
+    """Called with the last state when the turn is cancelled (usage of finished requests)."""
 
 
 def start_messages(history: tuple[Message, ...], user: Message) -> tuple[Message, ...]:
@@ -170,7 +173,21 @@ async def agent_loop(state: LoopState, env: LoopEnv) -> AsyncIterator[SessionUpd
             async for event in turn.run_tools(uses) if uses else turn.end(assistant):
                 yield event
     except (asyncio.CancelledError, GeneratorExit):
-        env.commit(_repair(turn.state.messages, turn.results))
+        repaired = _repair(turn.state.messages, turn.results)
+        env.commit(repaired)
+        if repaired is not turn.state.messages:
+            # Tell the user too: interrupted calls must not keep spinning in the editor.
+            for block in repaired[-1].content:
+                if isinstance(block, ToolResultBlock) and block.tool_use_id not in turn.results:
+                    env.executor.emit(
+                        ToolCallUpdate(
+                            tool_call_id=block.tool_use_id,
+                            status="failed",
+                            content=(ContentItem(content=TextContent(text=block.content)),),
+                        )
+                    )
+        if env.aborted is not None:
+            env.aborted(dataclasses.replace(turn.state, messages=repaired))
         raise
     finally:
         if turn.verification is not None:
@@ -383,9 +400,11 @@ async def _run_tools(
             try:
                 await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                if not getter.done():
+                got = getter.done() and not getter.cancelled()
+                if not got:
+                    # cancel() only requests it: the getter is not "cancelled" until it runs.
                     getter.cancel()
-            if not getter.cancelled():
+            if got:
                 yield getter.result()
         task.result()
     finally:

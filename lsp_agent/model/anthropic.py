@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -138,13 +139,31 @@ def _message_param(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": kept or blocks}
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """``value`` with lone UTF-16 surrogates replaced by U+FFFD.
+
+    They cannot be encoded as UTF-8, so one of them anywhere in the history (a model reply,
+    a tool result from undecodable bytes) would make every later request of the session fail.
+    """
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {k: _without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    return value
+
+
 def to_api_params(request: ModelRequest) -> dict[str, Any]:
     """The keyword arguments of ``messages.create`` for ``request`` (JSON-ready dicts;
     ``stream`` not included). See the module doc for the cache breakpoints."""
     params: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
-        "messages": [_message_param(m) for m in request.messages],
+        "messages": [_without_lone_surrogates(_message_param(m)) for m in request.messages],
     }
     if request.system:
         system: list[dict[str, Any]] = [{"type": "text", "text": part} for part in request.system]

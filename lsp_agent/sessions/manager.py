@@ -159,6 +159,7 @@ class Session:
 
     async def _run(self, user: Message) -> TurnResult:
         result: TurnFinished | None = None
+        last: list[LoopState] = []
         try:
             user = await self._with_start_context(user)
             if self.hooks is not None and self.settings is not None:
@@ -188,6 +189,7 @@ class Session:
                     hooks=self.hooks,
                 ),
                 commit=self._commit,
+                aborted=last.append,
             )
             async for event in agent_loop(state, env):
                 if isinstance(event, TurnFinished):
@@ -195,8 +197,13 @@ class Session:
                 else:
                     self._emit(event)
         except asyncio.CancelledError:
+            # The requests that finished before the cancel were paid for: count them.
+            done = last[-1] if last else None
             result = TurnFinished(
-                stop_reason="cancelled", terminal="aborted", usage=self.usage, requests=0
+                stop_reason="cancelled",
+                terminal="aborted",
+                usage=done.usage if done is not None else Usage(),
+                requests=done.requests if done is not None else 0,
             )
         assert result is not None  # the loop always ends with TurnFinished
         self.usage = self.usage + result.usage

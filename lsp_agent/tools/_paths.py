@@ -15,6 +15,11 @@ from pathlib import Path
 from lsp_agent.tools.base import ToolError
 
 
+def _refuse_nul(value: str, name: str) -> None:
+    if "\x00" in value:
+        raise ToolError(f"{name} contains a NUL character, which no file name can hold.")
+
+
 def resolve_file_path(file_path: str) -> Path:
     """The resolved absolute path for a tool's ``file_path`` argument.
 
@@ -23,6 +28,7 @@ def resolve_file_path(file_path: str) -> Path:
     """
     if not file_path.strip():
         raise ToolError("file_path is empty; pass the absolute path of the file.")
+    _refuse_nul(file_path, "file_path")
     raw = Path(file_path)
     if not raw.is_absolute():
         raise ToolError(
@@ -41,6 +47,7 @@ def resolve_search_path(path: str | None, cwd: Path) -> Path:
     if path is None or not path.strip():
         resolved = cwd.resolve()
     else:
+        _refuse_nul(path, "path")
         raw = Path(path).expanduser()
         resolved = (raw if raw.is_absolute() else cwd / raw).resolve()
     if not resolved.exists():

@@ -14,6 +14,7 @@ import codecs
 import contextlib
 import os
 import secrets
+import stat
 from pathlib import Path
 
 from lsp_agent.permissions.paths import UnsafeWriteError, check_write_path
@@ -70,21 +71,32 @@ def encode_text(text: str, *, encoding: str, bom: bool) -> bytes:
 def read_text_file(path: Path, *, max_bytes: int = MAX_TEXT_BYTES) -> TextSnapshot:
     """Read ``path`` as a disk :class:`TextSnapshot`.
 
-    Raises ``FileNotFoundError``, ``IsADirectoryError``, ``PermissionError`` and
-    :class:`NotTextError` (binary, or larger than ``max_bytes`` bytes).
+    Only regular files are read: a named pipe, device or socket would block the caller or never
+    end (``/dev/zero``). The file is opened non-blocking and checked with ``fstat`` on the open
+    descriptor, so a file swapped for a pipe after a check cannot hang the reader.
+    Raises ``FileNotFoundError``, ``IsADirectoryError``, ``PermissionError``, ``OSError`` and
+    :class:`NotTextError` (not a regular file, binary, or larger than ``max_bytes`` bytes).
     """
-    stat = path.stat()
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory")
-    if stat.st_size > max_bytes:
-        raise NotTextError(f"file is too large ({stat.st_size} bytes; limit {max_bytes} bytes)")
-    data = path.read_bytes()
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(f"{path} is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise NotTextError(f"{path} is not a regular file (a pipe, device or socket)")
+        if info.st_size > max_bytes:
+            raise NotTextError(f"file is too large ({info.st_size} bytes; limit {max_bytes} bytes)")
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise NotTextError(f"file is too large (over the limit of {max_bytes} bytes)")
     try:
         text, encoding, bom = decode_bytes(data)
     except NotTextError as exc:
         raise NotTextError(f"{path}: {exc}") from None
     return TextSnapshot(
-        path=path, text=text, source="disk", encoding=encoding, bom=bom, mtime_ns=stat.st_mtime_ns
+        path=path, text=text, source="disk", encoding=encoding, bom=bom, mtime_ns=info.st_mtime_ns
     )
 
 

@@ -46,9 +46,12 @@ class Workspace:
         return result
 
     async def before_disk_read(self) -> None:
-        """Save the buffers the agent edited so the disk holds what the agent wrote."""
+        """Save the buffers the agent edited since the last save, so the disk holds what the
+        agent wrote. Once saved they are forgotten: text the user types into them later is
+        theirs to save, never written behind their back by a later command."""
         if self.edited:
             await self.host.save_documents(sorted(self.edited))
+            self.edited.clear()
 
     async def after_disk_write(self, paths: Sequence[Path] = ()) -> None:
         """Tell the door the disk may have changed (refresh clean buffers)."""

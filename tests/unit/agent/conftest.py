@@ -142,6 +142,15 @@ class BoomTool(Tool[HangInput]):
         raise RuntimeError("kaboom")
 
 
+class CrashPrepareTool(EchoTool):
+    """Its prepare step raises an unexpected exception (like a path with a NUL byte)."""
+
+    name = "Crashprep"
+
+    async def prepare(self, inp: EchoInput, ctx: ToolContext) -> Prepared:
+        raise ValueError("prepare exploded")
+
+
 class CmdInput(ToolInput):
     command: str
 
@@ -190,6 +199,7 @@ async def harness(tmp_path: Path) -> AsyncIterator[HarnessFactory]:
             "Hang": HangTool(),
             "Boom": BoomTool(),
             "Bash": FakeBashTool(),
+            "Crashprep": CrashPrepareTool(),
         }
         manager = SessionManager(
             host=host,

@@ -386,3 +386,74 @@ async def test_full_context_window_ends_the_turn_without_retrying(harness: Harne
     assert result.terminal == "context_window"
     assert result.error is not None and "context window" in result.error
     h.server.assert_done()
+
+
+async def test_a_crash_before_the_tool_runs_is_a_tool_error_with_its_reason_shown(
+    harness: HarnessFactory,
+) -> None:
+    from lsp_agent.agent.events import ContentItem
+
+    h = await harness(
+        scenario(
+            reply(tool_use("Crashprep", {"text": "x"}, id="n1")),
+            reply(
+                "handled",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=True, contains="prepare exploded")]
+                ),
+            ),
+        ),
+    )
+    result = await h.session.prompt([PromptText(text="go")])
+    assert result.final_text == "handled"
+    failed = [
+        u
+        for u in h.host.updates
+        if isinstance(u, ToolCallUpdate) and u.tool_call_id == "n1" and u.status == "failed"
+    ]
+    assert failed and isinstance(failed[-1].content[0], ContentItem)  # type: ignore[index]
+    assert "prepare exploded" in failed[-1].content[0].content.text  # type: ignore[index, union-attr]
+    h.server.assert_done()
+
+
+async def test_a_lone_surrogate_from_the_model_does_not_break_the_session(
+    harness: HarnessFactory,
+) -> None:
+    h = await harness(
+        scenario(
+            reply("bad \ud800 text"),
+            reply("still fine", expect=expecting(last_user_contains="again")),
+        )
+    )
+    first = await h.session.prompt([PromptText(text="hi")])
+    assert first.stop_reason == "end_turn"
+    second = await h.session.prompt([PromptText(text="again")])
+    assert second.final_text == "still fine"
+    h.server.assert_done()
+
+
+async def test_cancel_keeps_usage_and_marks_interrupted_calls_failed(
+    harness: HarnessFactory,
+) -> None:
+    from lsp_agent.model.scenario import ScriptedUsage
+
+    h = await harness(
+        scenario(
+            reply(
+                tool_use("Hang", {}, id="k1"),
+                usage=ScriptedUsage(input_tokens=100, output_tokens=7),
+            ),
+        )
+    )
+    task = asyncio.create_task(h.session.prompt([PromptText(text="start")]))
+    await asyncio.wait_for(h.tools["Hang"].started.wait(), 10)  # type: ignore[attr-defined]
+    h.session.cancel()
+    result = await asyncio.wait_for(task, 10)
+    assert result.stop_reason == "cancelled"
+    assert result.requests == 1
+    assert result.usage.input_tokens == 100 and result.usage.output_tokens == 7
+    assert h.session.usage.input_tokens == 100  # counted once, not doubled
+    last = [u for u in h.host.updates if isinstance(u, ToolCallUpdate) and u.tool_call_id == "k1"]
+    assert last[-1].status == "failed"
+    assert "Interrupted" in str(last[-1].content)
+    h.server.assert_done()

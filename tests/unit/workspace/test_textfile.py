@@ -90,3 +90,33 @@ def test_apply_refuses_stale_bases(tmp_path: Path) -> None:
     path.unlink()
     with pytest.raises(StaleChangeError, match="deleted"):
         apply_change_to_disk(FileChange(path=path, base=base, new_text="x"))
+
+
+def test_pipes_and_devices_are_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(NotTextError, match="not a regular file"):
+        read_text_file(fifo)  # would block forever if opened for a plain read
+    with pytest.raises(NotTextError, match="not a regular file"):
+        read_text_file(Path("/dev/zero"))
+
+
+async def test_buffers_are_saved_once_per_agent_edit(tmp_path: Path) -> None:
+    from lsp_agent.workspace.disk_host import DiskHost
+    from lsp_agent.workspace.workspace import Workspace
+
+    path = tmp_path / "a.py"
+    path.write_text("old\n")
+    buffers = {path: TextSnapshot(path=path, text="old\n", version=1, source="buffer")}
+    host = DiskHost(buffers=buffers)
+    workspace = Workspace(host=host, roots=(tmp_path,))
+    base = workspace.read(path)
+    assert (
+        await workspace.apply([FileChange(path=path, base=base, new_text="agent\n")], label="edit")
+    ).applied
+    await workspace.before_disk_read()
+    assert path.read_text() == "agent\n"
+    # The user now types into the buffer without saving: a later command must not save it.
+    buffers[path] = TextSnapshot(path=path, text="agent\nmy wip\n", version=9, source="buffer")
+    await workspace.before_disk_read()
+    assert path.read_text() == "agent\n"
