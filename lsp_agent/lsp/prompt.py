@@ -97,6 +97,10 @@ def prompt_parts(
             parts.append(PromptResource(path=path, text=_read(path, buffer, f"{field}.uri")))
         elif isinstance(parsed, TextBlockIn):
             parts.append(PromptText(text=parsed.text))
+    if all(isinstance(p, PromptText) and not p.text.strip() for p in parts):
+        # The Messages API rejects empty text; say so now, naming the field, not after a
+        # round trip to the model.
+        raise invalid_params(f"invalid params for {method}: prompt: the prompt has no text")
     return parts
 
 
