@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorMessage, type AgentClient } from './server/agentClient';
 import type { PermissionBroker, PendingPermission, PermissionResolution } from './permissions/broker';
+import { decisionOrigin, describeOrigin, resolvedLabel } from './shared/permissionPrompt';
 import { rankPaths, resolvePrompt, type MentionIo, type SelectionBlockInput } from './prompt/mentions';
 import type { ReviewController } from './review/reviewController';
 import type { MentionCandidate, PanelSnapshot, SelectionInfo, SessionSummary, ToHost, ToWebview } from './shared/messages';
@@ -295,7 +296,12 @@ export class ChatController implements vscode.Disposable {
 
   private onPermissionRequested(p: PendingPermission): void {
     const session = this.sessionFor(p.params.sessionId);
-    addPermission(session, p.requestId, p.params.toolCall, p.params.options, p.params.reason ?? '');
+    addPermission(session, p.requestId, p.params);
+    const origin = decisionOrigin(p.params);
+    this.deps.log.info(
+      `Permission asked for "${p.params.toolCall.title}": ${p.params.reason || 'no reason given'}${origin ? ` (${describeOrigin(origin, false)})` : ''}` +
+        (p.params.suggestedRules?.length ? `; "always" would keep ${p.params.suggestedRules.join(', ')}` : ''),
+    );
     this.post({ type: 'permissionRequested', requestId: p.requestId, request: p.params });
     this.deps.setBadge(this.pendingCount());
     this.changed.fire();
@@ -308,6 +314,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   private onPermissionResolved(r: PermissionResolution): void {
+    this.deps.log.info(`Permission ${r.requestId} answered: ${r.state === 'cancelled' ? 'cancelled' : resolvedLabel(r.chosen ?? r.state, r.scope)}`);
     const session = this.sessions.get(r.sessionId);
     if (session) {
       resolvePermission(session, r.requestId, {
@@ -315,6 +322,7 @@ export class ChatController implements vscode.Disposable {
         ...(r.chosen ? { chosen: r.chosen } : {}),
         ...(r.feedback ? { feedback: r.feedback } : {}),
         ...(r.edited ? { edited: true } : {}),
+        ...(r.scope ? { scope: r.scope } : {}),
       });
     }
     this.post({
@@ -325,6 +333,7 @@ export class ChatController implements vscode.Disposable {
       ...(r.chosen ? { chosen: r.chosen } : {}),
       ...(r.feedback ? { feedback: r.feedback } : {}),
       ...(r.edited ? { edited: true } : {}),
+      ...(r.scope ? { scope: r.scope } : {}),
     });
     this.deps.setBadge(this.pendingCount());
     this.changed.fire();
@@ -555,7 +564,10 @@ export class ChatController implements vscode.Disposable {
         await this.setMode(message.sessionId, message.modeId);
         return;
       case 'permission':
-        this.deps.broker.answer(message.requestId, message.optionId, message.feedback ? { feedback: message.feedback } : {});
+        this.deps.broker.answer(message.requestId, message.optionId, {
+          ...(message.feedback ? { feedback: message.feedback } : {}),
+          ...(message.scope ? { scope: message.scope } : {}),
+        });
         return;
       case 'review':
         await this.deps.review.open(message.requestId);

@@ -8,6 +8,7 @@ afterwards the scenario must be fully consumed and the Python side checks what o
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -290,3 +291,36 @@ def test_stale_edit_is_refused(run_integration: RunIntegration) -> None:
         files={"conf.py": "value = 1\n"},
     )
     assert (run.root / "conf.py").read_text() == "value = 1\n"
+
+
+TOUCH = {"command": "touch made.txt", "description": "Create made.txt"}
+
+
+def test_always_allow_in_project(run_integration: RunIntegration) -> None:
+    run = run_integration(
+        "always",
+        scenario(
+            reply(
+                "Creating it.",
+                tool_use("Bash", TOUCH, id="toolu_touch1"),
+                expect=expecting(last_user_contains="create made.txt twice"),
+            ),
+            # The same call again: the rule remembered by "always allow" covers it.
+            reply(
+                tool_use("Bash", TOUCH, id="toolu_touch2"),
+                expect=expecting(tool_results=[ToolResultExpect(is_error=False)]),
+            ),
+            reply(
+                "Touched it twice.",
+                expect=expecting(tool_results=[ToolResultExpect(is_error=False)]),
+            ),
+        ),
+        files={"notes.py": "x = 1\n"},
+    )
+    settings = run.root / ".claude" / "settings.local.json"
+    assert json.loads(settings.read_text()) == {"permissions": {"allow": ["Bash(touch made.txt)"]}}
+    assert (run.root / "made.txt").is_file()
+    # The server logged which rule and source decided each call.
+    log = run.server_log_text()
+    assert re.search(r"permission ask for Bash .*source=default", log), log[-2000:]
+    assert re.search(r"permission allow for Bash .*rule=Bash\(touch made\.txt\)", log), log[-2000:]

@@ -83,7 +83,7 @@ def test_webview_in_headless_chromium() -> None:
         pytest.fail(f"Chromium not found at {CHROMIUM}: {INSTALL_HINT}", pytrace=False)
     _run_suite("test:webview")
     shots = sorted(p.name for p in (EXTENSION / "test-artifacts").glob("*.png"))
-    assert "panel-permission.png" in shots, shots
+    assert {"panel-permission.png", "panel-permission-scope.png"} <= set(shots), shots
 
 
 def test_extension_drives_the_real_server() -> None:

@@ -99,6 +99,8 @@ function M.defaults()
         allow_always = 'A',
         reject = 'r',
         reject_always = 'R',
+        -- Change where "always" answers are kept (session → project → user).
+        scope = 's',
         feedback = 'f',
         choose = '<CR>',
         accept_hunk = 'y',

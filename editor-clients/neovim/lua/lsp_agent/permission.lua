@@ -10,6 +10,10 @@
 --- Edits are reviewed per hunk. When a hunk was rejected or edited, the answer carries the
 --- resulting file texts: `outcome.editedText = { [diff uri or path] = "<full new text>" }`
 --- (protocol version 1).
+---
+--- The request says who asked (`rule`, `source`), what an "always" answer remembers
+--- (`suggestedRules`) and where it may be kept (`scopes`: session, project, user). "Always"
+--- answers carry `outcome.scope`: the scope picked in the prompt, the session by default.
 local hunks = require('lsp_agent.hunks')
 local log = require('lsp_agent.log')
 local session_mod = require('lsp_agent.session')
@@ -25,6 +29,70 @@ Pending.__index = Pending
 
 local TERMINAL_TOOL_STATUS = { in_progress = true, completed = true, failed = true }
 
+local ALWAYS = { allow_always = true, reject_always = true }
+local KIND_ORDER = { allow_once = 1, allow_always = 2, reject_once = 3, reject_always = 4 }
+
+--- The scopes an "always" answer can be kept in, in protocol order.
+M.SCOPES = { 'session', 'project', 'user' }
+
+--- What each scope means, for the prompt.
+M.SCOPE_DETAIL = {
+  session = 'kept for this session only; nothing is saved',
+  project = 'saved to .claude/settings.local.json in this project',
+  user = 'saved to ~/.claude/settings.json, for all your projects',
+}
+
+--- Readable names of the decision sources (docs/protocol.md, requestPermission).
+local SOURCE_NAMES = {
+  managed = 'managed settings',
+  cli = 'command-line flags',
+  flagSettings = 'the --settings file',
+  lsp = 'editor settings',
+  ['local'] = 'local project settings',
+  project = 'project settings',
+  user = 'user settings',
+  session = 'an earlier answer in this session',
+  mode = 'the permission mode',
+  sandbox = 'the sandbox',
+  hook = 'a hook',
+  default = 'the default policy',
+}
+
+local function nonempty(value)
+  return type(value) == 'string' and vim.trim(value) ~= '' and vim.trim(value) or nil
+end
+
+--- Who asked, in words: "Asked by rule Bash(git push:*) from project settings", "Asked by
+--- the sandbox"; nil when the request names neither a rule nor a source.
+--- @param params table the request params (`rule`, `source`)
+--- @return string|nil
+function M.describe_origin(params)
+  local rule, source = nonempty(params.rule), nonempty(params.source)
+  local from = source and (SOURCE_NAMES[source] or source)
+  if rule then
+    return 'Asked by rule ' .. rule .. (from and (' from ' .. from) or '')
+  end
+  return from and ('Asked by ' .. from) or nil
+end
+
+--- The offered scopes in the server's order (unknown and repeated ones dropped); the session
+--- when the server offers none (an older server keeps "always" answers for the session).
+local function offered_scopes(scopes)
+  local out, seen = {}, {}
+  for _, scope in ipairs(type(scopes) == 'table' and scopes or {}) do
+    if vim.tbl_contains(M.SCOPES, scope) and not seen[scope] then
+      seen[scope] = true
+      table.insert(out, scope)
+    end
+  end
+  return #out > 0 and out or { 'session' }
+end
+
+--- Whether an option kind is an "always" answer.
+function M.is_always(kind)
+  return ALWAYS[kind] == true
+end
+
 local function server_supports_edits(client_id)
   local client = vim.lsp.get_client_by_id(client_id)
   local experimental = client and client.server_capabilities
@@ -36,6 +104,13 @@ end
 local function new_pending(params, client_id)
   counter = counter + 1
   local tool_call = type(params.toolCall) == 'table' and params.toolCall or {}
+  local rules = {}
+  for _, rule in ipairs(type(params.suggestedRules) == 'table' and params.suggestedRules or {}) do
+    if nonempty(rule) then
+      table.insert(rules, rule)
+    end
+  end
+  local scopes = offered_scopes(params.scopes)
   local p = setmetatable({
     n = counter,
     client_id = client_id,
@@ -43,6 +118,12 @@ local function new_pending(params, client_id)
     params = params,
     tool_call = tool_call,
     options = type(params.options) == 'table' and params.options or {},
+    rule = nonempty(params.rule),
+    source = nonempty(params.source),
+    suggested_rules = rules,
+    scopes = scopes,
+    -- Where "always" answers go unless the user picks another scope.
+    scope = vim.tbl_contains(scopes, 'session') and 'session' or scopes[1],
     files = {}, -- { path, uri, item, proposal } per diff item
     result = nil,
     co = nil,
@@ -80,6 +161,44 @@ function Pending:option(id_or_kind)
     end
   end
   return nil
+end
+
+--- The options in allow-then-reject order, split into one-off and "always" answers.
+--- @return table[] once, table[] always
+function Pending:split_options()
+  local sorted = vim.list_extend({}, self.options)
+  table.sort(sorted, function(a, b)
+    return (KIND_ORDER[a.kind] or 9) < (KIND_ORDER[b.kind] or 9)
+  end)
+  local once, always = {}, {}
+  for _, option in ipairs(sorted) do
+    table.insert(M.is_always(option.kind) and always or once, option)
+  end
+  return once, always
+end
+
+--- Pick where "always" answers are kept (one of the offered scopes).
+--- @return boolean ok, string|nil error
+function Pending:set_scope(scope)
+  if not vim.tbl_contains(self.scopes, scope) then
+    return false, ('scope %q is not offered (offered: %s)'):format(tostring(scope),
+      table.concat(self.scopes, ', '))
+  end
+  self.scope = scope
+  self:changed()
+  return true
+end
+
+--- Move the scope of "always" answers to the next offered one (wrapping around).
+function Pending:cycle_scope()
+  local index = 1
+  for i, scope in ipairs(self.scopes) do
+    if scope == self.scope then
+      index = i
+    end
+  end
+  self:set_scope(self.scopes[index % #self.scopes + 1])
+  return self.scope
 end
 
 --- The hunk `index` of file `file_index` (both 1-based).
@@ -150,14 +269,24 @@ function Pending:changed()
   end
 end
 
---- Build the response for an option (kind or id), applying the hunk decisions.
+--- Build the response for an option (kind or id), applying the hunk decisions. "Always"
+--- answers carry `scope` (default: the scope picked in the prompt).
 --- @return table|nil response, string|nil error
-function Pending:response_for(id_or_kind, feedback)
+function Pending:response_for(id_or_kind, feedback, scope)
   local option = self:option(id_or_kind)
   if not option then
     return nil, ('no option %q offered'):format(tostring(id_or_kind))
   end
   local kind = option.kind or ''
+  if M.is_always(kind) then
+    scope = scope or self.scope
+    if not vim.tbl_contains(self.scopes, scope) then
+      return nil, ('scope %q is not offered (offered: %s)'):format(tostring(scope),
+        table.concat(self.scopes, ', '))
+    end
+  else
+    scope = nil
+  end
   if kind:match('^allow') and self:is_modified() then
     local reject = all_rejected(self) and self:option('reject_once')
     if reject then
@@ -180,10 +309,13 @@ function Pending:response_for(id_or_kind, feedback)
         optionId = option.optionId,
         feedback = feedback,
         editedText = edited,
+        scope = scope,
       },
     }
   end
-  return { outcome = { outcome = 'selected', optionId = option.optionId, feedback = feedback } }
+  return {
+    outcome = { outcome = 'selected', optionId = option.optionId, feedback = feedback, scope = scope },
+  }
 end
 
 local function remove(p)
@@ -215,8 +347,9 @@ function Pending:resolve(response)
     self.ui.close()
   end
   local outcome = response.outcome or {}
-  log.info('permission %d (%s): %s %s%s', self.n, self:title(), tostring(outcome.outcome),
-    outcome.optionId or '', outcome.editedText and ' (edited)' or '')
+  log.info('permission %d (%s): %s %s%s%s', self.n, self:title(), tostring(outcome.outcome),
+    outcome.optionId or '', outcome.scope and (' in ' .. outcome.scope .. ' scope') or '',
+    outcome.editedText and ' (edited)' or '')
   if self.co and coroutine.status(self.co) == 'suspended' then
     local ok, err = coroutine.resume(self.co, response)
     if not ok then
@@ -226,10 +359,11 @@ function Pending:resolve(response)
   vim.cmd('redrawstatus')
 end
 
---- Answer with an option (id or kind); `feedback` goes back to the model.
+--- Answer with an option (id or kind); `feedback` goes back to the model; `scope` (for
+--- "always" answers; default: the picked scope) says where the suggested rules are kept.
 --- @return boolean answered
-function Pending:answer(id_or_kind, feedback)
-  local response, err = self:response_for(id_or_kind, feedback)
+function Pending:answer(id_or_kind, feedback, scope)
+  local response, err = self:response_for(id_or_kind, feedback, scope)
   if not response then
     vim.notify('lsp-agent: ' .. err, vim.log.levels.ERROR)
     return false
@@ -319,7 +453,7 @@ local function fallback_sync(p)
   if not option then
     return CANCELLED
   end
-  return { outcome = { outcome = 'selected', optionId = option.optionId } }
+  return (p:response_for(option.optionId))
 end
 
 --- Handler of `lspAgent/session/requestPermission`.
@@ -336,7 +470,12 @@ function M.handler(_, params, ctx)
   p.co = co
   table.insert(pending, p)
   set_awaiting(p, true)
-  log.info('permission %d requested: %s', p.n, p:title())
+  local origin = M.describe_origin(params)
+  log.info('permission %d requested: %s — %s%s%s', p.n, p:title(),
+    type(params.reason) == 'string' and params.reason ~= '' and params.reason or 'no reason given',
+    origin and (' (' .. origin:gsub('^A', 'a') .. ')') or '',
+    #p.suggested_rules > 0 and ('; "always" would keep ' .. table.concat(p.suggested_rules, ', '))
+      or '')
   vim.api.nvim_exec_autocmds('User', {
     pattern = 'LspAgentPermission',
     data = { n = p.n, session_id = p.session_id, title = p:title() },

@@ -45,9 +45,25 @@ local function raw_input_lines(raw)
   return vim.split(vim.inspect(vim.json.decode(encoded)), '\n', { plain = true })
 end
 
+local OPTION_KEYS = {
+  allow_once = 'allow',
+  allow_always = 'allow_always',
+  reject_once = 'reject',
+  reject_always = 'reject_always',
+}
+
+local function option_labels(keys, options)
+  local out = {}
+  for _, option in ipairs(options) do
+    local key = keys[OPTION_KEYS[option.kind]]
+    table.insert(out, (key and key ~= '' and (key .. ' ') or '') .. (option.name or option.optionId))
+  end
+  return table.concat(out, ' · ')
+end
+
 --- The review text of a pending request.
---- @return string[] lines, table[] highlights {line (0-based), group, whole_line}, table line_map
----   (1-based line -> { file = i, hunk = j })
+--- @return string[] lines, table[] highlights {line (0-based), group[, start_col, end_col,
+---   priority]} (no columns: the whole line), table line_map (1-based line -> { file = i, hunk = j })
 function M.build(p)
   local keys = config.get().keymaps.review or {}
   local lines, hl, map = {}, {}, {}
@@ -57,9 +73,31 @@ function M.build(p)
       table.insert(hl, { #lines - 1, group })
     end
   end
+  --- Highlight the first `text` at or after byte `from` of the last line; returns the byte
+  --- after it (nil when not found). Ranges on a line drawn over a dimmed base (`dim`) need a
+  --- higher priority; whole-line groups would hide them, so those lines use ranges only.
+  local function mark(text, group, from, priority)
+    local start = lines[#lines]:find(text, from or 1, true)
+    if start then
+      table.insert(hl, { #lines - 1, group, start - 1, start - 1 + #text, priority or 200 })
+      return start + #text
+    end
+    return nil
+  end
+  local function dim(first, last)
+    table.insert(hl, { #lines - 1, 'Comment', first or 0, last or #lines[#lines], 100 })
+  end
   add(p:title(), 'Title')
   if type(p.params.reason) == 'string' and p.params.reason ~= '' then
     add('Reason: ' .. p.params.reason:gsub('\n', ' '), 'Comment')
+  end
+  local origin = require('lsp_agent.permission').describe_origin(p.params)
+  if origin then
+    add(origin)
+    dim()
+    if p.rule then
+      mark(p.rule, 'Special')
+    end
   end
   for _, line in ipairs(raw_input_lines(#p.files == 0 and p.tool_call.rawInput or nil)) do
     add(line, 'Special')
@@ -73,17 +111,36 @@ function M.build(p)
     end
   end
   add('')
-  local options = {}
-  for _, option in ipairs(p.options) do
-    local key = ({
-      allow_once = keys.allow,
-      allow_always = keys.allow_always,
-      reject_once = keys.reject,
-      reject_always = keys.reject_always,
-    })[option.kind]
-    table.insert(options, (key and (key .. ' ') or '') .. (option.name or option.optionId))
+  local once, always = p:split_options()
+  add(option_labels(keys, once), 'Comment')
+  if #always > 0 then
+    -- The "always" answers, the exact rules they remember and where: shown before answering.
+    add(option_labels(keys, always), 'Comment')
+    local rules = #p.suggested_rules > 0 and table.concat(p.suggested_rules, '  ')
+      or '(none suggested by the server)'
+    add((#p.suggested_rules > 1 and '  rules: ' or '  rule:  ') .. rules)
+    dim(0, 9)
+    for _, rule in ipairs(p.suggested_rules) do
+      mark(rule, 'Special')
+    end
+    if #p.suggested_rules == 0 then
+      dim(9)
+    end
+    local scopes = {}
+    for _, scope in ipairs(p.scopes) do
+      table.insert(scopes, scope == p.scope and ('[' .. scope .. ']') or scope)
+    end
+    local scope_key = keys.scope
+    local hint = (#p.scopes > 1 and scope_key and scope_key ~= '')
+      and ('   (' .. scope_key .. ' changes)') or ''
+    add('  keep in: ' .. table.concat(scopes, ' ') .. hint)
+    dim(0, 10)
+    mark('[' .. p.scope .. ']', 'PmenuSel')
+    if hint ~= '' then
+      dim(#lines[#lines] - #hint)
+    end
+    add('           ' .. (require('lsp_agent.permission').SCOPE_DETAIL[p.scope] or ''), 'Comment')
   end
-  add(table.concat(options, ' · '), 'Comment')
   add(key_help(keys, { { 'feedback', 'reject with feedback' }, { 'choose', 'choose' },
     { 'later', 'decide later' } }), 'Comment')
   if #p.files > 0 then
@@ -201,14 +258,38 @@ local function edit_hunk(p, ui)
   })
 end
 
+local SCOPE_LABEL = {
+  session = 'this session',
+  project = 'project: .claude/settings.local.json',
+  user = 'user: ~/.claude/settings.json',
+}
+
 local function choose(p)
-  local items = vim.list_extend({}, p.options)
+  local once, always = p:split_options()
+  local items = {}
+  for _, option in ipairs(once) do
+    table.insert(items, { optionId = option.optionId, name = option.name or option.optionId })
+  end
+  -- One entry per "always" answer and scope: the scope is part of the choice.
+  for _, option in ipairs(always) do
+    for _, scope in ipairs(p.scopes) do
+      table.insert(items, {
+        optionId = option.optionId,
+        scope = scope,
+        name = ('%s · %s'):format(option.name or option.optionId, SCOPE_LABEL[scope]),
+      })
+    end
+  end
   table.insert(items, { optionId = '__feedback', name = 'Reject with feedback…' })
   table.insert(items, { optionId = '__later', name = 'Decide later' })
+  local prompt = 'lsp-agent: ' .. p:title()
+  if #always > 0 and #p.suggested_rules > 0 then
+    prompt = prompt .. ' (always: ' .. table.concat(p.suggested_rules, ', ') .. ')'
+  end
   vim.ui.select(items, {
-    prompt = 'lsp-agent: ' .. p:title(),
+    prompt = prompt,
     format_item = function(item)
-      return item.name or item.optionId
+      return item.name
     end,
   }, function(item)
     if not item or item.optionId == '__later' then
@@ -216,7 +297,7 @@ local function choose(p)
     elseif item.optionId == '__feedback' then
       M.ask_feedback(p)
     else
-      p:answer(item.optionId)
+      p:answer(item.optionId, nil, item.scope)
     end
   end)
 end
@@ -247,9 +328,12 @@ local function set_keymaps(p, ui)
     end
   end
   map(keys.allow, answer('allow_once'), 'allow once')
-  map(keys.allow_always, answer('allow_always'), 'allow for the session')
+  map(keys.allow_always, answer('allow_always'), 'allow always (in the shown scope)')
   map(keys.reject, answer('reject_once'), 'reject')
-  map(keys.reject_always, answer('reject_always'), 'reject for the session')
+  map(keys.reject_always, answer('reject_always'), 'reject always (in the shown scope)')
+  map(keys.scope, function()
+    p:cycle_scope()
+  end, 'change where "always" answers are kept')
   map(keys.feedback, function()
     M.ask_feedback(p)
   end, 'reject with feedback')
@@ -290,7 +374,12 @@ local function fill(ui, p)
   vim.bo[ui.buf].modifiable = false
   vim.api.nvim_buf_clear_namespace(ui.buf, ns, 0, -1)
   for _, h in ipairs(hl) do
-    vim.api.nvim_buf_set_extmark(ui.buf, ns, h[1], 0, { line_hl_group = h[2] })
+    if h[3] then
+      vim.api.nvim_buf_set_extmark(ui.buf, ns, h[1], h[3], { end_col = h[4], hl_group = h[2],
+        priority = h[5] })
+    else
+      vim.api.nvim_buf_set_extmark(ui.buf, ns, h[1], 0, { line_hl_group = h[2] })
+    end
   end
   return lines
 end

@@ -23,11 +23,14 @@ local function params(extra)
     },
     options = {
       { optionId = 'allow_once', name = 'Allow', kind = 'allow_once' },
-      { optionId = 'allow_always', name = 'Allow for this session', kind = 'allow_always' },
+      { optionId = 'allow_always', name = 'Always allow', kind = 'allow_always' },
       { optionId = 'reject_once', name = 'Reject', kind = 'reject_once' },
-      { optionId = 'reject_always', name = 'Reject for this session', kind = 'reject_always' },
+      { optionId = 'reject_always', name = 'Always reject', kind = 'reject_always' },
     },
     reason = 'Edit needs approval',
+    source = 'default',
+    suggestedRules = { 'Edit(//p/f.txt)' },
+    scopes = { 'session', 'project', 'user' },
   }, extra or {})
 end
 
@@ -79,6 +82,7 @@ H.test('per-hunk decisions and edits become editedText keyed by uri', function()
     optionId = 'allow_always',
     feedback = 'looks fine',
     editedText = { ['file:///p/f.txt'] = 'a\nb\nc\nd\ne\nF1\nF2\n' },
+    scope = 'session',
   } })
 end)
 
@@ -223,7 +227,8 @@ H.test('non-edit tool calls show the command; reject with the key', function()
   local text = table.concat(vim.api.nvim_buf_get_lines(p.ui.buf, 0, -1, false), '\n')
   H.ok(text:find('$ make test', 1, true), text)
   vim.api.nvim_feedkeys('R', 'x', false)
-  H.eq(select(2, result()), { outcome = { outcome = 'selected', optionId = 'reject_always' } })
+  H.eq(select(2, result()), { outcome = { outcome = 'selected', optionId = 'reject_always',
+    scope = 'session' } })
 end)
 
 H.test('<CR> offers the options with vim.ui.select; feedback via vim.ui.input', function()
@@ -231,14 +236,26 @@ H.test('<CR> offers the options with vim.ui.select; feedback via vim.ui.input', 
   local ui_select, ui_input = vim.ui.select, vim.ui.input
   local offered
   vim.ui.select = function(items, opts, on_choice)
-    offered = vim.tbl_map(opts.format_item, items)
-    on_choice(items[2], 2)
+    offered = { prompt = opts.prompt, items = vim.tbl_map(opts.format_item, items) }
+    on_choice(items[4], 4)
   end
   local result = request(params())
   vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
-  H.eq(offered, { 'Allow', 'Allow for this session', 'Reject', 'Reject for this session',
-    'Reject with feedback…', 'Decide later' })
-  H.eq(select(2, result()), { outcome = { outcome = 'selected', optionId = 'allow_always' } })
+  H.eq(offered, {
+    prompt = 'lsp-agent: Edit f.txt (always: Edit(//p/f.txt))',
+    items = {
+      'Allow', 'Reject',
+      'Always allow · this session',
+      'Always allow · project: .claude/settings.local.json',
+      'Always allow · user: ~/.claude/settings.json',
+      'Always reject · this session',
+      'Always reject · project: .claude/settings.local.json',
+      'Always reject · user: ~/.claude/settings.json',
+      'Reject with feedback…', 'Decide later',
+    },
+  })
+  H.eq(select(2, result()), { outcome = { outcome = 'selected', optionId = 'allow_always',
+    scope = 'project' } }, 'the scope is part of the choice')
   -- Feedback: `f`, then the text.
   vim.ui.input = function(_, on_confirm)
     on_confirm('use a constant')
@@ -259,6 +276,158 @@ H.test('outside a coroutine the handler asks synchronously', function()
   local response = permission.handler(nil, params(), { client_id = 1 })
   vim.fn.confirm = confirm
   H.eq(response, { outcome = { outcome = 'selected', optionId = 'reject_once' } })
+end)
+
+local PUSH = {
+  toolCall = { toolCallId = 'toolu_push', title = 'git push origin main', kind = 'execute',
+    rawInput = { command = 'git push origin main' } },
+  options = {
+    { optionId = 'allow_once', name = 'Allow', kind = 'allow_once' },
+    { optionId = 'reject_once', name = 'Reject', kind = 'reject_once' },
+    { optionId = 'reject_always', name = 'Always reject', kind = 'reject_always' },
+  },
+  reason = 'the rule Bash(git push:*) asks before `git push origin main` (project settings)',
+  rule = 'Bash(git push:*)',
+  source = 'project',
+  suggestedRules = { 'Bash(git push:*)' },
+}
+
+local function window_lines(p)
+  return vim.api.nvim_buf_get_lines(p.ui.buf, 0, -1, false)
+end
+
+--- The highlight groups of the ranges marked on 0-based `row`, as { text = group }.
+local function range_highlights(p, row)
+  local ns = vim.api.nvim_get_namespaces().lsp_agent_review
+  local line = vim.api.nvim_buf_get_lines(p.ui.buf, row, row + 1, false)[1]
+  local out = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(p.ui.buf, ns, { row, 0 }, { row, -1 },
+    { details = true })) do
+    if m[4].end_col then
+      out[line:sub(m[3] + 1, m[4].end_col)] = m[4].hl_group
+    end
+  end
+  return out
+end
+
+H.test('who asked: the rule and its settings layer, or the policy', function()
+  H.eq(permission.describe_origin({ rule = 'Bash(git push:*)', source = 'project' }),
+    'Asked by rule Bash(git push:*) from project settings')
+  H.eq(permission.describe_origin({ rule = 'Edit(//p/a.py)' }), 'Asked by rule Edit(//p/a.py)')
+  H.eq(permission.describe_origin({ source = 'sandbox' }), 'Asked by the sandbox')
+  H.eq(permission.describe_origin({ source = 'default' }), 'Asked by the default policy')
+  H.eq(permission.describe_origin({ source = 'local', rule = 'Bash(rm:*)' }),
+    'Asked by rule Bash(rm:*) from local project settings')
+  H.eq(permission.describe_origin({ source = 'policyServer' }), 'Asked by policyServer')
+  H.eq(permission.describe_origin({}), nil)
+  H.eq(permission.describe_origin({ rule = ' ', source = vim.NIL }), nil)
+end)
+
+H.test('the prompt: reason, who asked, the rule "always" remembers and where', function()
+  config.set({ permission = { auto_open = true } })
+  local result = request(params({ toolCall = { toolCallId = 'toolu_lint', title = 'npm run lint',
+    kind = 'execute', rawInput = { command = 'npm run lint -- --fix' } },
+    reason = '`npm run lint -- --fix`: npm run lint is not known to be read-only',
+    suggestedRules = { 'Bash(npm run lint:*)' } }))
+  local p = permission.list()[1]
+  H.eq(window_lines(p), {
+    'npm run lint',
+    'Reason: `npm run lint -- --fix`: npm run lint is not known to be read-only',
+    'Asked by the default policy',
+    '$ npm run lint -- --fix',
+    '',
+    'a Allow · r Reject',
+    'A Always allow · R Always reject',
+    '  rule:  Bash(npm run lint:*)',
+    '  keep in: [session] project user   (s changes)',
+    '           kept for this session only; nothing is saved',
+    'f reject with feedback · <CR> choose · q decide later',
+  })
+  H.eq(range_highlights(p, 7)['Bash(npm run lint:*)'], 'Special', 'the rule stands out')
+  H.eq(range_highlights(p, 8)['[session]'], 'PmenuSel', 'the picked scope stands out')
+  -- `s` moves to the next scope; the window shows it and what it means.
+  vim.api.nvim_feedkeys('s', 'x', false)
+  H.eq(p.scope, 'project')
+  H.eq(window_lines(p)[9], '  keep in: session [project] user   (s changes)')
+  H.eq(window_lines(p)[10], '           saved to .claude/settings.local.json in this project')
+  H.eq(range_highlights(p, 8)['[project]'], 'PmenuSel')
+  vim.api.nvim_feedkeys('A', 'x', false)
+  H.eq(select(2, result()), { outcome = { outcome = 'selected', optionId = 'allow_always',
+    scope = 'project' } })
+end)
+
+H.test('a rule that asks: named in the prompt; no "always allow" when the server left it out', function()
+  config.set({ permission = { auto_open = true } })
+  local result = request(params(PUSH))
+  local p = permission.list()[1]
+  local lines = window_lines(p)
+  H.eq(lines[3], 'Asked by rule Bash(git push:*) from project settings')
+  H.eq(range_highlights(p, 2)['Bash(git push:*)'], 'Special')
+  H.eq(lines[6], 'a Allow · r Reject')
+  H.eq(lines[7], 'R Always reject', 'only the "always" answer offered')
+  H.eq(lines[8], '  rule:  Bash(git push:*)')
+  -- `A` does nothing here: the server offers no allow_always.
+  local notify, said = vim.notify, nil
+  vim.notify = function(msg)
+    said = msg
+  end
+  vim.api.nvim_feedkeys('A', 'x', false)
+  vim.notify = notify
+  H.ok(said and said:find('offers no allow_always', 1, true), said)
+  H.eq(result(), false, 'still waiting')
+  -- `s` twice: the user scope; `R` rejects always, kept there.
+  vim.api.nvim_feedkeys('ssR', 'x', false)
+  H.eq(select(2, result()), { outcome = { outcome = 'selected', optionId = 'reject_always',
+    scope = 'user' } })
+end)
+
+H.test('scopes: only offered ones; once answers carry none; an older server means session', function()
+  config.set({ permission = { auto_open = false } })
+  local result = request(params({ scopes = { 'project', 'session', 'bogus', 'project' } }))
+  local p = permission.list()[1]
+  H.eq(p.scopes, { 'project', 'session' })
+  H.eq(p.scope, 'session', 'the session is preselected')
+  local ok, err = p:set_scope('user')
+  H.eq(ok, false)
+  H.eq(err, 'scope "user" is not offered (offered: project, session)')
+  local response, why = p:response_for('allow_always', nil, 'user')
+  H.eq(response, nil)
+  H.eq(why, 'scope "user" is not offered (offered: project, session)')
+  H.eq(p:response_for('allow_once', nil, 'project'),
+    { outcome = { outcome = 'selected', optionId = 'allow_once' } })
+  H.eq(p:cycle_scope(), 'project', 'wraps around')
+  H.ok(p:answer('reject_always'))
+  H.eq(select(2, result()), { outcome = { outcome = 'selected', optionId = 'reject_always',
+    scope = 'project' } })
+  -- A server without suggestedRules/scopes: "always" is kept for the session; no scope key hint.
+  config.set({ permission = { auto_open = true } })
+  local old = params()
+  old.scopes, old.suggestedRules, old.source = nil, nil, nil
+  result = request(old)
+  p = permission.list()[1]
+  H.eq(p.scopes, { 'session' })
+  local lines = window_lines(p)
+  H.eq(lines[3], '', 'no "Asked by" line when the server does not say')
+  H.eq(lines[5], 'A Always allow · R Always reject')
+  H.eq(lines[6], '  rule:  (none suggested by the server)')
+  H.eq(lines[7], '  keep in: [session]', 'one scope: nothing to change')
+  vim.api.nvim_feedkeys('A', 'x', false)
+  H.eq(select(2, result()).outcome.scope, 'session')
+end)
+
+H.test('once-only questions show no "always" lines', function()
+  config.set({ permission = { auto_open = true } })
+  local result = request(params({ options = {
+    { optionId = 'allow_once', name = 'Allow', kind = 'allow_once' },
+    { optionId = 'reject_once', name = 'Reject', kind = 'reject_once' },
+  } }))
+  local p = permission.list()[1]
+  local text = table.concat(window_lines(p), '\n')
+  H.ok(not text:find('keep in', 1, true), text)
+  H.ok(not text:find('rule:', 1, true), text)
+  H.ok(text:find('a Allow · r Reject', 1, true), text)
+  close_all()
+  H.eq(select(2, result()), { outcome = { outcome = 'cancelled' } })
 end)
 
 H.finish()

@@ -4,13 +4,17 @@
  */
 
 import * as vscode from 'vscode';
+import { answerScope, offeredScopes, PermissionAnswerError } from '../shared/permissionPrompt';
 import type {
   PermissionOption,
   PermissionOptionKind,
   RequestPermissionParams,
   RequestPermissionResult,
+  RuleScope,
 } from '../shared/protocol';
 import type { PermissionState } from '../shared/state';
+
+export { PermissionAnswerError };
 
 export interface PendingPermission {
   requestId: string;
@@ -24,16 +28,13 @@ export interface PermissionResolution {
   chosen?: string;
   feedback?: string;
   edited?: boolean;
+  /** Where an "always" answer is kept. */
+  scope?: RuleScope;
 }
 
 interface Entry extends PendingPermission {
   resolve(result: RequestPermissionResult): void;
   cancelListener: vscode.Disposable | undefined;
-}
-
-/** Error for an answer the broker cannot take (unknown request, unknown option). */
-export class PermissionAnswerError extends Error {
-  override name = 'PermissionAnswerError';
 }
 
 export function stateOfKind(kind: PermissionOptionKind | undefined): PermissionState {
@@ -87,12 +88,14 @@ export class PermissionBroker implements vscode.Disposable {
 
   /**
    * Answer with `optionId`. `feedback` goes to the model; `editedText` (file URI → full text)
-   * replaces the proposed texts. Throws `PermissionAnswerError` for an unknown request or option.
+   * replaces the proposed texts; `scope` says where an "always" answer is kept (default: the
+   * session, when offered) and is sent with "always" answers only. Throws
+   * `PermissionAnswerError` for an unknown request or option, or a scope the server did not offer.
    */
   answer(
     requestId: string,
     optionId: string,
-    extra: { feedback?: string; editedText?: Record<string, string> } = {},
+    extra: { feedback?: string; editedText?: Record<string, string>; scope?: RuleScope } = {},
   ): PermissionResolution {
     const entry = this.entries.get(requestId);
     if (!entry) {
@@ -102,10 +105,17 @@ export class PermissionBroker implements vscode.Disposable {
     if (!option) {
       throw new PermissionAnswerError(`The permission request ${requestId} has no option "${optionId}".`);
     }
+    const scope = answerScope(option, offeredScopes(entry.params.scopes), extra.scope);
     const feedback = extra.feedback?.trim();
     const edited = extra.editedText && Object.keys(extra.editedText).length > 0 ? extra.editedText : undefined;
     const result: RequestPermissionResult = {
-      outcome: { outcome: 'selected', optionId, ...(feedback ? { feedback } : {}), ...(edited ? { editedText: edited } : {}) },
+      outcome: {
+        outcome: 'selected',
+        optionId,
+        ...(feedback ? { feedback } : {}),
+        ...(edited ? { editedText: edited } : {}),
+        ...(scope ? { scope } : {}),
+      },
     };
     const resolution: PermissionResolution = {
       requestId,
@@ -114,6 +124,7 @@ export class PermissionBroker implements vscode.Disposable {
       chosen: option.name,
       ...(feedback ? { feedback } : {}),
       ...(edited ? { edited: true } : {}),
+      ...(scope ? { scope } : {}),
     };
     this.finish(entry, result, resolution);
     return resolution;

@@ -6,7 +6,7 @@
  * `ToWebviewHost` messages. Both sides validate what they receive (`isWebviewMessage`).
  */
 
-import type { ContentBlock, PromptResult, RequestPermissionParams, SessionUpdate } from './protocol';
+import { RULE_SCOPES, type ContentBlock, type PromptResult, type RequestPermissionParams, type RuleScope, type SessionUpdate } from './protocol';
 import type { Attachment, PermissionState, SessionState } from './state';
 
 export type ServerPhase = 'starting' | 'running' | 'stopped' | 'restarting' | 'missing' | 'incompatible' | 'failed';
@@ -75,6 +75,7 @@ export type ToWebview =
       chosen?: string;
       feedback?: string;
       edited?: boolean;
+      scope?: RuleScope;
     }
   | { type: 'serverStatus'; status: ServerStatus }
   | { type: 'history'; history: string[] }
@@ -92,7 +93,7 @@ export type ToHost =
   | { type: 'prompt'; sessionId?: string; text: string; mentions: MentionCandidate[]; includeSelection: boolean }
   | { type: 'cancel'; sessionId: string }
   | { type: 'setMode'; sessionId: string; modeId: string }
-  | { type: 'permission'; requestId: string; optionId: string; feedback?: string }
+  | { type: 'permission'; requestId: string; optionId: string; feedback?: string; scope?: RuleScope }
   | { type: 'review'; requestId: string }
   | { type: 'mentionQuery'; query: string }
   | { type: 'copy'; text: string }
@@ -137,7 +138,12 @@ export function isToHost(value: unknown): value is ToHost {
     case 'setMode':
       return str('sessionId') && str('modeId');
     case 'permission':
-      return str('requestId') && str('optionId') && (msg.feedback === undefined || str('feedback'));
+      return (
+        str('requestId') &&
+        str('optionId') &&
+        (msg.feedback === undefined || str('feedback')) &&
+        (msg.scope === undefined || (RULE_SCOPES as readonly unknown[]).includes(msg.scope))
+      );
     case 'review':
       return str('requestId');
     case 'mentionQuery':

@@ -194,11 +194,49 @@ export interface PermissionOption {
   kind: PermissionOptionKind;
 }
 
+/**
+ * Where an "always" answer is kept: this session only, the project's
+ * `.claude/settings.local.json`, or the user's `~/.claude/settings.json`.
+ */
+export type RuleScope = 'session' | 'project' | 'user';
+
+export const RULE_SCOPES: readonly RuleScope[] = ['session', 'project', 'user'];
+
+/**
+ * The settings layer or policy that decided a permission question (`source`): with a rule
+ * `managed`, `cli`, `flagSettings`, `lsp`, `local`, `project`, `user`, `session`; without one
+ * `mode`, `sandbox`, `hook`, `default`. Newer servers may send others (shown as they are).
+ */
+export type DecisionSource =
+  | 'managed'
+  | 'cli'
+  | 'flagSettings'
+  | 'lsp'
+  | 'local'
+  | 'project'
+  | 'user'
+  | 'session'
+  | 'mode'
+  | 'sandbox'
+  | 'hook'
+  | 'default';
+
 export interface RequestPermissionParams {
   sessionId: string;
   toolCall: ToolCall;
+  /** The answers offered; the "always" kinds are left out when an always-rule could not help. */
   options: PermissionOption[];
+  /** Why the server asks, in words for the user. */
   reason?: string;
+  /** The permission rule that asked (e.g. `Bash(git push:*)`), when a rule did. */
+  rule?: string;
+  /** Where that rule (or, without one, the policy) comes from. */
+  source?: DecisionSource | string;
+  /** The rules an "always" answer saves: shown to the user before answering. */
+  suggestedRules?: string[];
+  /** Where an "always" answer may be kept (absent: the session only). */
+  scopes?: RuleScope[];
+  _meta?: { unsavedBuffers?: string[]; [key: string]: unknown };
 }
 
 /**
@@ -206,11 +244,12 @@ export interface RequestPermissionParams {
  *
  * `feedback` goes to the model (with a rejection, or as a remark with an approval).
  * `editedText` (file URI → full text) is what the user approved instead of the proposal: a
- * proposal edited before accepting, or accepted only in part (per-hunk review).
+ * proposal edited before accepting, or accepted only in part (per-hunk review). `scope`
+ * (with `allow_always`/`reject_always` only) says where the suggested rules are kept.
  */
 export interface RequestPermissionResult {
   outcome:
-    | { outcome: 'selected'; optionId: string; feedback?: string; editedText?: Record<string, string> }
+    | { outcome: 'selected'; optionId: string; feedback?: string; editedText?: Record<string, string>; scope?: RuleScope }
     | { outcome: 'cancelled' };
 }
 

@@ -7,11 +7,14 @@
  * Functions here mutate the session in place (streams are long; copying per chunk is not).
  */
 
+import { offeredScopes } from './permissionPrompt';
 import type {
   ContentBlock,
   PermissionOption,
   PlanEntry,
   PromptResult,
+  RequestPermissionParams,
+  RuleScope,
   SessionMode,
   SessionUpdate,
   ToolCall,
@@ -56,11 +59,34 @@ export interface PermissionInfo {
   requestId: string;
   reason: string;
   options: PermissionOption[];
+  /** The rule that asked and where it (or the policy that asked) comes from. */
+  rule?: string;
+  source?: string;
+  /** What an "always" answer saves, and where it may be kept. */
+  suggestedRules: string[];
+  scopes: RuleScope[];
   state: PermissionState;
   /** Name of the chosen option once answered. */
   chosen?: string;
   feedback?: string;
   edited?: boolean;
+  /** Where the chosen "always" answer is kept. */
+  scope?: RuleScope;
+}
+
+/** The permission info a request shows (malformed optional fields are dropped). */
+export function permissionInfo(requestId: string, params: RequestPermissionParams): PermissionInfo {
+  const rules = Array.isArray(params.suggestedRules) ? params.suggestedRules.filter((r): r is string => typeof r === 'string' && r !== '') : [];
+  return {
+    requestId,
+    reason: typeof params.reason === 'string' ? params.reason : '',
+    options: Array.isArray(params.options) ? params.options : [],
+    ...(typeof params.rule === 'string' && params.rule !== '' ? { rule: params.rule } : {}),
+    ...(typeof params.source === 'string' && params.source !== '' ? { source: params.source } : {}),
+    suggestedRules: rules,
+    scopes: offeredScopes(params.scopes),
+    state: 'pending',
+  };
 }
 
 export interface ToolItem {
@@ -361,15 +387,9 @@ export function applyUpdate(session: SessionState, update: SessionUpdate): boole
 }
 
 /** Show a permission question on its tool call card (creating the card if the server sent none). */
-export function addPermission(
-  session: SessionState,
-  requestId: string,
-  toolCall: ToolCall,
-  options: PermissionOption[],
-  reason: string,
-): ToolItem {
-  const item = upsertTool(session, toolCall);
-  item.permission = { requestId, reason, options, state: 'pending' };
+export function addPermission(session: SessionState, requestId: string, params: RequestPermissionParams): ToolItem {
+  const item = upsertTool(session, params.toolCall);
+  item.permission = permissionInfo(requestId, params);
   touch(session, item);
   return item;
 }
@@ -378,7 +398,7 @@ export function addPermission(
 export function resolvePermission(
   session: SessionState,
   requestId: string,
-  resolution: { state: PermissionState; chosen?: string; feedback?: string; edited?: boolean },
+  resolution: { state: PermissionState; chosen?: string; feedback?: string; edited?: boolean; scope?: RuleScope },
 ): ToolItem | undefined {
   for (const item of session.items) {
     if (item.kind === 'tool' && item.permission?.requestId === requestId) {

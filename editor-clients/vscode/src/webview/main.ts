@@ -5,7 +5,7 @@
  */
 
 import type { HostAction, MentionCandidate, PanelSnapshot, SelectionInfo, ServerStatus, SessionSummary, ToHost, ToWebview } from '../shared/messages';
-import type { PlanEntry } from '../shared/protocol';
+import type { PlanEntry, RuleScope } from '../shared/protocol';
 import {
   addNotice,
   addPermission,
@@ -45,6 +45,8 @@ const state = {
   editedProposals: false,
   ui: { drafts: {}, includeSelection: true, ...((vscode.getState() as Partial<PersistedUi> | undefined) ?? {}) } as PersistedUi,
   expanded: new Map<string, boolean>(),
+  /** The scope picked for the "always" answers of each open permission question. */
+  scopes: new Map<string, RuleScope>(),
   /** Mentions picked from the popup for the draft being written. */
   mentions: [] as MentionCandidate[],
   historyIndex: -1,
@@ -133,11 +135,14 @@ const actions: TranscriptActions = {
   copy: (text) => post({ type: 'copy', text }),
   insert: (text) => post({ type: 'insert', text }),
   openLink: (href) => post({ type: 'openLink', href }),
-  answer: (requestId, optionId, feedback) => post({ type: 'permission', requestId, optionId, ...(feedback ? { feedback } : {}) }),
+  answer: (requestId, optionId, extra = {}) =>
+    post({ type: 'permission', requestId, optionId, ...(extra.feedback ? { feedback: extra.feedback } : {}), ...(extra.scope ? { scope: extra.scope } : {}) }),
   review: (requestId) => post({ type: 'review', requestId }),
   openLocation: (uri, line) => post({ type: 'openLocation', uri, ...(line !== undefined ? { line } : {}) }),
   setExpanded: (id, expanded) => state.expanded.set(id, expanded),
   isExpanded: (id) => state.expanded.get(id),
+  setScope: (requestId, scope) => state.scopes.set(requestId, scope),
+  scopeOf: (requestId) => state.scopes.get(requestId),
 };
 
 function render(): void {
@@ -821,7 +826,7 @@ function handle(message: ToWebview): void {
     case 'permissionRequested': {
       const r = message.request;
       const s = state.sessions.get(r.sessionId);
-      if (s) addPermission(s, message.requestId, r.toolCall, r.options, r.reason ?? '');
+      if (s) addPermission(s, message.requestId, r);
       break;
     }
     case 'permissionResolved': {
@@ -832,8 +837,10 @@ function handle(message: ToWebview): void {
           ...(message.chosen ? { chosen: message.chosen } : {}),
           ...(message.feedback ? { feedback: message.feedback } : {}),
           ...(message.edited ? { edited: true } : {}),
+          ...(message.scope ? { scope: message.scope } : {}),
         });
       }
+      state.scopes.delete(message.requestId);
       break;
     }
     case 'serverStatus':

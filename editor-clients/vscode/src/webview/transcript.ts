@@ -1,18 +1,23 @@
 /** Renderers for the items of a chat: messages, thoughts, tool-call cards, permission questions. */
 
 import { diffStat, unifiedDiff } from '../shared/diff';
-import type { DiffItem, PermissionOption, ToolCallContent, ToolCallLocation, ToolKind } from '../shared/protocol';
+import { decisionOrigin, defaultScope, describeOrigin, resolvedLabel, scopeChoice, splitOptions } from '../shared/permissionPrompt';
+import type { DiffItem, PermissionOption, RuleScope, ToolCallContent, ToolCallLocation, ToolKind } from '../shared/protocol';
 import type { ChatItem, NoticeItem, PermissionInfo, ThoughtItem, ToolItem, UserItem } from '../shared/state';
 import { h, icon, type Child } from './dom';
 import { renderMarkdown, type CodeActions } from './markdownView';
 
 export interface TranscriptActions extends CodeActions {
-  answer(requestId: string, optionId: string, feedback?: string): void;
+  /** Answer a permission question; `scope` goes with "always" answers only. */
+  answer(requestId: string, optionId: string, extra?: { feedback?: string; scope?: RuleScope }): void;
   review(requestId: string): void;
   openLocation(uri: string, line?: number): void;
   /** Remember a card's expanded state across re-renders. */
   setExpanded(id: string, expanded: boolean): void;
   isExpanded(id: string): boolean | undefined;
+  /** Remember the scope picked for a question's "always" answers across re-renders. */
+  setScope(requestId: string, scope: RuleScope): void;
+  scopeOf(requestId: string): RuleScope | undefined;
 }
 
 const KIND_ICONS: Record<ToolKind, string> = {
@@ -130,7 +135,17 @@ function commandLine(item: ToolItem): Child {
   return h('pre', { class: 'tool-command' }, h('span', { class: 'prompt-sign', 'aria-hidden': 'true' }, '$ '), cmd);
 }
 
-function optionButton(option: PermissionOption, requestId: string, actions: TranscriptActions, primary: boolean): HTMLElement {
+interface AnswerExtra {
+  feedback?: string;
+  scope?: RuleScope;
+}
+
+function disableCard(ev: MouseEvent): void {
+  const card = (ev.currentTarget as HTMLElement).closest('.permission');
+  card?.querySelectorAll('button, input, textarea').forEach((b) => ((b as HTMLButtonElement).disabled = true));
+}
+
+function optionButton(option: PermissionOption, onAnswer: () => void, primary: boolean): HTMLButtonElement {
   const isAllow = option.kind.startsWith('allow');
   return h(
     'button',
@@ -139,12 +154,95 @@ function optionButton(option: PermissionOption, requestId: string, actions: Tran
       'data-option-id': option.optionId,
       'data-kind': option.kind,
       onclick: (ev: MouseEvent) => {
-        const card = (ev.currentTarget as HTMLElement).closest('.permission');
-        card?.querySelectorAll('button').forEach((b) => ((b as HTMLButtonElement).disabled = true));
-        actions.answer(requestId, option.optionId);
+        disableCard(ev);
+        onAnswer();
       },
     },
     option.name,
+  );
+}
+
+/**
+ * The server's reason as text nodes: its first letter capitalised and `backtick` spans (the
+ * commands and rules it quotes) as inline code. Never parsed as HTML.
+ */
+function reasonView(reason: string): HTMLElement {
+  const text = reason.charAt(0).toUpperCase() + reason.slice(1);
+  const parts = text.split('`');
+  // An odd number of backticks leaves the last one unpaired: keep it as text.
+  const paired = parts.length % 2 === 1 ? parts : [...parts.slice(0, -2), `${parts.at(-2) ?? ''}\`${parts.at(-1) ?? ''}`];
+  return h('span', { class: 'permission-reason-text' }, ...paired.map((part, i) => (i % 2 === 1 ? h('code', { class: 'rule' }, part) : part)));
+}
+
+/** "Asked by rule `Bash(git push:*)` from project settings", when the server said. */
+function originLine(perm: PermissionInfo): Child {
+  const origin = decisionOrigin(perm);
+  if (!origin) return null;
+  const text = describeOrigin(origin);
+  if (!origin.rule) return h('div', { class: 'permission-origin', title: text }, text);
+  return h(
+    'div',
+    { class: 'permission-origin', title: text },
+    'Asked by rule ',
+    h('code', { class: 'rule' }, origin.rule),
+    origin.from ? ` from ${origin.from}` : '',
+  );
+}
+
+/**
+ * The "always" answers: the rules they remember, where to keep them (a radio group of the
+ * offered scopes, session first by default) and their buttons. The picked scope survives
+ * re-renders of the card (`actions.scopeOf`).
+ */
+function alwaysSection(perm: PermissionInfo, always: PermissionOption[], actions: TranscriptActions): HTMLElement {
+  const scopes = perm.scopes;
+  let current = actions.scopeOf(perm.requestId) ?? defaultScope(scopes);
+  if (current !== undefined && !scopes.includes(current)) current = defaultScope(scopes);
+  const rules = perm.suggestedRules;
+  const detail = h('div', { class: 'scope-detail' }, current ? scopeChoice(current).detail : '');
+  const buttons = always.map((o) =>
+    optionButton(o, () => actions.answer(perm.requestId, o.optionId, current ? { scope: current } : {}), false),
+  );
+  const describe = (): void => {
+    detail.textContent = current ? scopeChoice(current).detail : '';
+    for (const [i, b] of buttons.entries()) {
+      const o = always[i] as PermissionOption;
+      const what = rules.length > 0 ? rules.join(', ') : 'this answer';
+      const where = current === 'project' ? 'project settings' : current === 'user' ? 'user settings' : 'this session';
+      b.title = `${o.kind === 'allow_always' ? 'Allow' : 'Reject'} now and remember ${what} in ${where}`;
+    }
+  };
+  const group = `scope-${cssId(perm.requestId)}`;
+  const picker =
+    scopes.length > 1
+      ? h(
+          'div',
+          { class: 'scope-picker', role: 'radiogroup', 'aria-label': 'Remember in' },
+          ...scopes.map((scope) => {
+            const input = h('input', { type: 'radio', name: group, value: scope, class: 'scope-radio', checked: scope === current });
+            input.addEventListener('change', () => {
+              if (!input.checked) return;
+              current = scope;
+              actions.setScope(perm.requestId, scope);
+              describe();
+            });
+            return h('label', { class: 'scope-option', 'data-scope': scope, title: scopeChoice(scope).detail }, input, h('span', {}, scopeChoice(scope).label));
+          }),
+        )
+      : h('span', { class: 'scope-single' }, current ? scopeChoice(current).label : '');
+  describe();
+  return h(
+    'div',
+    { class: 'permission-always', role: 'group', 'aria-label': 'Always answers' },
+    h('span', { class: 'always-label' }, rules.length > 1 ? 'Rules to remember' : 'Rule to remember'),
+    h(
+      'div',
+      { class: 'always-rules' },
+      ...(rules.length > 0 ? rules.map((r) => h('code', { class: 'rule' }, r)) : [h('span', { class: 'muted' }, 'none suggested by the server')]),
+    ),
+    h('span', { class: 'always-label' }, 'Remember in'),
+    h('div', { class: 'always-scope' }, picker, detail),
+    h('div', { class: 'permission-actions' }, ...buttons),
   );
 }
 
@@ -154,7 +252,7 @@ function permissionView(item: ToolItem, perm: PermissionInfo, actions: Transcrip
     const label =
       perm.state === 'cancelled'
         ? 'Question withdrawn'
-        : `${perm.chosen ?? (perm.state === 'allowed' ? 'Allowed' : 'Rejected')}${perm.edited ? ' (with your edits)' : ''}`;
+        : `${resolvedLabel(perm.chosen ?? (perm.state === 'allowed' ? 'Allowed' : 'Rejected'), perm.scope)}${perm.edited ? ' (with your edits)' : ''}`;
     return h(
       'div',
       { class: `permission resolved ${perm.state}` },
@@ -163,44 +261,46 @@ function permissionView(item: ToolItem, perm: PermissionInfo, actions: Transcrip
       perm.feedback ? h('span', { class: 'feedback-quote', title: 'Your feedback' }, `“${perm.feedback}”`) : null,
     );
   }
-  const allowOnce = perm.options.find((o) => o.kind === 'allow_once');
-  const rejectOnce = perm.options.find((o) => o.kind === 'reject_once');
+  const { once, always } = splitOptions(perm.options);
+  const allowOnce = once.find((o) => o.kind === 'allow_once');
+  const rejectOnce = once.find((o) => o.kind === 'reject_once');
+  const answer = (optionId: string, extra: AnswerExtra = {}): void => actions.answer(perm.requestId, optionId, extra);
   const feedbackBox = h('textarea', {
     class: 'feedback',
     rows: 2,
     placeholder: 'Tell the agent what to do instead…',
     'aria-label': 'Feedback for the agent',
   });
+  const sendFeedback = (): void => {
+    if (!rejectOnce) return;
+    const text = feedbackBox.value.trim();
+    answer(rejectOnce.optionId, text ? { feedback: text } : {});
+  };
   const feedbackRow = h(
     'div',
     { class: 'feedback-row', hidden: true },
     feedbackBox,
-    h(
-      'button',
-      {
-        class: 'button secondary reject',
-        onclick: () => {
-          if (rejectOnce) actions.answer(perm.requestId, rejectOnce.optionId, feedbackBox.value.trim() || undefined);
-        },
-      },
-      'Send feedback & reject',
-    ),
+    h('button', { class: 'button secondary reject', onclick: sendFeedback }, 'Send feedback & reject'),
   );
   feedbackBox.addEventListener('keydown', (ev) => {
     if (ev.key === 'Enter' && !ev.shiftKey && rejectOnce) {
       ev.preventDefault();
-      actions.answer(perm.requestId, rejectOnce.optionId, feedbackBox.value.trim() || undefined);
+      sendFeedback();
     }
   });
-  const ordered = [...perm.options].sort((a, b) => order(a) - order(b));
   return h(
     'div',
     { class: 'permission pending', role: 'group', 'aria-label': `Permission needed: ${item.title}` },
-    h('div', { class: 'permission-reason' }, icon('shield'), h('span', {}, perm.reason || 'The agent needs your permission to continue.')),
+    h(
+      'div',
+      { class: 'permission-reason' },
+      icon('shield'),
+      h('div', { class: 'permission-why' }, reasonView(perm.reason || 'The agent needs your permission to continue.'), originLine(perm)),
+    ),
     h(
       'div',
       { class: 'permission-actions' },
-      ...ordered.map((o) => optionButton(o, perm.requestId, actions, o === allowOnce)),
+      ...once.map((o) => optionButton(o, () => answer(o.optionId), o === allowOnce)),
       rejectOnce
         ? h(
             'button',
@@ -219,11 +319,8 @@ function permissionView(item: ToolItem, perm: PermissionInfo, actions: Transcrip
         : null,
     ),
     feedbackRow,
+    always.length > 0 ? alwaysSection(perm, always, actions) : null,
   );
-}
-
-function order(o: PermissionOption): number {
-  return ['allow_once', 'allow_always', 'reject_once', 'reject_always'].indexOf(o.kind);
 }
 
 function toolCard(item: ToolItem, actions: TranscriptActions): HTMLElement {

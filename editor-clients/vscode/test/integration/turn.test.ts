@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { activate, type ExtensionApi } from '../../src/extension';
 import type { ToWebview } from '../../src/shared/messages';
+import type { RequestPermissionParams } from '../../src/shared/protocol';
 import {
   CancellationTokenSource,
   CodeActionTriggerKind,
@@ -201,6 +202,58 @@ describe('extension ↔ lsp-agent serve', () => {
       // Refresh test/fixtures/recorded-turn.json: what the panel received in this real turn.
       writeFileSync(process.env.LSP_AGENT_RECORD, `${JSON.stringify(s.page.posted.map((m) => scrub(m, s.dir)), null, 1)}\n`);
     }
+  });
+
+  it('"always allow" in the project scope saves the rule; the same call is not asked again', async () => {
+    const touch = { command: 'touch made.txt', description: 'Create made.txt' };
+    const s = await launch([
+      { response: { content: [text('Creating the file.'), toolUse('toolu_touch1', 'Bash', touch)], stop_reason: 'tool_use' } },
+      { expect: { tool_results: [{ is_error: false }] }, response: { content: [toolUse('toolu_touch2', 'Bash', touch)], stop_reason: 'tool_use' } },
+      { expect: { tool_results: [{ is_error: false }] }, response: { content: [text('Touched it twice.')] } },
+      {
+        expect: { last_user_contains: 'once more in a new chat' },
+        response: { content: [toolUse('toolu_touch3', 'Bash', touch)], stop_reason: 'tool_use' },
+      },
+      { expect: { tool_results: [{ is_error: false }] }, response: { content: [text('Done without asking.')] } },
+    ]);
+    const settingsFile = join(s.dir, '.claude', 'settings.local.json');
+    assert.equal(existsSync(settingsFile), false);
+    s.page.receive({ type: 'prompt', text: 'Create made.txt', mentions: [], includeSelection: false });
+
+    const asked = await s.page.waitFor((m: ToWebview) => m.type === 'permissionRequested', 'permissionRequested');
+    const request = asked.request as RequestPermissionParams;
+    assert.equal(request.toolCall.toolCallId, 'toolu_touch1');
+    assert.ok(request.reason, 'the server says why it asks');
+    assert.equal(request.source, 'default', 'no rule asked: the default policy did');
+    assert.equal(request.rule, undefined);
+    assert.deepEqual(request.suggestedRules, ['Bash(touch made.txt)'], 'the rule "always" saves, shown before answering');
+    assert.deepEqual(request.scopes, ['session', 'project', 'user']);
+    const always = request.options.find((o) => o.kind === 'allow_always');
+    assert.ok(always, 'allow_always is offered');
+    s.page.receive({ type: 'permission', requestId: asked.requestId, optionId: always.optionId, scope: 'project' });
+
+    const resolved = await s.page.waitFor((m: ToWebview) => m.type === 'permissionResolved', 'permissionResolved');
+    assert.deepEqual([resolved.state, resolved.chosen, resolved.scope], ['allowed', always.name, 'project']);
+    const ended = await s.page.waitFor((m: ToWebview) => m.type === 'turnEnded', 'turnEnded');
+    assert.equal(ended.result.stopReason, 'end_turn', JSON.stringify(ended.result));
+    // Asked once: the second, identical call ran under the remembered rule.
+    assert.deepEqual(s.page.posted.filter((m) => m.type === 'permissionRequested').map((m) => (m as { request: RequestPermissionParams }).request.toolCall.toolCallId), ['toolu_touch1']);
+    const session = s.api.controller.active;
+    const tools = (session?.items.filter((i) => i.kind === 'tool') ?? []) as { id: string; status: string }[];
+    assert.deepEqual(tools.map((t) => [t.id, t.status]), [['toolu_touch1', 'completed'], ['toolu_touch2', 'completed']]);
+    assert.ok(existsSync(join(s.dir, 'made.txt')));
+    // The rule went to the project's local settings, as a JSON object the next server reads.
+    assert.deepEqual(JSON.parse(readFileSync(settingsFile, 'utf8')), { permissions: { allow: ['Bash(touch made.txt)'] } });
+    assert.ok(fake.outputLines.some((l) => l.includes('answered: Always allow · saved to project settings')), fake.outputLines.join('\n'));
+
+    // A new chat (a new session of the same server) does not ask either: the saved rule applies.
+    s.page.receive({ type: 'newSession' });
+    const added = await s.page.waitFor((m: ToWebview) => m.type === 'sessionAdded' && m.session.id !== session?.id, 'a second session');
+    s.page.receive({ type: 'prompt', sessionId: added.session.id, text: 'Touch it once more in a new chat', mentions: [], includeSelection: false });
+    const second = await s.page.waitFor((m: ToWebview) => m.type === 'turnEnded' && m.sessionId === added.session.id, 'the second turn');
+    assert.equal(second.result.stopReason, 'end_turn', JSON.stringify(second.result));
+    assert.equal(s.page.posted.filter((m) => m.type === 'permissionRequested').length, 1, 'still asked only once');
+    assert.equal(await s.scripted.stop(), 0, `scripted model: ${s.scripted.stderr()}`);
   });
 
   it('reviews an edit in the diff: rejects one hunk, accepts the rest as edited text', async () => {

@@ -52,6 +52,42 @@ describe('PermissionBroker', () => {
     assert.deepEqual(await b, { outcome: { outcome: 'cancelled' } });
   });
 
+  it('sends the scope with "always" answers only, defaulting to the session', async () => {
+    const always: RequestPermissionParams = {
+      ...params,
+      options: [
+        { optionId: 'allow_once', name: 'Allow', kind: 'allow_once' },
+        { optionId: 'allow_always', name: 'Always allow', kind: 'allow_always' },
+        { optionId: 'reject_always', name: 'Always reject', kind: 'reject_always' },
+      ],
+      suggestedRules: ['Bash(rm -rf build:*)'],
+      scopes: ['session', 'project'],
+    };
+    const broker = new PermissionBroker();
+    const resolutions: PermissionResolution[] = [];
+    broker.onDidResolve((r) => resolutions.push(r));
+
+    const project = broker.request(always);
+    broker.answer('perm-1', 'allow_always', { scope: 'project' });
+    assert.deepEqual(await project, { outcome: { outcome: 'selected', optionId: 'allow_always', scope: 'project' } });
+    assert.equal(resolutions.at(-1)?.scope, 'project');
+
+    const byDefault = broker.request(always);
+    broker.answer('perm-2', 'reject_always');
+    assert.deepEqual(await byDefault, { outcome: { outcome: 'selected', optionId: 'reject_always', scope: 'session' } });
+
+    const once = broker.request(always);
+    broker.answer('perm-3', 'allow_once', { scope: 'project' });
+    assert.deepEqual(await once, { outcome: { outcome: 'selected', optionId: 'allow_once' } }, 'a one-off answer carries no scope');
+    assert.equal(resolutions.at(-1)?.scope, undefined);
+
+    const notOffered = broker.request(always);
+    assert.throws(() => broker.answer('perm-4', 'allow_always', { scope: 'user' }), (e: unknown) => e instanceof PermissionAnswerError && /offered: session, project/.test(e.message));
+    assert.equal(broker.pending().length, 1, 'a refused answer leaves the question open');
+    broker.answer('perm-4', 'allow_always', { scope: 'session' });
+    assert.deepEqual(await notOffered, { outcome: { outcome: 'selected', optionId: 'allow_always', scope: 'session' } });
+  });
+
   it('finds options by kind', () => {
     assert.equal(optionOfKind(params.options, 'reject_once')?.optionId, 'reject_once');
     assert.equal(optionOfKind([{ optionId: 'ok', name: 'OK', kind: 'allow_always' }], 'allow_once'), undefined);

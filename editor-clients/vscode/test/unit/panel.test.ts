@@ -29,6 +29,8 @@ describe('isToHost', () => {
     assert.equal(isToHost({ type: 'permission', requestId: 'p', optionId: 'o', feedback: 'f' }), true);
     assert.equal(isToHost({ type: 'prompt', text: 'x', mentions: [], includeSelection: false }), true);
     assert.equal(isToHost({ type: 'permission', requestId: 'p' }), false);
+    assert.equal(isToHost({ type: 'permission', requestId: 'p', optionId: 'allow_always', scope: 'project' }), true);
+    assert.equal(isToHost({ type: 'permission', requestId: 'p', optionId: 'allow_always', scope: 'everywhere' }), false);
     assert.equal(isToHost({ type: 'prompt', text: 1, mentions: [], includeSelection: false }), false);
     assert.equal(isToHost({ type: 'eval', code: 'x' }), false);
     assert.equal(isToHost(null), false);

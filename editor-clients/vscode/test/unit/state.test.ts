@@ -77,18 +77,52 @@ describe('session reducer', () => {
   it('attaches permission questions to tool cards and resolves them', () => {
     const s = createSession({ id: 's' });
     const options = [{ optionId: 'allow_once', name: 'Allow', kind: 'allow_once' as const }];
-    addPermission(s, 'perm-1', { toolCallId: 't', title: 'Edit a.py', kind: 'edit' }, options, 'asks before edits');
+    addPermission(s, 'perm-1', { sessionId: 's', toolCall: { toolCallId: 't', title: 'Edit a.py', kind: 'edit' }, options, reason: 'asks before edits' });
     assert.equal(pendingPermissions(s).length, 1);
+    // An older server sends no rule, source, suggestions or scopes: "always" is for the session.
+    assert.deepEqual((s.items[0] as ToolItem).permission, {
+      requestId: 'perm-1',
+      reason: 'asks before edits',
+      options,
+      suggestedRules: [],
+      scopes: ['session'],
+      state: 'pending',
+    });
     resolvePermission(s, 'perm-1', { state: 'allowed', chosen: 'Allow' });
     assert.equal(pendingPermissions(s).length, 0);
     assert.equal((s.items[0] as ToolItem).permission?.chosen, 'Allow');
+  });
+
+  it('keeps who asked, the suggested rules and the offered scopes; records the chosen scope', () => {
+    const s = createSession({ id: 's' });
+    const options = [
+      { optionId: 'allow_once', name: 'Allow', kind: 'allow_once' as const },
+      { optionId: 'allow_always', name: 'Always allow', kind: 'allow_always' as const },
+    ];
+    addPermission(s, 'perm-2', {
+      sessionId: 's',
+      toolCall: { toolCallId: 'b', title: 'git push origin main', kind: 'execute' },
+      options,
+      reason: 'the rule Bash(git push:*) asks before `git push origin main` (project settings)',
+      rule: 'Bash(git push:*)',
+      source: 'project',
+      suggestedRules: ['Bash(git push:*)', ''],
+      scopes: ['project', 'session', 'galaxy' as never, 'project'],
+    });
+    const perm = (s.items[0] as ToolItem).permission;
+    assert.equal(perm?.rule, 'Bash(git push:*)');
+    assert.equal(perm?.source, 'project');
+    assert.deepEqual(perm?.suggestedRules, ['Bash(git push:*)'], 'empty rules are dropped');
+    assert.deepEqual(perm?.scopes, ['project', 'session'], 'unknown and repeated scopes are dropped');
+    resolvePermission(s, 'perm-2', { state: 'allowed', chosen: 'Always allow', scope: 'project' });
+    assert.equal((s.items[0] as ToolItem).permission?.scope, 'project');
   });
 
   it('ends a turn: adds usage, notices for unusual stops, closes what was left open', () => {
     const s = createSession({ id: 's' });
     startTurn(s, 'go', []);
     applyUpdate(s, { sessionUpdate: 'tool_call', toolCallId: 't', title: 'Bash', status: 'in_progress' });
-    addPermission(s, 'p', { toolCallId: 'u', title: 'Edit' }, [], '');
+    addPermission(s, 'p', { sessionId: 's', toolCall: { toolCallId: 'u', title: 'Edit' }, options: [] });
     endTurn(s, { stopReason: 'cancelled', usage: { inputTokens: 100, outputTokens: 20, cacheReadInputTokens: 5 } });
     assert.equal(s.running, false);
     assert.deepEqual(s.tokens, { input: 100, output: 20, cacheRead: 5, cacheCreation: 0 });

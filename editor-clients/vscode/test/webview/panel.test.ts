@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ANSWER_CHUNKS, PERMISSION_REQUEST, SESSION_ID, recordedStream } from '../fixtures/sessionStream';
+import { ANSWER_CHUNKS, LINT_REQUEST, PERMISSION_REQUEST, PUSH_REQUEST, SESSION_ID, permissionStream, recordedStream } from '../fixtures/sessionStream';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, openPanel, startHarness, type Harness, type PanelPage } from './harness';
@@ -138,11 +138,13 @@ describe('chat webview', () => {
     const page = p.page;
     const card = page.locator('[data-tool-call-id="toolu_02"]');
     assert.equal(await card.locator('.permission.pending').count(), 1);
-    assert.equal(await card.locator('.permission-reason').textContent(), PERMISSION_REQUEST.reason);
+    assert.equal(await card.locator('.permission-reason-text').textContent(), PERMISSION_REQUEST.reason);
+    assert.equal(await card.locator('.permission-origin').textContent(), 'Asked by the default policy');
     assert.equal(await card.locator('.diff-line.add').count() > 0, true, 'the diff is shown inline');
     assert.equal(await card.locator('.diff-stat').first().textContent(), '+4 −6');
-    const buttons = await card.locator('.permission-actions .button').allTextContents();
-    assert.deepEqual(buttons, ['Allow', 'Allow for this session', 'Reject']);
+    assert.deepEqual(await card.locator('.permission > .permission-actions .button').allTextContents(), ['Allow', 'Reject']);
+    assert.deepEqual(await card.locator('.permission-always .button').allTextContents(), ['Always allow', 'Always reject']);
+    assert.deepEqual(await card.locator('.permission-always code.rule').allTextContents(), ['Edit(//home/dev/shop/src/cart.py)']);
     assert.equal(await card.locator('.diff-head [data-action="review"]').textContent(), 'Review');
     await card.scrollIntoViewIfNeeded();
     await page.locator('.transcript').evaluate((el) => el.scrollTo(0, el.scrollHeight));
@@ -159,6 +161,74 @@ describe('chat webview', () => {
     assert.equal(await card.locator('.permission.resolved.allowed').textContent(), 'Allow');
     assertNoProblems(p);
     await page.context().close();
+  });
+
+  it('"always": shows the rule it remembers, picks the scope, posts it', async () => {
+    const p = await openPanel(harness);
+    await p.send(...permissionStream(LINT_REQUEST));
+    const page = p.page;
+    const card = page.locator('[data-tool-call-id="toolu_lint"]');
+    const always = card.locator('.permission-always');
+    assert.equal(await card.locator('.permission-reason-text').textContent(), 'npm run lint -- --fix: npm run lint is not known to be read-only');
+    assert.equal(await card.locator('.permission-reason-text code').textContent(), 'npm run lint -- --fix', 'the quoted command is code');
+    assert.equal(await card.locator('.permission-origin').textContent(), 'Asked by the default policy');
+    assert.deepEqual(await always.locator('code.rule').allTextContents(), ['Bash(npm run lint:*)'], 'the exact rule, before answering');
+    // The offered scopes, session preselected, with what each means.
+    assert.deepEqual(await always.locator('.scope-option').allTextContents(), ['Session', 'Project', 'User']);
+    assert.equal(await always.locator('.scope-radio:checked').getAttribute('value'), 'session');
+    assert.match((await always.locator('.scope-detail').textContent()) ?? '', /this session only/);
+    await always.locator('.scope-option[data-scope="project"]').click();
+    assert.equal(await always.locator('.scope-radio:checked').getAttribute('value'), 'project');
+    assert.equal(await always.locator('.scope-detail').textContent(), 'Saved to .claude/settings.local.json in this project.');
+    assert.equal(await always.locator('button[data-kind="allow_always"]').getAttribute('title'), 'Allow now and remember Bash(npm run lint:*) in project settings');
+    // The pick survives a re-render of the card (a tool-call update while the question waits).
+    await p.send({ type: 'sessionUpdate', sessionId: SESSION_ID, update: { sessionUpdate: 'tool_call_update', toolCallId: 'toolu_lint', title: 'npm run lint -- --fix (Fix lint errors)' } });
+    assert.equal(await card.locator('.tool-title').textContent(), 'npm run lint -- --fix (Fix lint errors)');
+    assert.equal(await always.locator('.scope-radio:checked').getAttribute('value'), 'project');
+    await page.locator('.transcript').evaluate((el) => el.scrollTo(0, el.scrollHeight));
+    await p.screenshot('panel-permission-scope.png');
+    await always.locator('button[data-kind="allow_always"]').click();
+    const answer = await p.waitForPost((m) => m.type === 'permission', 'a permission answer');
+    assert.deepEqual(answer, { type: 'permission', requestId: 'perm-1', optionId: 'allow_always', scope: 'project' } satisfies ToHost);
+    assert.equal(await always.locator('.scope-radio').first().isDisabled(), true, 'the card is disabled after the click');
+    await p.send({ type: 'permissionResolved', sessionId: SESSION_ID, requestId: 'perm-1', state: 'allowed', chosen: 'Always allow', scope: 'project' });
+    assert.equal(await card.locator('.permission.resolved.allowed').textContent(), 'Always allow · saved to project settings');
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
+  it('names the rule that asked; offers no "always allow" the server left out; scopes by keyboard', async () => {
+    const p = await openPanel(harness, { theme: 'light' });
+    await p.send(...permissionStream(PUSH_REQUEST));
+    const page = p.page;
+    const card = page.locator('[data-tool-call-id="toolu_push"]');
+    assert.equal(await card.locator('.permission-reason-text').textContent(), 'The rule Bash(git push:*) asks before git push origin main (project settings)');
+    assert.equal(await card.locator('.permission-origin').textContent(), 'Asked by rule Bash(git push:*) from project settings');
+    assert.equal(await card.locator('.permission-origin code.rule').textContent(), 'Bash(git push:*)');
+    assert.equal(await card.locator('button[data-kind="allow_always"]').count(), 0);
+    assert.deepEqual(await card.locator('.permission-always .button').allTextContents(), ['Always reject']);
+    await page.locator('.transcript').evaluate((el) => el.scrollTo(0, el.scrollHeight));
+    await p.screenshot('panel-permission-rule-light.png');
+    // Arrow keys move through the radio group, as in any native one.
+    await card.locator('.scope-radio[value="session"]').focus();
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await card.locator('.scope-radio:checked').getAttribute('value'), 'user');
+    await card.locator('button[data-kind="reject_always"]').click();
+    const answer = await p.waitForPost((m) => m.type === 'permission', 'a permission answer');
+    assert.deepEqual(answer, { type: 'permission', requestId: 'perm-1', optionId: 'reject_always', scope: 'user' } satisfies ToHost);
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
+  it('a question with one-off answers only has no "always" section', async () => {
+    const p = await openPanel(harness);
+    await p.send(...permissionStream({ ...LINT_REQUEST, options: LINT_REQUEST.options.filter((o) => o.kind.endsWith('_once')) }));
+    const card = p.page.locator('[data-tool-call-id="toolu_lint"]');
+    assert.deepEqual(await card.locator('.permission-actions .button').allTextContents(), ['Allow', 'Reject']);
+    assert.equal(await card.locator('.permission-always').count(), 0);
+    assertNoProblems(p);
+    await p.page.context().close();
   });
 
   it('rejects with feedback from the keyboard', async () => {
