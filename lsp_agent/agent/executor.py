@@ -31,12 +31,7 @@ from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.host import Host
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
 from lsp_agent.permissions.engine import Decision, PermissionEngine
-from lsp_agent.permissions.types import (
-    DEFAULT_OPTIONS,
-    NO_ALLOW_ALWAYS_OPTIONS,
-    PermissionRequest,
-    PermissionResponse,
-)
+from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolOutput
 from lsp_agent.tools.registry import ToolRegistry
 
@@ -380,7 +375,7 @@ async def _authorize(
             locations=prepared.locations,
             raw_input=raw_input,
         ),
-        options=DEFAULT_OPTIONS if decision.can_allow_always else NO_ALLOW_ALWAYS_OPTIONS,
+        options=decision.prompt_options(),
         reason=decision.reason,
         rule=decision.rule,
         source=decision.source,

@@ -1,9 +1,11 @@
 """JSON with source positions: where each value of a settings file is, for exact diagnostics.
 
 :func:`parse_json` returns the value (as :func:`json.loads` would) and a map from JSON paths
-(tuples of keys and indexes) to :class:`Span` offsets; a syntax error becomes a
-:class:`JsonSyntaxError` with the offset it was found at. Offsets are Python string indexes
-(code points); :func:`position` turns one into a 0-based ``(line, character)`` pair.
+(tuples of keys and indexes) to :class:`Span` offsets; :func:`parse_document` also lists
+duplicate object keys (JSON parsers keep the last value silently, so an earlier ``deny`` list
+would vanish). A syntax error becomes a :class:`JsonSyntaxError` with the offset it was found
+at. Offsets are Python string indexes (code points); :func:`position` turns one into a 0-based
+``(line, character)`` pair.
 """
 
 from __future__ import annotations
@@ -55,11 +57,20 @@ def position(text: str, offset: int) -> tuple[int, int]:
     return line, offset - start
 
 
-def parse_json(text: str) -> tuple[Any, dict[JsonPath, Span]]:
-    """Parse ``text`` into ``(value, spans)``; raises :class:`JsonSyntaxError`.
+@dataclass(frozen=True, kw_only=True)
+class JsonDocument:
+    """A parsed JSON text: its ``value``, the ``spans`` of its values (the last occurrence of
+    a duplicated key), and ``duplicates``: ``(path, span)`` of every *earlier* occurrence of a
+    key that appears again in the same object (its value is lost)."""
 
-    Duplicate object keys keep the last value (as :mod:`json` does).
-    """
+    value: Any
+    spans: dict[JsonPath, Span]
+    duplicates: tuple[tuple[JsonPath, Span], ...] = ()
+
+
+def parse_document(text: str) -> JsonDocument:
+    """Parse ``text``; raises :class:`JsonSyntaxError`. Duplicate object keys keep the last
+    value (as :mod:`json` does) and are listed in :attr:`JsonDocument.duplicates`."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -67,16 +78,33 @@ def parse_json(text: str) -> tuple[Any, dict[JsonPath, Span]]:
     except RecursionError:
         raise JsonSyntaxError("the JSON is nested too deeply", 0) from None
     spans: dict[JsonPath, Span] = {}
-    _Scanner(text, spans).value(0, ())
-    return value, spans
+    duplicates: list[tuple[JsonPath, Span]] = []
+    _Scanner(text, spans, duplicates).value(0, ())
+    return JsonDocument(value=value, spans=spans, duplicates=tuple(duplicates))
+
+
+def parse_json(text: str) -> tuple[Any, dict[JsonPath, Span]]:
+    """Parse ``text`` into ``(value, spans)``; raises :class:`JsonSyntaxError`.
+
+    Duplicate object keys keep the last value (as :mod:`json` does); see
+    :func:`parse_document` to find them.
+    """
+    document = parse_document(text)
+    return document.value, document.spans
 
 
 class _Scanner:
     """Walks already-valid JSON recording spans (no validation of its own)."""
 
-    def __init__(self, text: str, spans: dict[JsonPath, Span]) -> None:
+    def __init__(
+        self,
+        text: str,
+        spans: dict[JsonPath, Span],
+        duplicates: list[tuple[JsonPath, Span]],
+    ) -> None:
         self.text = text
         self.spans = spans
+        self.duplicates = duplicates
         self.decoder = json.JSONDecoder()
 
     def ws(self, i: int) -> int:
@@ -94,12 +122,17 @@ class _Scanner:
             if self.text[i] == "}":
                 i += 1
             else:
+                seen: set[str] = set()
                 while True:
                     i = self.ws(i)
                     key_start = i
                     name, i = self.decoder.raw_decode(self.text, i)
                     key_end = i
                     i = self.ws(i)
+                    if name in seen:
+                        # The earlier value is about to be replaced by this one.
+                        self.duplicates.append(((*path, name), self.spans[(*path, name)]))
+                    seen.add(name)
                     i = self.value(i + 1, (*path, name), (key_start, key_end))
                     i = self.ws(i)
                     if self.text[i] == ",":

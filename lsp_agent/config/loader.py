@@ -19,9 +19,15 @@ Sources, highest precedence first (managed values cannot be overridden):
     ``~/.claude/settings.json``.
 
 Rules of all layers are combined (deny beats ask beats allow, whatever the layer); scalar
-values (``defaultMode``, ``model``) come from the highest layer that sets them. A file that is
-not valid JSON, or whose ``deny``/``ask`` lists are malformed, is replaced by its last good
-version, or, if there is none, by ask-before-every-change rules; every problem is reported.
+values (``defaultMode``, ``model``) come from the highest layer that sets them. Every problem
+is reported. A file that is not valid JSON (or not an object) is replaced by its last good
+version, or, if there is none, by ask-before-every-change rules with ``bypassPermissions``
+off. A file that can be read but lost a restriction (a malformed ``deny``/``ask`` entry, a
+duplicated key...: :func:`~lsp_agent.config.settings.validate_settings`'s ``degraded``) fails
+closed: its readable deny and ask rules (and those of its last good version) stay, every
+change asks, ``bypassPermissions`` is off, and its grants (allow rules, ``defaultMode``,
+``additionalDirectories``) are dropped until it is fixed. An empty file reads as ``{}`` with a
+warning.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.config.jsonpos import JsonSyntaxError, parse_json, position
+from lsp_agent.config.jsonpos import JsonSyntaxError, parse_document, position
 from lsp_agent.config.settings import (
     PRECEDENCE,
     REPOSITORY_SOURCES,
@@ -41,6 +47,7 @@ from lsp_agent.config.settings import (
     Settings,
     SettingsProblem,
     SettingsSource,
+    Validated,
     fallback_rules,
     problem_at_start,
     validate_settings,
@@ -69,7 +76,7 @@ def managed_settings_path(platform: str | None = None) -> Path:
 class SettingsLayer:
     """One source after validation. ``applied`` is false for repository layers of an
     untrusted workspace; ``fallback`` says what stands in for a broken file (``"last-good"``,
-    ``"ask"`` or ``None``)."""
+    ``"ask"`` (ask-before-every-change rules, bypass off) or ``None``)."""
 
     source: SettingsSource
     path: Path | None
@@ -274,12 +281,15 @@ class SettingsLoader:
 
         text = json.dumps(value, indent=2, default=str)
         try:
-            raw, spans = parse_json(text)
+            document = parse_document(text)
+            raw, spans = document.value, document.spans
         except JsonSyntaxError:
             raw, spans = {}, {}
         validated = validate_settings(
             raw, spans=spans, text=text, path=None, origin=self.origin(source, None)
         )
+        if validated.degraded:
+            return self._fail_closed(source, None, validated, text)
         layer = SettingsLayer(
             source=source,
             path=None,
@@ -287,12 +297,6 @@ class SettingsLoader:
             rules=validated.rules,
             exists=True,
         )
-        if validated.degraded:
-            layer = replace(
-                layer,
-                rules=(*validated.rules, *fallback_rules(self.origin(source, None))),
-                fallback="ask",
-            )
         return layer, list(validated.problems)
 
     def _from_file(
@@ -322,9 +326,12 @@ class SettingsLoader:
         text = data.decode("utf-8", "replace").removeprefix("\ufeff")
         if not text.strip():
             self.last_good.pop(path, None)
-            return replace(empty, exists=True), []
+            note = "the settings file is empty; it is read as {} (no settings)"
+            return replace(empty, exists=True), [
+                problem_at_start(path, note, severity="warning", text=text)
+            ]
         try:
-            raw, spans = parse_json(text)
+            document = parse_document(text)
         except JsonSyntaxError as exc:
             at = position(text, exc.offset)
             end = (at[0], at[1] + 1)
@@ -337,9 +344,27 @@ class SettingsLoader:
                 text=text,
             )
             return self._broken(source, path, [problem], text)
+        if not isinstance(document.value, dict):
+            # Nothing in it can be read: like invalid JSON (last good version, or asking).
+            whole = document.spans[()]
+            problem = SettingsProblem(
+                path=path,
+                start=position(text, whole.start),
+                end=position(text, whole.end),
+                message="settings must be a JSON object",
+                text=text,
+            )
+            return self._broken(source, path, [problem], text)
         validated = validate_settings(
-            raw, spans=spans, text=text, path=path, origin=self.origin(source, path)
+            document.value,
+            spans=document.spans,
+            text=text,
+            path=path,
+            origin=self.origin(source, path),
+            duplicates=document.duplicates,
         )
+        if validated.degraded:
+            return self._fail_closed(source, path, validated, text)
         layer = SettingsLayer(
             source=source,
             path=path,
@@ -347,10 +372,42 @@ class SettingsLoader:
             rules=validated.rules,
             exists=True,
         )
-        if validated.degraded:
-            return self._broken(source, path, list(validated.problems), text)
         self.last_good[path] = layer
         return layer, list(validated.problems)
+
+    def _fail_closed(
+        self, source: SettingsSource, path: Path | None, validated: Validated, text: str
+    ) -> tuple[SettingsLayer, list[SettingsProblem]]:
+        """The layer for a file that lost a restriction: its readable deny and ask rules (and
+        its last good version's), ask-before-every-change rules and bypass off (``fallback=
+        "ask"``); no allow rules, ``defaultMode`` or ``additionalDirectories``."""
+        good = self.last_good.get(path) if path is not None else None
+        restricting = [r for r in validated.rules if r.behavior != "allow"]
+        seen = {(r.behavior, r.text) for r in restricting}
+        if good is not None:
+            restricting += [
+                r for r in good.rules if r.behavior != "allow" and (r.behavior, r.text) not in seen
+            ]
+        grants = {"allow": (), "default_mode": None, "additional_directories": ()}
+        permissions = validated.settings.permissions.model_copy(update=grants)
+        settings = validated.settings.model_copy(update={"permissions": permissions})
+        layer = SettingsLayer(
+            source=source,
+            path=path,
+            settings=settings,
+            rules=(*restricting, *fallback_rules(self.origin(source, path))),
+            exists=True,
+            fallback="ask",
+        )
+        note = (
+            "a restriction in these settings cannot be read (see the errors): until that is "
+            "fixed, asking before every change, with bypassPermissions off and their allow "
+            "rules, defaultMode and additionalDirectories ignored"
+        )
+        return layer, [
+            *validated.problems,
+            problem_at_start(path, note, severity="warning", text=text),
+        ]
 
     def _broken(
         self, source: SettingsSource, path: Path, problems: list[SettingsProblem], text: str

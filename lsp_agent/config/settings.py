@@ -9,12 +9,19 @@ with Claude Code).
 
 :func:`validate_settings` never raises: every problem becomes a :class:`SettingsProblem` with
 the range of the offending value, and the offending piece is dropped (a bad rule is ignored,
-never read as "allow all"). ``degraded`` reports problems that lose restrictions (a ``deny``
-list that is not a list): the loader then falls back to the last good file or to asking.
+never read as "allow all"). ``degraded`` reports problems that lose restrictions: a ``deny`` or
+``ask`` list that is not a list (or ``null``), any entry of one that is not a valid rule
+(``"Bash(rm:*"``, ``"bash(rm:*)"``, ``["Bash(rm:*)"]``), a ``permissions`` value that is not an
+object, a misspelt ``Deny``/``Permissions`` key, or a duplicated key (JSON keeps the last value,
+so an earlier ``deny`` would vanish). The loader then makes the file fail closed. A bad
+``allow`` entry only loses a permission, so it is reported and ignored.
+
+The models are strict (``"yes"`` is not ``true``): every value is type-checked here first.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.config.jsonpos import JsonPath, Span, position
+from lsp_agent.permissions.paths import fold
 from lsp_agent.permissions.rules import (
     Rule,
     RuleBehavior,
@@ -102,7 +110,7 @@ class SettingsProblem:
 class HookCommand(BaseModel):
     """One hook handler: run ``command`` with the shell; ``timeout`` in seconds (default 60)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, strict=True)
 
     type: Literal["command"] = "command"
     command: str
@@ -114,7 +122,7 @@ class HookMatcher(BaseModel):
     ``matcher``: absent, ``""`` or ``"*"`` match everything, otherwise a regular expression
     that must match the whole name (``Edit|Write``)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, strict=True)
 
     matcher: str | None = None
     hooks: tuple[HookCommand, ...] = ()
@@ -123,7 +131,7 @@ class HookMatcher(BaseModel):
 class PermissionsSettings(BaseModel):
     """``permissions`` of a settings file (rule strings as written)."""
 
-    model_config = ConfigDict(frozen=True, populate_by_name=True)
+    model_config = ConfigDict(frozen=True, populate_by_name=True, strict=True)
 
     allow: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
@@ -138,7 +146,7 @@ class PermissionsSettings(BaseModel):
 class Settings(BaseModel):
     """One settings source after validation (invalid parts dropped)."""
 
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="allow")
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="allow", strict=True)
 
     permissions: PermissionsSettings = PermissionsSettings()
     hooks: dict[str, tuple[HookMatcher, ...]] = {}
@@ -194,6 +202,21 @@ class _Reporter:
         )
 
 
+PERMISSION_KEYS = frozenset(
+    {
+        "allow",
+        "ask",
+        "deny",
+        "defaultMode",
+        "additionalDirectories",
+        "disableBypassPermissionsMode",
+    }
+)
+"""Keys of ``permissions`` this project reads (others are reported as unknown)."""
+
+FAIL_CLOSED = "until it is fixed, these settings fail closed (every change asks)"
+
+
 def validate_settings(
     raw: Any,
     *,
@@ -201,22 +224,44 @@ def validate_settings(
     text: str,
     path: Path | None,
     origin: RuleOrigin,
+    duplicates: tuple[tuple[JsonPath, Span], ...] = (),
 ) -> Validated:
-    """Validate one parsed settings document; see the module docstring."""
+    """Validate one parsed settings document; see the module docstring. ``duplicates`` are
+    the earlier occurrences of duplicated keys (:attr:`~lsp_agent.config.jsonpos.JsonDocument.
+    duplicates`); each is an error on the key that replaced it and degrades the file."""
     report = _Reporter(path=path, text=text, spans=spans)
+    degraded = False
+    for where, earlier in duplicates:
+        line = position(text, earlier.key_start or earlier.start)[0] + 1
+        report.at(
+            where,
+            f"duplicate key {where[-1]!r} (also on line {line}): JSON keeps only the last one, "
+            f"so the earlier value would be lost; {FAIL_CLOSED}",
+            key=True,
+        )
+        degraded = True
     if not isinstance(raw, dict):
         report.at((), "settings must be a JSON object")
         return Validated(
             settings=Settings(), rules=(), problems=tuple(report.problems), degraded=True
         )
-    degraded = False
     values: dict[str, Any] = {}
     rules: list[Rule] = []
 
-    perms = raw.get("permissions")
-    if perms is not None:
+    for key in raw:
+        if key not in ("permissions", "hooks") and fold(key) in ("permissions", "hooks"):
+            report.at(
+                (key,),
+                f"{key!r} is not a settings key (keys are case-sensitive: "
+                f"{fold(key)!r}); {FAIL_CLOSED}",
+                key=True,
+            )
+            degraded = True
+
+    perms = raw.get("permissions", _ABSENT)
+    if perms is not _ABSENT:
         if not isinstance(perms, dict):
-            report.at(("permissions",), "permissions must be an object")
+            report.at(("permissions",), f"permissions must be an object; {FAIL_CLOSED}")
             degraded = True
         else:
             pvalues, prules, pdegraded = _permissions(perms, report, origin)
@@ -224,12 +269,11 @@ def validate_settings(
             rules.extend(prules)
             degraded = degraded or pdegraded
 
-    hooks = raw.get("hooks")
-    if hooks is not None:
-        values["hooks"] = _hooks(hooks, report)
+    if "hooks" in raw:
+        values["hooks"] = _hooks(raw["hooks"], report)
 
-    env = raw.get("env")
-    if env is not None:
+    if "env" in raw:
+        env = raw["env"]
         if isinstance(env, dict) and all(isinstance(v, str) for v in env.values()):
             values["env"] = dict(env)
         else:
@@ -265,24 +309,58 @@ def _permissions(
     values: dict[str, Any] = {}
     rules: list[Rule] = []
     degraded = False
-    for behavior in ("deny", "ask", "allow"):
-        items = perms.get(behavior)
-        if items is None:
+    for key in perms:
+        if key in PERMISSION_KEYS:
             continue
+        where_key: JsonPath = ("permissions", key)
+        close = next((k for k in sorted(PERMISSION_KEYS) if fold(k) == fold(key)), None)
+        if close is None:
+            report.at(where_key, f"unknown permissions key {key!r}; ignored", "warning", key=True)
+        elif close in ("deny", "ask"):
+            report.at(
+                where_key,
+                f"{key!r} is not a permissions key (keys are case-sensitive: {close!r}); "
+                f"{FAIL_CLOSED}",
+                key=True,
+            )
+            degraded = True
+        else:
+            report.at(
+                where_key,
+                f"{key!r} is not a permissions key (keys are case-sensitive: {close!r}); ignored",
+                key=True,
+            )
+    for behavior in ("deny", "ask", "allow"):
+        if behavior not in perms:
+            continue
+        items = perms[behavior]
+        restricts = behavior != "allow"
+        # A deny/ask entry that cannot be read must not silently stop restricting.
+        consequence = FAIL_CLOSED if restricts else "it is ignored"
         where: JsonPath = ("permissions", behavior)
         if not isinstance(items, list):
-            report.at(where, f"permissions.{behavior} must be a list of rule strings")
-            degraded = degraded or behavior != "allow"
+            report.at(
+                where,
+                f"permissions.{behavior} must be a list of rule strings, not "
+                f"{_json_type(items)}; {consequence}",
+            )
+            degraded = degraded or restricts
             continue
         kept: list[str] = []
         for index, item in enumerate(items):
             if not isinstance(item, str):
-                report.at((*where, index), f"a permission rule must be a string, got {item!r}")
+                report.at(
+                    (*where, index),
+                    f"a permission rule must be a string, not {_json_type(item)} "
+                    f"({_short_json(item)}); {consequence}",
+                )
+                degraded = degraded or restricts
                 continue
             try:
                 rule = parse_rule(item, behavior=behavior, origin=origin)
             except RuleSyntaxError as exc:
-                report.at((*where, index), f"{exc}; the rule is ignored")
+                report.at((*where, index), f"{exc}; {consequence}")
+                degraded = degraded or restricts
                 continue
             warning = unknown_tool_warning(rule)
             if warning:
@@ -390,6 +468,28 @@ def _hooks(hooks: Any, report: _Reporter) -> dict[str, tuple[HookMatcher, ...]]:
         if kept:
             out[event] = tuple(kept)
     return out
+
+
+_ABSENT = object()
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+def _short_json(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def problem_at_start(

@@ -42,6 +42,7 @@ from lsp_agent.permissions.readonly import (
     SAFE_ENV_ASSIGNMENTS,
     Verdict,
     check_read_only,
+    secret_variable,
 )
 from lsp_agent.permissions.rules import (
     EDIT_TOOLS,
@@ -55,7 +56,12 @@ from lsp_agent.permissions.rules import (
     quote_words,
 )
 from lsp_agent.permissions.shell import Analysis, Redirect, ShellAnalyzer, SimpleCommand, Word
-from lsp_agent.permissions.types import PermissionMode, RuleScope
+from lsp_agent.permissions.types import (
+    DEFAULT_OPTIONS,
+    PermissionMode,
+    PermissionOption,
+    RuleScope,
+)
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +162,18 @@ class Decision:
     hard: bool = False
     suggestions: tuple[str, ...] = ()
     can_allow_always: bool = True
+
+    def prompt_options(self) -> tuple[PermissionOption, ...]:
+        """The options of the prompt for this ask. "Always" answers are offered only with the
+        exact rules they save (``suggestions``, sent as ``suggestedRules``): without them an
+        "always" answer would save a rule the user never saw. "Always allow" also needs
+        ``can_allow_always``."""
+        kinds = {"allow_once", "reject_once"}
+        if self.suggestions:
+            kinds.add("reject_always")
+            if self.can_allow_always:
+                kinds.add("allow_always")
+        return tuple(option for option in DEFAULT_OPTIONS if option.kind in kinds)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -480,7 +498,7 @@ class PermissionEngine:
         reasons = [*analysis.unsafe, *uncovered, *write_issues]
         if reasons:
             hard = bool(write_outside) or any(
-                "outside the workspace" in r or "secret" in r for r in uncovered
+                "outside the workspace" in r or "secret" in r for r in (*uncovered, *write_issues)
             )
             return Decision(
                 behavior="ask",
@@ -525,6 +543,14 @@ class PermissionEngine:
                 return None, None, rule
         if _inline_script(cmd) is not None:
             return None, None, None  # judged through the commands inside the string
+        secret = next((v for w in cmd.words for v in w.variables if secret_variable(v)), None)
+        if secret is not None:
+            # Like reading /proc/self/environ: the value would end up in the model's context.
+            return (
+                None,
+                f"it expands ${secret}, which may hold a secret (`{_short(cmd.text)}`)",
+                None,
+            )
         if not cmd.words:
             if cmd.assignments:
                 return "it assigns shell variables", None, None
@@ -677,6 +703,10 @@ class PermissionEngine:
             r for r in self._rules(policy, "allow") if r.kind == "path" and r.covers_tool("Read")
         ]
         for redirect in analysis.redirects:
+            secret = next((v for v in redirect.variables if secret_variable(v)), None)
+            if secret is not None:
+                issues.append(f"it expands ${secret}, which may hold a secret")
+                continue
             if not (redirect.writes or redirect.reads):
                 continue
             target = redirect.target
@@ -803,14 +833,19 @@ class PermissionEngine:
     ) -> tuple[Rule, ...]:
         """Record an "always" answer: ``rules`` (default: :meth:`suggest`) become session
         rules at once and, for ``project``/``user`` scope, are written to that settings file
-        through ``persist`` (failures are logged; the session rules stay). Returns the rules."""
+        through ``persist`` (failures are logged; the session rules stay). Returns the rules.
+
+        Without a rule to save nothing is remembered: the bare tool name (every call of the
+        tool) is never made up here; a prompt offers "always" only with the rules it saves
+        (:meth:`Decision.prompt_options`)."""
         texts = (
             list(rules)
             if rules
             else list(self.suggest(tool=tool, raw_input=raw_input, paths=paths))
         )
         if not texts:
-            texts = [tool]
+            log.warning("no rule covers this %s call; the always answer is not remembered", tool)
+            return ()
         assert self.cwd is not None and self.home is not None
         origin = RuleOrigin(source="session", settings_root=self.cwd, cwd=self.cwd, home=self.home)
         behavior: RuleBehavior = "allow" if allow else "deny"

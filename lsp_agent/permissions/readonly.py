@@ -1,30 +1,51 @@
 """Which simple commands are provably read-only, flag by flag.
 
 :func:`check_read_only` looks at one command's literal argv (globs already expanded) and says
-whether it only reads — no file written, no program run on its behalf — and which paths it reads
-(so the engine can keep reads inside the roots). It knows common developer commands and their
-dangerous options, for example:
+whether it only reads — no file written, no program run on its behalf, nothing printed from
+the environment — and which paths it reads, so the engine can keep reads inside the roots.
+
+Every command has a complete option table (:mod:`lsp_agent.permissions.getopt`): an option the
+table does not know, or an ambiguous abbreviation of one, makes the command not read-only.
+Options whose value is a file the program reads count as reads (``wc``/``sort``/``du``
+``--files0-from`` and ``sha256sum -c``, which read files named *inside* another file, are not
+read-only at all), for example:
 
 - ``sed`` without ``-i`` and whose script has no ``w``/``W``/``e`` commands or ``s///w``/``e``
-  flags (the script is tokenised, not grepped);
-- ``find`` without ``-exec``/``-execdir``/``-ok``/``-delete``/``-fprint*``/``-fls``;
-- ``rg`` without ``--pre``/``--search-zip``/``--hostname-bin``; ``sort`` without ``-o`` or
-  ``--compress-program``; ``uniq``/``xxd`` without an output file; ``tree`` without ``-o``;
-- ``git`` read-only sub-commands (``status``, ``log``, ``diff``, ``show``, listing forms of
-  ``branch``/``tag``/``remote``/``config``/``stash``...) without ``-c``, ``--output``,
-  ``--ext-diff`` or ``--open-files-in-pager``; only in a trusted workspace (a repository's
-  ``.git/config`` can make git run programs).
+  flags (the script is tokenised, not grepped, :mod:`lsp_agent.permissions.sed_script`);
+- ``find`` without ``-exec``/``-execdir``/``-ok``/``-delete``/``-fprint*``/``-fls``/
+  ``-files0-from``/``-L``;
+- ``rg`` without ``--pre``/``--search-zip``/``--hostname-bin``/``-L``; ``sort`` without ``-o``
+  or ``--compress-program``; ``uniq``/``xxd`` without an output file; ``tree`` without ``-o``;
+  ``diff -r`` only with ``--no-dereference``; ``ls -R`` without ``-L``; ``du`` without ``-L``;
+  ``file -m LIST`` and ``du -X FILE`` read those files;
+- ``env``/``printenv``/``set`` without arguments, ``ps e`` and ``jq env`` print the
+  environment (secrets such as API keys), like ``/proc/self/environ``: not read-only;
+- ``git``: see :mod:`lsp_agent.permissions.readonly_git` (trusted workspaces only).
 
-GNU long options may be abbreviated (``sort --out=f`` is ``--output``): an option that is a
-prefix of a dangerous one counts as dangerous. Anything not in these tables is not read-only.
+GNU long options may be abbreviated (``sort --out=f`` is ``--output``, ``wc --files0-f=F`` is
+``--files0-from``): abbreviations are resolved as ``getopt_long`` does. Anything not in these
+tables is not read-only.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import sys
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
+
+from lsp_agent.permissions.getopt import Options, UnsafeError, opts, parse_options
+from lsp_agent.permissions.readonly_git import check_git
+from lsp_agent.permissions.sed_script import sed_script_check
+from lsp_agent.permissions.verdict import Checker, Context, Verdict, no, yes
+
+__all__ = [
+    "DYNAMIC_ARGS_OK",
+    "SAFE_ENV_ASSIGNMENTS",
+    "Verdict",
+    "check_read_only",
+    "secret_variable",
+]
 
 SAFE_ENV_ASSIGNMENTS = frozenset(
     {
@@ -49,154 +70,48 @@ DYNAMIC_ARGS_OK = frozenset({"echo", "printf", "true", "false", ":", "test", "["
 """Commands whose arguments may contain expansions (their arguments are never paths or options
 that write)."""
 
+SECRET_NAME_PARTS = frozenset(
+    {
+        "KEY",
+        "KEYS",
+        "APIKEY",
+        "TOKEN",
+        "TOKENS",
+        "SECRET",
+        "SECRETS",
+        "PASSWORD",
+        "PASSWD",
+        "PASS",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "CREDS",
+        "AUTH",
+        "COOKIE",
+        "PRIVATE",
+    }
+)
+"""Words (between ``_``) of environment variable names that usually hold credentials."""
 
-@dataclass(frozen=True, kw_only=True)
-class Verdict:
-    """Whether a command is read-only. ``reason`` says why not; ``reads`` are the path
-    arguments it reads (as written, relative to its directory); ``reads_cwd`` says it reads its
-    working directory implicitly; ``chdir`` is a directory it works in instead (``git -C``);
-    ``inner`` is the command a wrapper runs (checked too); ``cd`` marks a directory change."""
-
-    ok: bool
-    reason: str = ""
-    reads: tuple[str, ...] = ()
-    reads_cwd: bool = False
-    chdir: str | None = None
-    inner: tuple[str, ...] | None = None
-
-
-def no(reason: str) -> Verdict:
-    """A not-read-only verdict."""
-    return Verdict(ok=False, reason=reason)
-
-
-def yes(*, reads: Sequence[str] = (), reads_cwd: bool = False, chdir: str | None = None) -> Verdict:
-    """A read-only verdict."""
-    return Verdict(ok=True, reads=tuple(reads), reads_cwd=reads_cwd, chdir=chdir)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Options:
-    """An option table for :func:`parse_options`. ``with_arg`` options take a value;
-    ``unsafe`` options write or run programs; with ``only`` set, any other option is unsafe;
-    ``posix`` stops option parsing at the first positional."""
-
-    with_arg: frozenset[str] = frozenset()
-    unsafe: frozenset[str] = frozenset()
-    only: frozenset[str] | None = None
-    posix: bool = False
+ENV_DUMP = (
+    "prints the environment variables, which may hold secrets such as API keys "
+    "(like reading /proc/self/environ)"
+)
 
 
-def opts(
-    with_arg: str = "", unsafe: str = "", only: str | None = None, posix: bool = False
-) -> Options:
-    """Build :class:`Options` from space-separated option lists."""
-    return Options(
-        with_arg=frozenset(with_arg.split()),
-        unsafe=frozenset(unsafe.split()),
-        only=frozenset(only.split()) if only is not None else None,
-        posix=posix,
+def secret_variable(name: str) -> bool:
+    """Whether a shell variable named ``name`` probably holds a credential
+    (``ANTHROPIC_API_KEY``, ``GITHUB_TOKEN``, ``DB_PASSWORD``...)."""
+    upper = name.upper()
+    parts = [p for p in upper.split("_") if p]
+    return any(p in SECRET_NAME_PARTS for p in parts) or upper.endswith(
+        ("APIKEY", "TOKEN", "SECRET", "PASSWORD")
     )
 
 
-@dataclass(frozen=True, kw_only=True)
-class Parsed:
-    """Options found (name, value) in order and the positional arguments."""
-
-    options: list[tuple[str, str | None]]
-    positionals: list[str]
-
-    def has(self, *names: str) -> bool:
-        """Whether any of ``names`` was given."""
-        return any(name in names for name, _ in self.options)
-
-    def values(self, *names: str) -> list[str]:
-        """The values of the given options."""
-        return [v for n, v in self.options if n in names and v is not None]
-
-
-class UnsafeError(Exception):
-    """Raised by :func:`parse_options` for an unsafe or unknown option."""
-
-
-def parse_options(args: Sequence[str], table: Options) -> Parsed:
-    """Split ``args`` into options and positionals using ``table``; raises :class:`UnsafeError`."""
-    options: list[tuple[str, str | None]] = []
-    positionals: list[str] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            positionals.extend(args[i + 1 :])
-            break
-        if arg.startswith("--"):
-            name, eq, value = arg.partition("=")
-            name = _long_name(name, table)
-            if name in table.with_arg and not eq:
-                if i + 1 >= len(args):
-                    raise UnsafeError(f"{name} needs a value")
-                value, i = args[i + 1], i + 1
-            options.append((name, value if (eq or name in table.with_arg) else None))
-        elif arg.startswith("-") and arg != "-":
-            j = 1
-            while j < len(arg):
-                flag = "-" + arg[j]
-                _check(flag, table)
-                if flag in table.with_arg:
-                    rest = arg[j + 1 :]
-                    if not rest:
-                        if i + 1 >= len(args):
-                            raise UnsafeError(f"{flag} needs a value")
-                        rest, i = args[i + 1], i + 1
-                    options.append((flag, rest))
-                    break
-                options.append((flag, None))
-                j += 1
-        else:
-            positionals.append(arg)
-            if table.posix:
-                positionals.extend(args[i + 1 :])
-                break
-        i += 1
-    return Parsed(options=options, positionals=positionals)
-
-
-def _long_name(name: str, table: Options) -> str:
-    known = table.with_arg | table.unsafe | (table.only or frozenset())
-    if name in table.unsafe:
-        raise UnsafeError(f"{name} writes files or runs programs")
-    if name in known:
-        _check(name, table)
-        return name
-    # GNU getopt accepts unambiguous abbreviations of long options.
-    if len(name) > 2 and any(u.startswith(name) for u in table.unsafe if u.startswith("--")):
-        raise UnsafeError(f"{name} may abbreviate a dangerous option")
-    matches = [k for k in table.with_arg if k.startswith(name) and k.startswith("--")]
-    if len(matches) == 1:
-        return matches[0]
-    _check(name, table)
-    return name
-
-
-def _check(flag: str, table: Options) -> None:
-    if flag in table.unsafe:
-        raise UnsafeError(f"{flag} writes files or runs programs")
-    if table.only is not None and flag not in table.only and flag not in table.with_arg:
-        raise UnsafeError(f"unknown option {flag}")
-
-
-Checker = Callable[[Sequence[str], "Context"], Verdict]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Context:
-    """What a checker may need: ``trusted`` workspace (git is only read-only there)."""
-
-    trusted: bool
-
-
-def check_read_only(argv: Sequence[str], *, trusted: bool) -> Verdict:
-    """Whether ``argv`` (literal words, globs expanded) only reads; see the module docstring."""
+def check_read_only(argv: Sequence[str], *, trusted: bool, platform: str | None = None) -> Verdict:
+    """Whether ``argv`` (literal words, globs expanded) only reads; see the module docstring.
+    ``platform`` is ``sys.platform`` by default (a few options differ on BSD systems)."""
     if not argv:
         return yes()
     name = argv[0]
@@ -206,7 +121,7 @@ def check_read_only(argv: Sequence[str], *, trusted: bool) -> Verdict:
     if checker is None:
         return no(f"{name} is not a known read-only command")
     try:
-        return checker(argv[1:], Context(trusted=trusted))
+        return checker(argv[1:], Context(trusted=trusted, platform=platform or sys.platform))
     except UnsafeError as exc:
         return no(f"{name}: {exc}")
 
@@ -218,33 +133,19 @@ def _any_args(args: Sequence[str], ctx: Context) -> Verdict:
     return yes()
 
 
-def _no_positionals(table: Options) -> Checker:
+def _refuse(reason: str) -> Checker:
     def check(args: Sequence[str], ctx: Context) -> Verdict:
-        parsed = parse_options(args, table)
-        if parsed.positionals:
-            return no(f"arguments {parsed.positionals!r} may change state")
-        return yes()
+        return no(reason)
 
     return check
 
 
-def _reader(table: Options = Options(), *, cwd_if_empty: bool = False) -> Checker:
-    """A command whose positionals are files it reads."""
+def _reader(table: Options) -> Checker:
+    """A command whose operands (and ``read`` option values) are files it reads."""
 
     def check(args: Sequence[str], ctx: Context) -> Verdict:
         parsed = parse_options(args, table)
-        reads = [p for p in parsed.positionals if p != "-"]
-        return yes(reads=reads, reads_cwd=cwd_if_empty and not parsed.positionals)
-
-    return check
-
-
-def _max_positionals(table: Options, count: int, why: str) -> Checker:
-    def check(args: Sequence[str], ctx: Context) -> Verdict:
-        parsed = parse_options(args, table)
-        if len(parsed.positionals) > count:
-            return no(why)
-        return yes(reads=[p for p in parsed.positionals if p != "-"])
+        return yes(reads=[*parsed.positionals, *parsed.reads])
 
     return check
 
@@ -258,6 +159,109 @@ def _version_only(*accepted: str) -> Checker:
         return no("only version queries of this program are known to be read-only")
 
     return check
+
+
+# -- option tables of plain readers (GNU coreutils/util-linux/binutils, plus BSD spellings) ------
+
+SUM_FLAGS = (
+    "-b --binary -t --text --tag --untagged -z --zero --ignore-missing --quiet --status "
+    "--strict -w --warn --debug --base64 --raw"
+)
+SUM_CHECK = "-c --check"
+"""``sha256sum -c LIST`` reads the files named inside LIST: not provably inside the roots."""
+
+READER_TABLES: Mapping[str, Options] = MappingProxyType(
+    {
+        "cat": opts(
+            flags="-A --show-all -b --number-nonblank -e -E --show-ends -n --number -s "
+            "--squeeze-blank -t -T --show-tabs -u -v --show-nonprinting -l"
+        ),
+        "tac": opts(flags="-b --before -r --regex", with_arg="-s --separator"),
+        "nl": opts(
+            flags="-p --no-renumber",
+            with_arg="-b --body-numbering -d --section-delimiter -f --footer-numbering "
+            "-h --header-numbering -i --line-increment -l --join-blank-lines -n --number-format "
+            "-s --number-separator -v --starting-line-number -w --number-width",
+        ),
+        "od": opts(
+            flags="-v --output-duplicates --traditional -a -b -c -d -f -i -l -o -s -x -B -D -e "
+            "-F -H -h -I -L -O -X",
+            with_arg="-A --address-radix -j --skip-bytes -N --read-bytes -t --format --endian -S",
+            optional="--strings -w --width",
+        ),
+        "hexdump": opts(
+            flags="-b --one-byte-octal -c --one-byte-char -C --canonical -d --two-bytes-decimal "
+            "-o --two-bytes-octal -x --two-bytes-hex -X --one-byte-hex -v --no-squeezing -h -V",
+            with_arg="-e --format -n --length -s --skip",
+            reads="-f --format-file",
+            optional="-L --color",
+        ),
+        "cksum": opts(flags=SUM_FLAGS, with_arg="-a --algorithm -l --length -o", lists=SUM_CHECK),
+        "sum": opts(flags="-r -s --sysv"),
+        **{
+            name: opts(flags=SUM_FLAGS, lists=SUM_CHECK)
+            for name in (
+                "md5sum",
+                "sha1sum",
+                "sha224sum",
+                "sha256sum",
+                "sha384sum",
+                "sha512sum",
+            )
+        },
+        "b2sum": opts(flags=SUM_FLAGS, with_arg="-l --length", lists=SUM_CHECK),
+        # GNU -f/-t are flags, BSD's take a value: read as flags (see getopt's docstring).
+        "stat": opts(
+            flags="-L --dereference -f --file-system -t --terse -F -l -n -q -r -s -x",
+            with_arg="-c --format --printf --cached",
+        ),
+        "rev": opts(flags="-0 --zero -h -V"),
+        "fold": opts(flags="-b --bytes -s --spaces", with_arg="-w --width", numeric=True),
+        "expand": opts(flags="-i --initial", with_arg="-t --tabs", numeric=True),
+        "unexpand": opts(flags="-a --all --first-only", with_arg="-t --tabs", numeric=True),
+        "fmt": opts(
+            flags="-c --crown-margin -s --split-only -t --tagged-paragraph -u "
+            "--uniform-spacing -m -n -p",
+            with_arg="--prefix -w --width -g --goal -d -l",
+            numeric=True,
+        ),
+        "column": opts(
+            flags="-t --table -d --table-noheadings -e --table-header-repeat -L "
+            "--keep-empty-lines -J --json -x --fillrows -h -V",
+            with_arg="-n --table-name -O --table-order -N --table-columns -l "
+            "--table-columns-limit -E --table-noextreme -H --table-hide -R --table-right -T "
+            "--table-truncate -W --table-wrap -r --tree -i --tree-id -p --tree-parent -c "
+            "--output-width -o --output-separator -s --separator",
+        ),
+        "cut": opts(
+            flags="-n --complement -s --only-delimited -z --zero-terminated -w",
+            with_arg="-b --bytes -c --characters -d --delimiter -f --fields --output-delimiter",
+        ),
+        "paste": opts(flags="-s --serial -z --zero-terminated", with_arg="-d --delimiters"),
+        "comm": opts(
+            flags="-1 -2 -3 --check-order --nocheck-order --total -z --zero-terminated -i",
+            with_arg="--output-delimiter",
+        ),
+        "join": opts(
+            flags="-i --ignore-case --check-order --nocheck-order --header -z --zero-terminated",
+            with_arg="-a -e -j -o -t -v -1 -2",
+        ),
+        "cmp": opts(
+            flags="-b --print-bytes -l --verbose -s --quiet --silent -v -h -x -z",
+            with_arg="-i --ignore-initial -n --bytes",
+        ),
+        "wc": opts(
+            flags="-c --bytes -m --chars -l --lines -L --max-line-length -w --words",
+            with_arg="--total",
+            lists="--files0-from",
+        ),
+        "look": opts(
+            flags="-a --alternative -b --binary -d --alphanum -f --ignore-case -h -V",
+            with_arg="-t --terminate",
+        ),
+    }
+)
+"""Commands whose operands are the files they read."""
 
 
 # -- specific commands ---------------------------------------------------------------------------
@@ -276,20 +280,32 @@ def _test(args: Sequence[str], ctx: Context) -> Verdict:
 
 
 def _date(args: Sequence[str], ctx: Context) -> Verdict:
-    parsed = parse_options(
-        args, opts("-d --date -f --file -r --reference -I --iso-8601 --rfc-3339", "-s --set")
+    table = opts(
+        flags="-u --utc --universal -R --rfc-email --debug --resolution -j -n",
+        with_arg="-d --date --rfc-3339 -v",
+        reads="-f --file -r --reference",
+        optional="-I --iso-8601",
+        unsafe="-s --set",
     )
+    parsed = parse_options(args, table)
     if any(not p.startswith("+") for p in parsed.positionals):
         return no("date with an argument sets the clock")
-    return yes(reads=parsed.values("-f", "--file", "-r", "--reference"))
+    return yes(reads=parsed.reads)
 
 
 def _hostname(args: Sequence[str], ctx: Context) -> Verdict:
-    parsed = parse_options(args, opts("", "-F --file -b --boot"))
+    table = opts(
+        flags="-a --alias -A --all-fqdns -d --domain -f --fqdn --long -i --ip-address -I "
+        "--all-ip-addresses -s --short -y --yp --nis -v --verbose -V",
+        unsafe="-F --file -b --boot",
+    )
+    parsed = parse_options(args, table)
     return no("hostname NAME sets the host name") if parsed.positionals else yes()
 
 
 def _set(args: Sequence[str], ctx: Context) -> Verdict:
+    if not args:
+        return no(f"set without arguments {ENV_DUMP}")
     names = {"pipefail", "errexit", "nounset", "xtrace", "verbose"}
     i = 0
     while i < len(args):
@@ -309,49 +325,117 @@ def _cd(args: Sequence[str], ctx: Context) -> Verdict:
     return yes()
 
 
-def _grep(args: Sequence[str], ctx: Context) -> Verdict:
+def _who(args: Sequence[str], ctx: Context) -> Verdict:
     table = opts(
-        "-e --regexp -f --file -m --max-count -A --after-context -B --before-context -C --context "
-        "--include --exclude --exclude-dir --exclude-from --label -d --directories -D --devices "
-        "--binary-files --group-separator",
-        "-R --dereference-recursive",
+        flags="-a --all -b --boot -d --dead -H --heading -l --login --lookup -m -p --process "
+        "-q --count -r --runlevel -s --short -t --time -T -w --mesg --message --writable -u "
+        "--users --ips",
     )
     parsed = parse_options(args, table)
+    # ``who am i`` (two operands) is the current terminal; one operand is a utmp file to read.
+    if len(parsed.positionals) == 1:
+        return yes(reads=parsed.positionals)
+    if len(parsed.positionals) > 2:
+        return no("who takes a file or 'am i'")
+    return yes()
+
+
+def _users(args: Sequence[str], ctx: Context) -> Verdict:
+    parsed = parse_options(args, opts())
+    return yes(reads=parsed.positionals)
+
+
+PS_VALUE_OPTIONS = opts(
+    flags="-A -a -d -e -f -F -H -j -l -L -M -m -N -r -T -v -w -x -y -c -h",
+    with_arg="-C -G -g -O -o -p -q -s -t -U -u --cols --columns --format --group --Group "
+    "--lines --pid --ppid --quick-pid --rows --sid --sort --tty --user --User --width",
+    permissive=True,
+)
+
+
+def _ps(args: Sequence[str], ctx: Context) -> Verdict:
+    """``ps`` is read-only unless it shows processes' environments: the BSD-style ``e``
+    modifier (``ps eww``, ``ps auxe``), ``-E`` on macOS, and ``-e`` on BSD systems."""
+    bsd = not ctx.platform.startswith("linux")
+    parsed = parse_options(args, PS_VALUE_OPTIONS)
+    for name, _value in parsed.options:
+        letters = name[1:] if not name.startswith("--") else ""
+        if "E" in letters or (bsd and "e" in letters):
+            return no(f"ps {name} {ENV_DUMP}")
+    for word in parsed.positionals:
+        # BSD-style options have no dash: ``ps aux``, ``ps e``.
+        if re.fullmatch(r"[A-Za-z]+", word) and "e" in word:
+            return no(f"ps {word} {ENV_DUMP}")
+    return yes()
+
+
+GREP_TABLE = opts(
+    flags="-E --extended-regexp -F --fixed-strings -G --basic-regexp -P --perl-regexp -i -y "
+    "--ignore-case --no-ignore-case -w --word-regexp -x --line-regexp -z --null-data -s "
+    "--no-messages -v --invert-match -V -b --byte-offset -n --line-number --line-buffered -H "
+    "--with-filename -h --no-filename -o --only-matching -q --quiet --silent -a --text -I -r "
+    "--recursive -L --files-without-match -l --files-with-matches -c --count -T --initial-tab "
+    "-Z --null -U --binary -u --unix-byte-offsets --no-group-separator -O -p",
+    with_arg="-e --regexp -m --max-count -A --after-context -B --before-context -C --label "
+    "-d --directories -D --devices --binary-files --group-separator --include --exclude "
+    "--exclude-dir",
+    reads="-f --file --exclude-from",
+    # GNU requires --context's value, BSD makes it optional: optional never hides an operand.
+    optional="--context --color --colour",
+    unsafe="-R --dereference-recursive -S",
+    numeric=True,
+)
+
+
+def _grep(args: Sequence[str], ctx: Context) -> Verdict:
+    parsed = parse_options(args, GREP_TABLE)
     positionals = parsed.positionals
     if not parsed.has("-e", "--regexp", "-f", "--file"):
         if not positionals:
             return no("grep without a pattern")
         positionals = positionals[1:]
-    reads = [*positionals, *parsed.values("-f", "--file", "--exclude-from")]
-    recursive = parsed.has("-r", "--recursive") or parsed.values("-d", "--directories") == [
-        "recurse"
-    ]
-    return yes(reads=[r for r in reads if r != "-"], reads_cwd=recursive and not positionals)
+    recursive = parsed.has("-r", "--recursive") or "recurse" in parsed.values("-d", "--directories")
+    return yes(reads=[*positionals, *parsed.reads], reads_cwd=recursive and not positionals)
+
+
+RG_TABLE = opts(
+    with_arg="-e --regexp -g --glob --iglob -t --type -T --type-not --type-add --type-clear "
+    "-A --after-context -B --before-context -C --context -m --max-count -d --max-depth "
+    "--maxdepth -M --max-columns --max-filesize -j --threads --color --colors -E --encoding "
+    "--engine --sort --sortr --field-match-separator --field-context-separator "
+    "--path-separator --context-separator -r --replace --dfa-size-limit --regex-size-limit "
+    "--generate",
+    reads="-f --file --ignore-file",
+    unsafe="--pre --pre-glob -z --search-zip --hostname-bin -L --follow",
+    # ripgrep does not abbreviate long options; its file-valued options are all listed.
+    permissive=True,
+)
 
 
 def _rg(args: Sequence[str], ctx: Context) -> Verdict:
-    table = opts(
-        "-e --regexp -f --file -g --glob --iglob -t --type -T --type-not --type-add --type-clear "
-        "-A --after-context -B --before-context -C --context -m --max-count -d --max-depth "
-        "--maxdepth -M --max-columns --max-filesize -j --threads --color --colors -E --encoding "
-        "--engine --sort --sortr --field-match-separator --field-context-separator "
-        "--path-separator --context-separator -r --replace --ignore-file --dfa-size-limit "
-        "--regex-size-limit --generate",
-        "--pre --pre-glob -z --search-zip --hostname-bin -L --follow",
-    )
-    parsed = parse_options(args, table)
+    parsed = parse_options(args, RG_TABLE)
     positionals = parsed.positionals
     files_mode = parsed.has("--files", "--type-list", "--version", "-V", "--help", "-h")
     if not files_mode and not parsed.has("-e", "--regexp", "-f", "--file"):
         if not positionals:
             return no("rg without a pattern")
         positionals = positionals[1:]
-    reads = [*positionals, *parsed.values("-f", "--file", "--ignore-file")]
-    return yes(reads=[r for r in reads if r != "-"], reads_cwd=not positionals)
+    return yes(reads=[*positionals, *parsed.reads], reads_cwd=not positionals)
 
 
 FIND_UNSAFE = frozenset(
-    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+    {
+        "-exec",
+        "-execdir",
+        "-ok",
+        "-okdir",
+        "-delete",
+        "-fprint",
+        "-fprint0",
+        "-fprintf",
+        "-fls",
+        "-files0-from",
+    }
 )
 
 
@@ -371,30 +455,37 @@ def _find(args: Sequence[str], ctx: Context) -> Verdict:
         i += 1
     for arg in args[i:]:
         if arg in FIND_UNSAFE:
-            return no(f"find {arg} runs programs or writes files")
+            return no(f"find {arg} runs programs, writes files or reads names from a file")
     return yes(reads=starts, reads_cwd=not starts)
 
 
+FD_TABLE = opts(
+    with_arg="-e --extension -t --type -E --exclude -d --max-depth --min-depth --exact-depth "
+    "-S --size --changed-within --changed-before -o --owner -c --color -j --threads "
+    "--max-results --path-separator --search-path --base-directory --format --and",
+    reads="--ignore-file",
+    unsafe="-x --exec -X --exec-batch -L --follow -l --list-details",
+    permissive=True,
+)
+
+
 def _fd(args: Sequence[str], ctx: Context) -> Verdict:
-    table = opts(
-        "-e --extension -t --type -E --exclude -d --max-depth --min-depth --exact-depth -S --size "
-        "--changed-within --changed-before -o --owner -c --color -j --threads --max-results "
-        "--base-directory --path-separator --ignore-file --search-path",
-        "-x --exec -X --exec-batch -L --follow",
-    )
-    parsed = parse_options(args, table)
+    parsed = parse_options(args, FD_TABLE)
     paths = parsed.positionals[1:] + parsed.values("--search-path", "--base-directory")
-    return yes(reads=paths, reads_cwd=not paths)
+    return yes(reads=[*paths, *parsed.reads], reads_cwd=not paths)
+
+
+SED_TABLE = opts(
+    # BSD -l (line-buffered) is a flag; GNU's takes a value: read as a flag.
+    flags="-n --quiet --silent -E -r --regexp-extended -s --separate -u --unbuffered -z "
+    "--null-data --posix --debug --sandbox -b --binary --follow-symlinks -l -a",
+    with_arg="-e --expression --line-length",
+    unsafe="-i --in-place -I -f --file",
+)
 
 
 def _sed(args: Sequence[str], ctx: Context) -> Verdict:
-    table = opts(
-        "-e --expression -l --line-length",
-        "-i --in-place -f --file",
-        only="-n --quiet --silent -E -r --regexp-extended -s --separate -u --unbuffered -z "
-        "--null-data --posix --debug --sandbox -b --binary --follow-symlinks",
-    )
-    parsed = parse_options(args, table)
+    parsed = parse_options(args, SED_TABLE)
     scripts = parsed.values("-e", "--expression")
     files = parsed.positionals
     if not scripts:
@@ -407,287 +498,316 @@ def _sed(args: Sequence[str], ctx: Context) -> Verdict:
         if problem:
             return no(f"sed script: {problem}")
         reads.extend(script_reads)
-    return yes(reads=[r for r in reads if r != "-"])
+    return yes(reads=reads)
 
 
-def sed_script_check(script: str) -> tuple[str | None, list[str]]:
-    """Tokenise a sed script: ``(problem, files_read)``. Problems: ``w``/``W``/``e`` commands,
-    ``s`` with ``w``/``e`` flags, unknown commands, unterminated commands."""
-    reads: list[str] = []
-    i, n = 0, len(script)
+AWK_TABLE = opts(
+    flags="--posix --traditional --sandbox -P -c -S",
+    with_arg="-F -v --field-separator --assign",
+)
 
-    def skip_blank(k: int) -> int:
-        while k < n and script[k] in " \t":
-            k += 1
-        return k
-
-    def delimited(k: int, delim: str) -> int:
-        # Return the index after the closing delimiter, honouring backslash escapes.
-        while k < n:
-            ch = script[k]
-            if ch == "\\":
-                k += 2
-                continue
-            if ch == "\n" and delim != "\n":
-                return -1
-            if ch == delim:
-                return k + 1
-            k += 1
-        return -1
-
-    def address(k: int) -> int:
-        if k < n and script[k].isdigit():
-            while k < n and (script[k].isdigit() or script[k] == "~"):
-                k += 1
-        elif k < n and script[k] == "$":
-            k += 1
-        elif k < n and script[k] in "/\\":
-            delim = "/"
-            if script[k] == "\\":
-                if k + 1 >= n:
-                    return -1
-                delim, k = script[k + 1], k + 1
-            k = delimited(k + 1, delim)
-            if k < 0:
-                return -1
-            while k < n and script[k] in "IM":
-                k += 1
-        return k
-
-    while i < n:
-        i = skip_blank(i)
-        if i >= n:
-            break
-        if script[i] in ";\n}":
-            i += 1
-            continue
-        start = i
-        i = address(i)
-        if i < 0:
-            return "unterminated address", reads
-        if i > start:
-            i = skip_blank(i)
-            if i < n and script[i] == ",":
-                i = skip_blank(i + 1)
-                if i < n and script[i] in "+~":
-                    i += 1
-                    while i < n and script[i].isdigit():
-                        i += 1
-                else:
-                    i = address(i)
-                    if i < 0:
-                        return "unterminated address", reads
-        i = skip_blank(i)
-        while i < n and script[i] == "!":
-            i = skip_blank(i + 1)
-        if i >= n:
-            return "address without a command", reads
-        cmd = script[i]
-        i += 1
-        if cmd in "{}=dDgGhHlnNpPxzF":
-            if cmd == "l":
-                while i < n and script[i].isdigit():
-                    i += 1
-            continue
-        if cmd in "qQ":
-            i = skip_blank(i)
-            while i < n and script[i].isdigit():
-                i += 1
-            continue
-        if cmd in ":btTv":
-            # Labels run to the end of the line (or ';' for b/t/T in GNU sed).
-            while i < n and script[i] not in "\n" and not (cmd != ":" and script[i] in ";}"):
-                i += 1
-            continue
-        if cmd in "aic":
-            while i < n and script[i] != "\n":
-                if script[i] == "\\":
-                    i += 1
-                i += 1
-            continue
-        if cmd in "rR":
-            end = script.find("\n", i)
-            end = n if end < 0 else end
-            name = script[i:end].strip()
-            if not name:
-                return "r without a file name", reads
-            reads.append(name)
-            i = end
-            continue
-        if cmd in "wWe":
-            return f"the {cmd} command writes files or runs programs", reads
-        if cmd in "sy":
-            if i >= n or script[i] in "\n\\":
-                return f"bad {cmd} command", reads
-            delim = script[i]
-            i = delimited(i + 1, delim)
-            if i < 0:
-                return f"unterminated {cmd} command", reads
-            i = delimited(i, delim)
-            if i < 0:
-                return f"unterminated {cmd} command", reads
-            if cmd == "s":
-                while i < n and script[i] not in ";\n}":
-                    flag = script[i]
-                    if flag in "we":
-                        return f"the s///{flag} flag writes files or runs programs", reads
-                    if flag not in "gpiImM0123456789 \t":
-                        return f"unknown s flag {flag!r}", reads
-                    i += 1
-            continue
-        return f"unknown sed command {cmd!r}", reads
-    return None, reads
+AWK_UNSAFE = re.compile(
+    r"\bsystem\b|\bgetline\b|@load|@include|\benviron\b|\bARGV\b|\bARGC\b|\bPROCINFO\b",
+    re.IGNORECASE,
+)
+"""Awk words that run commands, read other input or the environment, or change which files
+are read (``ARGV[1]="/etc/shadow"`` in a ``BEGIN`` block)."""
 
 
 def _awk(args: Sequence[str], ctx: Context) -> Verdict:
-    table = opts("-F -v --field-separator --assign", only="")
-    parsed = parse_options(args, table)
+    parsed = parse_options(args, AWK_TABLE)
     if not parsed.positionals:
         return no("awk without a program")
     program, files = parsed.positionals[0], parsed.positionals[1:]
-    if re.search(r"\bsystem\b|\bgetline\b|@load|@include|\benviron\b", program, re.IGNORECASE):
-        return no("the awk program runs commands or reads other input")
+    if AWK_UNSAFE.search(program):
+        return no("the awk program runs commands, reads the environment or other input")
     if re.search(r"(?<!\|)\|(?!\|)", program):
         return no("the awk program pipes to a command")
     if re.search(r"\bprintf?\b[^;{}]*>", program):
         return no("the awk program may redirect output to a file")
-    return yes(reads=[f for f in files if "=" not in f and f != "-"])
+    return yes(reads=[f for f in files if "=" not in f])
 
 
 def _uniq(args: Sequence[str], ctx: Context) -> Verdict:
-    table = opts("-f --skip-fields -s --skip-chars -w --check-chars --group --all-repeated")
+    table = opts(
+        flags="-c --count -d --repeated -D -i --ignore-case -u --unique -z --zero-terminated",
+        with_arg="-f --skip-fields -s --skip-chars -w --check-chars",
+        optional="--all-repeated --group",
+        numeric=True,
+    )
     parsed = parse_options(args, table)
     if len(parsed.positionals) > 1:
         return no("uniq's second argument is an output file")
-    return yes(reads=[p for p in parsed.positionals if p != "-"])
+    return yes(reads=parsed.positionals)
 
 
 def _sort(args: Sequence[str], ctx: Context) -> Verdict:
     table = opts(
-        "-k --key -t --field-separator -S --buffer-size -T --temporary-directory --parallel "
-        "--batch-size --files0-from --random-source",
-        "-o --output --compress-program",
+        flags="-b --ignore-leading-blanks -d --dictionary-order -f --ignore-case -g "
+        "--general-numeric-sort -i --ignore-nonprinting -M --month-sort -h --human-numeric-sort "
+        "-n --numeric-sort -R --random-sort -r --reverse -V --version-sort -c -C --debug -m "
+        "--merge -s --stable -u --unique -z --zero-terminated",
+        with_arg="-k --key -t --field-separator -S --buffer-size -T --temporary-directory "
+        "--parallel --batch-size --sort",
+        reads="--random-source",
+        optional="--check",
+        lists="--files0-from",
+        unsafe="-o --output --compress-program",
     )
     parsed = parse_options(args, table)
-    reads = [*parsed.positionals, *parsed.values("--files0-from", "--random-source")]
-    return yes(reads=[p for p in reads if p != "-"])
+    return yes(reads=[*parsed.positionals, *parsed.reads])
+
+
+XXD_LONG = MappingProxyType(
+    {
+        "-autoskip": "-a",
+        "-bits": "-b",
+        "-capitalize": "-C",
+        "-EBCDIC": "-E",
+        "-include": "-i",
+        "-ps": "-p",
+        "-postscript": "-p",
+        "-plain": "-p",
+        "-revert": "-r",
+        "-version": "-v",
+        "-cols": "-c",
+        "-groupsize": "-g",
+        "-len": "-l",
+        "-name": "-n",
+        "-offset": "-o",
+        "-seek": "-s",
+    }
+)
+"""xxd's single-dash long option names and the short options they stand for."""
 
 
 def _xxd(args: Sequence[str], ctx: Context) -> Verdict:
-    table = opts("-c -cols -g -groupsize -l -len -o -offset -s -seek -n -name")
-    parsed = parse_options(args, table)
+    table = opts(
+        flags="-a -b -C -E -e -h -i -p -r -d -u -v",
+        with_arg="-c -g -l -n -o -s -R",
+    )
+    parsed = parse_options([XXD_LONG.get(a, a) for a in args], table)
     if len(parsed.positionals) > 1:
         return no("xxd's second argument is an output file")
-    return yes(reads=[p for p in parsed.positionals if p != "-"])
+    return yes(reads=parsed.positionals)
+
+
+TREE_TABLE = opts(
+    with_arg="-L -P -I --charset --filelimit --timefmt --sort -H -T --hintro --houtro",
+    reads="--gitfile --infofile",
+    unsafe="-o -R --fromfile --fromtabfile -l",
+    # tree matches long options exactly; its file-valued options are all listed.
+    permissive=True,
+)
 
 
 def _tree(args: Sequence[str], ctx: Context) -> Verdict:
-    table = opts(
-        "-L -P -I --charset --filelimit --timefmt --sort -H -T --hintro --houtro",
-        "-o -R --fromfile -l",
-    )
-    parsed = parse_options(args, table)
-    return yes(reads=parsed.positionals, reads_cwd=not parsed.positionals)
+    parsed = parse_options(args, TREE_TABLE)
+    return yes(reads=[*parsed.positionals, *parsed.reads], reads_cwd=not parsed.positionals)
+
+
+FILE_TABLE = opts(
+    flags="-b --brief -c --checking-printout -d --debug -E -h --no-dereference -i --mime "
+    "--mime-type --mime-encoding -k --keep-going -l --list -L --dereference -N --no-pad -n "
+    "--no-buffer -0 --print0 -r --raw -s --special-files --extension --apple -D -I -v",
+    with_arg="-e --exclude --exclude-quiet -F --separator -P --parameter",
+    reads="-m --magic-file -M",
+    lists="-f --files-from",
+    unsafe="-C --compile -p --preserve-date -z --uncompress -Z --uncompress-noreport -S "
+    "--no-sandbox",
+)
 
 
 def _file(args: Sequence[str], ctx: Context) -> Verdict:
-    parsed = parse_options(
-        args, opts("-m --magic-file -f --files-from -F --separator -P -e --exclude", "-C --compile")
-    )
-    return yes(reads=[*parsed.positionals, *parsed.values("-f", "--files-from")])
+    parsed = parse_options(args, FILE_TABLE)
+    # ``-m`` takes a colon-separated list of magic files.
+    magic = [part for value in parsed.reads for part in value.split(":") if part]
+    return yes(reads=[*parsed.positionals, *magic])
+
+
+JQ_FLAGS = frozenset("nrjascCMSeRhVb0")
+JQ_LONG_FLAGS = frozenset(
+    {
+        "--null-input",
+        "--raw-output",
+        "--raw-output0",
+        "--join-output",
+        "--ascii-output",
+        "--slurp",
+        "--compact-output",
+        "--color-output",
+        "--monochrome-output",
+        "--sort-keys",
+        "--exit-status",
+        "--raw-input",
+        "--tab",
+        "--seq",
+        "--stream",
+        "--stream-errors",
+        "--unbuffered",
+        "--binary",
+        "--help",
+        "--version",
+        "--build-configuration",
+    }
+)
+JQ_UNSAFE = re.compile(
+    r"\$ENV\b|(?<![\w.$\"])env\b|\b(?:import|include|modulemeta|get_search_list)\b"
+    r"|\$__prog"
+)
+"""jq builtins that print the environment (``env``, ``$ENV``) or load other files."""
 
 
 def _jq(args: Sequence[str], ctx: Context) -> Verdict:
-    out: list[str] = []
+    """jq matches options exactly (no abbreviations); short flags may be combined."""
+    program: str | None = None
+    inputs: list[str] = []
     reads: list[str] = []
+    named_args = False
     i = 0
-    filter_seen = False
     while i < len(args):
         arg = args[i]
-        if arg in ("--arg", "--argjson"):
-            i += 3
-            continue
-        if arg in ("--slurpfile", "--rawfile"):
-            if i + 2 < len(args):
-                reads.append(args[i + 2])
-            i += 3
-            continue
-        if arg in ("-f", "--from-file"):
-            if i + 1 < len(args):
-                reads.append(args[i + 1])
-            filter_seen = True
-            i += 2
-            continue
-        if arg in ("-L", "--indent", "--tab"):
-            i += 2 if arg != "--tab" else 1
-            continue
-        if arg in ("--args", "--jsonargs"):
+        if arg == "--":
+            rest = list(args[i + 1 :])
+            if program is None and rest:
+                program, rest = rest[0], rest[1:]
+            if not named_args:
+                inputs.extend(rest)
             break
-        if arg.startswith("-") and arg != "-":
+        if arg.startswith("--"):
+            if arg in ("--arg", "--argjson", "--slurpfile", "--rawfile"):
+                if i + 2 >= len(args):
+                    return no(f"jq {arg} needs a name and a value")
+                if arg in ("--slurpfile", "--rawfile"):
+                    reads.append(args[i + 2])
+                i += 3
+                continue
+            if arg in ("--indent", "--library-path"):
+                i += 2
+                continue
+            if arg in ("--args", "--jsonargs"):
+                named_args = True
+            elif arg == "--from-file":
+                return no(
+                    "jq --from-file: the jq program comes from a file and may print the environment"
+                )
+            elif arg not in JQ_LONG_FLAGS:
+                return no(f"jq: unknown option {arg}")
             i += 1
             continue
-        if not filter_seen:
-            filter_seen = True
-        else:
-            out.append(arg)
-        i += 1
-    return yes(reads=[*reads, *(a for a in out if a != "-")])
-
-
-def _head_tail(args: Sequence[str], ctx: Context) -> Verdict:
-    table = opts("-n --lines -c --bytes -s --sleep-interval --pid --max-unchanged-stats")
-    # ``head -20`` is ``head -n 20``: drop such counts unless they are an option's value.
-    kept: list[str] = []
-    for index, arg in enumerate(args):
-        previous = args[index - 1] if index else ""
-        if re.fullmatch(r"-\d+[a-zA-Z]*", arg) and previous not in table.with_arg:
+        if arg.startswith("-") and arg != "-":
+            letters = arg[1:]
+            if letters.startswith("L"):
+                i += 1 if len(letters) > 1 else 2
+                continue
+            for letter in letters:
+                if letter == "f":
+                    return no(
+                        "jq -f: the jq program comes from a file and may print the environment"
+                    )
+                if letter not in JQ_FLAGS:
+                    return no(f"jq: unknown option -{letter}")
+            i += 1
             continue
-        kept.append(arg)
-    parsed = parse_options(kept, table)
-    return yes(reads=[p for p in parsed.positionals if p != "-"])
+        if program is None:
+            program = arg
+        elif not named_args:
+            inputs.append(arg)
+        i += 1
+    if program is not None and JQ_UNSAFE.search(program):
+        return no("the jq program reads the environment (env, $ENV) or loads modules")
+    return yes(reads=[*reads, *inputs])
+
+
+HEAD_TABLE = opts(
+    flags="-q --quiet --silent -v --verbose -z --zero-terminated",
+    with_arg="-n --lines -c --bytes",
+    numeric=True,
+)
+TAIL_TABLE = opts(
+    flags="-F -q --quiet --silent --retry -v --verbose -z --zero-terminated -f -r",
+    with_arg="-n --lines -c --bytes -s --sleep-interval --pid --max-unchanged-stats -b",
+    optional="--follow",
+    numeric=True,
+)
+
+
+def _head_tail(table: Options) -> Checker:
+    def check(args: Sequence[str], ctx: Context) -> Verdict:
+        parsed = parse_options(args, table)
+        return yes(reads=parsed.positionals)
+
+    return check
+
+
+LS_TABLE = opts(
+    # GNU -I/-T/-w take values, BSD's are flags: read as flags (an operand is then checked).
+    flags="-a --all -A --almost-all --author -b --escape -B --ignore-backups -c -C -d "
+    "--directory -D --dired -f -F --file-type --full-time -g --group-directories-first -G "
+    "--no-group -h --human-readable --si -H --dereference-command-line "
+    "--dereference-command-line-symlink-to-dir -i --inode -I -k --kibibytes -l -L "
+    "--dereference -m -n --numeric-uid-gid -N --literal -o -p -q --hide-control-chars "
+    "--show-control-chars -Q --quote-name -r --reverse -R --recursive -s --size -S -t -T -u -U "
+    "-v -w -x -X -Z --context --zero -1 -@ -e -O -P -W -% -,",
+    with_arg="--block-size --format --hide --ignore --indicator-style --quoting-style --sort "
+    "--time --time-style --tabsize --width",
+    optional="--color --classify --hyperlink",
+)
 
 
 def _ls(args: Sequence[str], ctx: Context) -> Verdict:
-    table = opts(
-        "-I --ignore -w --width -T --tabsize --block-size --format --hide --indicator-style "
-        "--quoting-style --sort --time --time-style"
-    )
-    parsed = parse_options(args, table)
+    parsed = parse_options(args, LS_TABLE)
+    if parsed.has("-R", "--recursive") and parsed.has("-L", "--dereference"):
+        return no("ls -RL follows symbolic links out of the workspace")
     return yes(reads=parsed.positionals, reads_cwd=not parsed.positionals)
 
 
 def _du(args: Sequence[str], ctx: Context) -> Verdict:
     table = opts(
-        "-d --max-depth -B --block-size -t --threshold --exclude -X --exclude-from --time-style "
-        "--files0-from",
-        "-L --dereference",
+        flags="-0 --null -a --all --apparent-size -b --bytes -c --total -D --dereference-args "
+        "-H -h --human-readable --inodes -k -l --count-links -m -P --no-dereference -S "
+        "--separate-dirs --si -s --summarize -x --one-file-system -A -g -n -r",
+        with_arg="-B --block-size -d --max-depth -t --threshold --time-style --exclude -I",
+        reads="-X --exclude-from",
+        optional="--time",
+        lists="--files0-from",
+        unsafe="-L --dereference",
     )
     parsed = parse_options(args, table)
-    return yes(reads=parsed.positionals, reads_cwd=not parsed.positionals)
+    return yes(reads=[*parsed.positionals, *parsed.reads], reads_cwd=not parsed.positionals)
 
 
 def _diff(args: Sequence[str], ctx: Context) -> Verdict:
     table = opts(
-        "-C -U -W --width -x --exclude -X --exclude-from -S --starting-file "
-        "-I --ignore-matching-lines --from-file --to-file --label -L --tabsize "
-        "--palette --line-format --old-line-format --new-line-format --unchanged-line-format "
-        "-F --show-function-line --horizon-lines -D --ifdef",
-        "--diff-program",
+        flags="--normal -q --brief -s --report-identical-files -c -u -e --ed -n --rcs -y "
+        "--side-by-side --left-column --suppress-common-lines -p --show-c-function -t "
+        "--expand-tabs -T --initial-tab --suppress-blank-empty -l --paginate -r --recursive "
+        "--no-dereference -N --new-file --unidirectional-new-file --ignore-file-name-case "
+        "--no-ignore-file-name-case -i --ignore-case -E --ignore-tab-expansion -Z "
+        "--ignore-trailing-space -b --ignore-space-change -w --ignore-all-space -B "
+        "--ignore-blank-lines -a --text --strip-trailing-cr -d --minimal --speed-large-files -v "
+        "-P",
+        with_arg="-C -U -W --width -F --show-function-line --label -L --tabsize -x --exclude -S "
+        "--starting-file -I --ignore-matching-lines -D --ifdef --line-format --old-line-format "
+        "--new-line-format --unchanged-line-format --old-group-format --new-group-format "
+        "--changed-group-format --unchanged-group-format --horizon-lines --palette",
+        reads="-X --exclude-from --from-file --to-file",
+        optional="--context --unified --color",
     )
     parsed = parse_options(args, table)
-    return yes(reads=[*parsed.positionals, *parsed.values("--from-file", "--to-file")])
+    if parsed.has("-r", "--recursive") and not parsed.has("--no-dereference"):
+        return no("diff -r follows symbolic links out of the workspace (add --no-dereference)")
+    return yes(reads=[*parsed.positionals, *parsed.reads])
 
 
 def _wrapper(table: Options, *, skip: int = 0, name: str) -> Checker:
     """``timeout 5 CMD``, ``nice CMD``...: read-only when CMD is."""
 
     def check(args: Sequence[str], ctx: Context) -> Verdict:
-        parsed = parse_options(
-            args, Options(with_arg=table.with_arg, unsafe=table.unsafe, posix=True)
-        )
+        parsed = parse_options(args, table)
         rest = parsed.positionals[skip:]
         if not rest:
-            return yes() if name in ("nice", "env", "time") else no(f"{name} without a command")
+            return yes() if name in ("nice", "time") else no(f"{name} without a command")
         return Verdict(ok=True, inner=tuple(rest))
 
     return check
@@ -708,7 +828,7 @@ def _env(args: Sequence[str], ctx: Context) -> Verdict:
             return no(f"env sets {name}, which can change what programs do")
         i += 1
     if i >= len(args):
-        return yes()
+        return no(f"env without a command {ENV_DUMP}")
     return Verdict(ok=True, inner=tuple(args[i:]))
 
 
@@ -723,13 +843,18 @@ def _command(args: Sequence[str], ctx: Context) -> Verdict:
     return Verdict(ok=True, inner=tuple(rest))
 
 
+XARGS_TABLE = opts(
+    flags="-0 --null -p --interactive -r --no-run-if-empty --show-limits -t --verbose -x --exit",
+    with_arg="-d --delimiter -E -I -L -n --max-args -P --max-procs -s --max-chars "
+    "--process-slot-var",
+    optional="-e --eof -i --replace -l --max-lines",
+    unsafe="-a --arg-file -o --open-tty",
+    posix=True,
+)
+
+
 def _xargs(args: Sequence[str], ctx: Context) -> Verdict:
-    table = opts(
-        "-I -i -n --max-args -P --max-procs -L --max-lines -s --max-chars -d --delimiter -E -e "
-        "--eof --replace",
-        "-a --arg-file -o --open-tty",
-    )
-    parsed = parse_options(args, Options(with_arg=table.with_arg, unsafe=table.unsafe, posix=True))
+    parsed = parse_options(args, XARGS_TABLE)
     inner = parsed.positionals or ["echo"]
     if inner[0] not in XARGS_SAFE_TARGETS:
         return no(
@@ -742,228 +867,19 @@ XARGS_SAFE_TARGETS = frozenset({"echo", "printf", "basename", "dirname", "true"}
 """Commands xargs may run with arguments from its input (they read no files)."""
 
 
-# -- git -----------------------------------------------------------------------------------------
-
-GIT_GLOBAL = opts(
-    "-C --namespace --super-prefix",
-    "-c --config-env --exec-path --git-dir --work-tree --list-cmds",
-    only="-P --no-pager -p --paginate --bare --no-replace-objects --literal-pathspecs "
-    "--glob-pathspecs --noglob-pathspecs --icase-pathspecs --no-optional-locks --version -v "
-    "--no-lazy-fetch --no-advice",
-)
-
-GIT_DIFF_UNSAFE = "--output --ext-diff -o --open-files-in-pager -O"
-
-GIT_READ_SUBCOMMANDS: Mapping[str, str] = MappingProxyType(
-    {
-        "status": "",
-        "log": GIT_DIFF_UNSAFE,
-        "show": GIT_DIFF_UNSAFE,
-        "diff": "--output --ext-diff",
-        "shortlog": "--output",
-        "whatchanged": GIT_DIFF_UNSAFE,
-        "blame": "",
-        "annotate": "",
-        "rev-parse": "",
-        "describe": "",
-        "ls-files": "",
-        "ls-tree": "",
-        "rev-list": "--output",
-        "merge-base": "",
-        "show-ref": "",
-        "for-each-ref": "",
-        "name-rev": "",
-        "count-objects": "",
-        "check-ignore": "",
-        "check-attr": "",
-        "diff-tree": "--output --ext-diff",
-        "diff-files": "--output --ext-diff",
-        "diff-index": "--output --ext-diff",
-        "var": "",
-        "show-branch": "",
-        "cherry": "",
-        "version": "",
-        "grep": "-O --open-files-in-pager --ext-grep",
-        "cat-file": "--textconv --filters",
-    }
+STRINGS_TABLE = opts(
+    flags="-a --all -d --data -f --print-file-name -w --include-all-whitespace -o -h -v -V",
+    with_arg="-n --bytes -t --radix -T --target -e --encoding -s --output-separator -U --unicode",
+    numeric=True,
 )
 
 
-def _git(args: Sequence[str], ctx: Context) -> Verdict:
-    if not ctx.trusted:
-        return no(
-            "git can run programs named in the repository's config; the workspace is not trusted"
-        )
-    try:
-        parsed = parse_options(
-            args,
-            Options(
-                with_arg=GIT_GLOBAL.with_arg,
-                unsafe=GIT_GLOBAL.unsafe,
-                only=GIT_GLOBAL.only,
-                posix=True,
-            ),
-        )
-    except UnsafeError as exc:
-        return no(f"git {exc}")
-    chdir = parsed.values("-C")
-    chdir_value = chdir[-1] if chdir else None
-    if len(chdir) > 1:
-        return no("git with several -C options")
-    if not parsed.positionals:
-        return yes() if parsed.has("--version", "-v") else no("git without a sub-command")
-    sub, rest = parsed.positionals[0], parsed.positionals[1:]
-    if sub in GIT_READ_SUBCOMMANDS:
-        unsafe = GIT_READ_SUBCOMMANDS[sub]
-        counted = sub in ("log", "show", "whatchanged", "rev-list", "diff-tree", "reflog")
-        table = opts("--contents -S -G --format" + (" -n --max-count" if counted else ""), unsafe)
-        try:
-            sub_parsed = parse_options(rest, table)
-        except UnsafeError as exc:
-            return no(f"git {sub}: {exc}")
-        reads: list[str] = sub_parsed.values("--contents")
-        if sub in ("diff",) and sub_parsed.has("--no-index"):
-            reads.extend(sub_parsed.positionals)
-        return yes(reads=reads, reads_cwd=True, chdir=chdir_value)
-    special = GIT_LISTING.get(sub)
-    if special is None:
-        return no(f"git {sub} is not a read-only git command")
-    verdict = special(rest)
-    if not verdict.ok:
-        return Verdict(ok=False, reason=f"git {sub}: {verdict.reason}")
-    return yes(reads_cwd=True, chdir=chdir_value)
+def _strings(args: Sequence[str], ctx: Context) -> Verdict:
+    """binutils reads more options from ``@FILE`` operands: those files are reads too."""
+    parsed = parse_options(args, STRINGS_TABLE)
+    reads = [p[1:] if p.startswith("@") and len(p) > 1 else p for p in parsed.positionals]
+    return yes(reads=reads)
 
-
-def _git_branch(args: Sequence[str]) -> Verdict:
-    table = opts(
-        "--sort --format --contains --no-contains --merged --no-merged --points-at --color "
-        "--column",
-        "-d -D --delete -m -M --move -c -C --copy -u --set-upstream-to --unset-upstream "
-        "--edit-description -f --force -t --track --no-track --create-reflog",
-    )
-    parsed = parse_options(args, table)
-    if parsed.positionals and not parsed.has("-l", "--list"):
-        return no("naming a branch creates it")
-    return yes()
-
-
-def _git_tag(args: Sequence[str]) -> Verdict:
-    table = opts(
-        "--sort --format --contains --no-contains --merged --no-merged --points-at --color "
-        "--column -n",
-        "-d --delete -a --annotate -s --sign -u --local-user -f --force -m --message -F --file "
-        "-e --edit --create-reflog -v --verify",
-    )
-    parsed = parse_options(args, table)
-    if parsed.positionals and not parsed.has("-l", "--list"):
-        return no("naming a tag creates it")
-    return yes()
-
-
-def _git_remote(args: Sequence[str]) -> Verdict:
-    if list(args) in ([], ["-v"], ["--verbose"]) or (len(args) >= 1 and args[0] == "get-url"):
-        return yes()
-    return no("only listing remotes is read-only")
-
-
-def _git_config(args: Sequence[str]) -> Verdict:
-    if args and args[0] in ("get", "list"):
-        return yes()
-    table = opts(
-        "-f --file --blob --type --default",
-        "--add --unset --unset-all --replace-all --rename-section --remove-section -e --edit",
-    )
-    parsed = parse_options(args, table)
-    if parsed.has(
-        "--get",
-        "--get-all",
-        "--get-regexp",
-        "--get-urlmatch",
-        "-l",
-        "--list",
-        "--get-color",
-        "--get-colorbool",
-    ):
-        return yes()
-    if len(parsed.positionals) == 1:
-        return yes()
-    return no("git config with a value writes the configuration")
-
-
-def _git_stash(args: Sequence[str]) -> Verdict:
-    if args and args[0] in ("list", "show"):
-        return yes()
-    return no("only git stash list/show are read-only")
-
-
-def _git_worktree(args: Sequence[str]) -> Verdict:
-    return yes() if args and args[0] == "list" else no("only git worktree list is read-only")
-
-
-def _git_reflog(args: Sequence[str]) -> Verdict:
-    if not args or args[0] == "show" or args[0].startswith("-") or args[0] == "HEAD":
-        return yes()
-    return no("git reflog expire/delete change the repository")
-
-
-def _git_submodule(args: Sequence[str]) -> Verdict:
-    return yes() if args and args[0] == "status" else no("only git submodule status is read-only")
-
-
-GIT_LISTING: Mapping[str, Callable[[Sequence[str]], Verdict]] = MappingProxyType(
-    {
-        "branch": _git_branch,
-        "tag": _git_tag,
-        "remote": _git_remote,
-        "config": _git_config,
-        "stash": _git_stash,
-        "worktree": _git_worktree,
-        "reflog": _git_reflog,
-        "submodule": _git_submodule,
-    }
-)
-
-
-def _git_checker(args: Sequence[str], ctx: Context) -> Verdict:
-    try:
-        return _git(args, ctx)
-    except UnsafeError as exc:
-        return no(f"git: {exc}")
-
-
-PLAIN_READERS = tuple(
-    [
-        "cat",
-        "tac",
-        "nl",
-        "od",
-        "hexdump",
-        "strings",
-        "cksum",
-        "sum",
-        "md5sum",
-        "sha1sum",
-        "sha224sum",
-        "sha256sum",
-        "sha384sum",
-        "sha512sum",
-        "b2sum",
-        "stat",
-        "rev",
-        "fold",
-        "expand",
-        "unexpand",
-        "fmt",
-        "column",
-        "cut",
-        "paste",
-        "comm",
-        "join",
-        "cmp",
-        "wc",
-        "look",
-    ]
-)
 
 NO_PATH_COMMANDS = tuple(
     [
@@ -977,7 +893,6 @@ NO_PATH_COMMANDS = tuple(
         "groups",
         "uptime",
         "free",
-        "printenv",
         "seq",
         "sleep",
         "basename",
@@ -989,10 +904,7 @@ NO_PATH_COMMANDS = tuple(
         "realpath",
         "readlink",
         "logname",
-        "users",
-        "who",
         "getconf",
-        "ps",
         "cal",
         "lsb_release",
         "df",
@@ -1005,11 +917,13 @@ NO_PATH_COMMANDS = tuple(
         "wait",
     ]
 )
+"""Commands that read no file contents and print nothing secret whatever their arguments."""
 
 CHECKERS: Mapping[str, Checker] = MappingProxyType(
     {
-        **{name: _reader() for name in PLAIN_READERS},
+        **{name: _reader(table) for name, table in READER_TABLES.items()},
         **{name: _any_args for name in NO_PATH_COMMANDS},
+        "strings": _strings,
         "echo": _any_args,
         "printf": _printf,
         "test": _test,
@@ -1018,11 +932,15 @@ CHECKERS: Mapping[str, Checker] = MappingProxyType(
         "date": _date,
         "hostname": _hostname,
         "set": _set,
+        "printenv": _refuse(f"printenv {ENV_DUMP}"),
         "cd": _cd,
         "pushd": _cd,
         "popd": _cd,
-        "head": _head_tail,
-        "tail": _head_tail,
+        "who": _who,
+        "users": _users,
+        "ps": _ps,
+        "head": _head_tail(HEAD_TABLE),
+        "tail": _head_tail(TAIL_TABLE),
         "ls": _ls,
         "dir": _ls,
         "vdir": _ls,
@@ -1046,11 +964,29 @@ CHECKERS: Mapping[str, Checker] = MappingProxyType(
         "tree": _tree,
         "file": _file,
         "jq": _jq,
-        "git": _git_checker,
-        "timeout": _wrapper(opts("-s --signal -k --kill-after"), skip=1, name="timeout"),
-        "nice": _wrapper(opts("-n --adjustment"), name="nice"),
-        "time": _wrapper(opts("-f --format -o --output"), name="time"),
-        "stdbuf": _wrapper(opts("-i -o -e --input --output --error"), name="stdbuf"),
+        "git": check_git,
+        "timeout": _wrapper(
+            opts(
+                flags="-f --foreground -p --preserve-status -v --verbose",
+                with_arg="-s --signal -k --kill-after",
+                posix=True,
+            ),
+            skip=1,
+            name="timeout",
+        ),
+        "nice": _wrapper(opts(with_arg="-n --adjustment", posix=True, numeric=True), name="nice"),
+        "time": _wrapper(
+            opts(
+                flags="-p --portability -q --quiet -v --verbose -V",
+                with_arg="-f --format",
+                unsafe="-o --output -a --append",
+                posix=True,
+            ),
+            name="time",
+        ),
+        "stdbuf": _wrapper(
+            opts(with_arg="-i -o -e --input --output --error", posix=True), name="stdbuf"
+        ),
         "env": _env,
         "command": _command,
         "xargs": _xargs,
@@ -1064,7 +1000,7 @@ CHECKERS: Mapping[str, Checker] = MappingProxyType(
         "pip3": _version_only("--version", "-V", "list", "freeze"),
         "cargo": _version_only("--version", "-V"),
         "rustc": _version_only("--version", "-V"),
-        "go": _version_only("version", "env"),
+        "go": _version_only("version"),
         "java": _version_only("-version", "--version"),
         "gcc": _version_only("--version"),
         "clang": _version_only("--version"),

@@ -266,13 +266,48 @@ def split_rule(text: str) -> tuple[str, str | None]:
         raise RuleSyntaxError(f"malformed permission rule (missing ')'): {text!r}")
     if not _TOOL_NAME.fullmatch(name):
         raise RuleSyntaxError(f"malformed permission rule: {name!r} is not a tool name in {text!r}")
-    return name, rest[:-1]
+    specifier = rest[:-1]
+    if not _balanced(specifier):
+        # ``Bash(rm:*))`` is a typo, not a rule about commands ending in ")".
+        raise RuleSyntaxError(f"malformed permission rule (unbalanced parentheses): {text!r}")
+    return name, specifier
+
+
+def _balanced(text: str) -> bool:
+    """Whether parentheses outside quotes and backslash escapes are balanced."""
+    depth = 0
+    quote: str | None = None
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote is not None:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                return False
+        i += 1
+    return depth == 0
 
 
 def parse_rule(text: str, *, behavior: RuleBehavior, origin: RuleOrigin) -> Rule:
     """Parse one rule string. Raises :class:`RuleSyntaxError` (naming the rule) for text that
     is not rule grammar or a specifier the tool does not understand."""
     name, specifier = split_rule(text)
+    close = _case_variant(name)
+    if close is not None:
+        raise RuleSyntaxError(
+            f"malformed permission rule {text.strip()!r}: tool names are case-sensitive and "
+            f"{name!r} is not one (did you mean {close}?)"
+        )
     base = dict(text=text.strip(), tool=name, behavior=behavior, origin=origin)
     if name.startswith("mcp__"):
         if specifier is not None:
@@ -384,13 +419,21 @@ def parse_rules(
     return tuple(parse_rule(t, behavior=behavior, origin=origin) for t in texts if t.strip())
 
 
+def _case_variant(name: str) -> str | None:
+    """The known tool ``name`` spells with a different case or width (``bash`` → ``Bash``)."""
+    if name in KNOWN_TOOLS or name.startswith("mcp__"):
+        return None
+    if fold(name).startswith("mcp__"):
+        return "mcp__" + name[len("mcp__") :]
+    return next((k for k in sorted(KNOWN_TOOLS) if fold(k) == fold(name)), None)
+
+
 def unknown_tool_warning(rule: Rule) -> str | None:
-    """A warning for a rule naming a tool nobody knows (probably a typo), or ``None``."""
+    """A warning for a rule naming a tool nobody knows (probably a typo), or ``None``. (A
+    known tool spelt with another case is a :class:`RuleSyntaxError` in :func:`parse_rule`.)"""
     if rule.kind == "mcp" or rule.tool in KNOWN_TOOLS:
         return None
-    close = [k for k in KNOWN_TOOLS if fold(k) == fold(rule.tool)]
-    hint = f" (did you mean {close[0]}?)" if close else ""
-    return f"{rule.tool!r} is not a known tool name{hint}; the rule {rule.text!r} matches nothing"
+    return f"{rule.tool!r} is not a known tool name; the rule {rule.text!r} matches nothing"
 
 
 def quote_words(words: Sequence[str]) -> str:

@@ -68,12 +68,14 @@ _ARITH_OPS = re.compile(r"-(eq|ne|lt|le|gt|ge)\b")
 class Word:
     """One shell word. ``value`` is its literal text after quote removal and ``~`` expansion,
     or ``None`` when it is dynamic; ``glob`` says it has unquoted ``*``/``?`` (``value`` then
-    holds the pattern); ``source`` is the text as written; ``why`` says why it is dynamic."""
+    holds the pattern); ``source`` is the text as written; ``why`` says why it is dynamic;
+    ``variables`` names the shell variables it expands (outside nested substitutions)."""
 
     value: str | None
     source: str
     glob: bool = False
     why: str | None = None
+    variables: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,12 +83,14 @@ class Redirect:
     """One redirection: ``op`` (``>``, ``>>``, ``>|``, ``&>``, ``&>>``, ``<``, ``<<<``, ``<<``,
     ``>&``, ``<&``, ``<>``), the ``fd`` it applies to (if written) and its ``target`` word
     (``None`` for here-documents). ``cwd`` is the directory it is resolved in (``None``:
-    unknown)."""
+    unknown). ``variables`` names the shell variables an unquoted here-document or a
+    here-string expands."""
 
     op: str
     target: Word | None
     fd: str | None
     cwd: Path | None
+    variables: tuple[str, ...] = ()
 
     @property
     def writes(self) -> bool:
@@ -489,6 +493,7 @@ class _Walker:
         fd: str | None = None
         target: Word | None = None
         heredoc_quoted = False
+        variables: list[str] = []
         for index, child in enumerate(node.children):
             name = node.field_name_for_child(index)
             if child.type == "file_descriptor":
@@ -501,6 +506,7 @@ class _Walker:
                 self.redirect(child, state, depth=depth, record=True)
             elif child.type == "heredoc_body":
                 if not heredoc_quoted:
+                    variables.extend(self.variables(child))
                     for part in _outer(child):
                         if part.type in ("command_substitution", "process_substitution"):
                             self.substitution(part, state, depth=depth)
@@ -514,7 +520,11 @@ class _Walker:
             op = "<<"
         elif node.type == "herestring_redirect":
             op = "<<<"
-        redirect = Redirect(op=op, target=target, fd=fd, cwd=state.cwd)
+        if target is not None:
+            variables.extend(target.variables)
+        redirect = Redirect(
+            op=op, target=target, fd=fd, cwd=state.cwd, variables=tuple(dict.fromkeys(variables))
+        )
         if record:
             self.out.redirects.append(redirect)
         return redirect
@@ -600,9 +610,26 @@ class _Walker:
                 value = str(self.az.home) + (sep + rest if sep else "")
             else:
                 why.append("~user expansion")
+        variables = self.variables(node)
         if why:
-            return Word(value=None, source=source, glob=glob, why=why[0])
-        return Word(value=value, source=source, glob=glob)
+            return Word(value=None, source=source, glob=glob, why=why[0], variables=variables)
+        return Word(value=value, source=source, glob=glob, variables=variables)
+
+    def variables(self, node: Node) -> tuple[str, ...]:
+        """Names of the variables ``node`` expands (``$x``, ``${x}``, ``${x:-y}``...), not
+        counting nested command substitutions (their commands are judged on their own)."""
+        names: list[str] = []
+        if node.type in ("command_substitution", "process_substitution"):
+            return ()
+        for child in [node, *_outer(node)]:
+            parent = child.parent
+            if (
+                child.type in ("variable_name", "special_variable_name")
+                and parent is not None
+                and parent.type in ("simple_expansion", "expansion", "subscript")
+            ):
+                names.append(self.text(child))
+        return tuple(dict.fromkeys(names))
 
     def pieces(self, node: Node) -> Iterator[tuple[str, str]]:
         """Yield ``("literal", text)``, ``("unquoted", raw)`` or ``("dynamic", why)``."""

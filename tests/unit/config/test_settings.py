@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.config.diagnostics import problems_to_diagnostics
-from lsp_agent.config.jsonpos import parse_json, position
+from lsp_agent.config.jsonpos import parse_document, parse_json, position
 from lsp_agent.config.loader import managed_settings_path
 from lsp_agent.config.persist import add_permission_rules
 from lsp_agent.config.store import SettingsStore
@@ -125,8 +125,11 @@ def test_a_broken_file_keeps_its_last_good_version(env: Env) -> None:
     assert bash(e, "rm -rf x") == "ask"
 
 
-def test_bad_rules_are_ignored_with_a_diagnostic_on_their_exact_range(env: Env) -> None:
-    text = '{"permissions": {"allow": ["Bash(make)", "Bash(npm test", "Foo(bar)", 7, "bash"]}}'
+def test_bad_allow_rules_are_ignored_with_a_diagnostic_on_their_exact_range(env: Env) -> None:
+    text = (
+        '{"permissions": {"allow": ["Bash(make)", "Bash(npm test", "Foo(bar)", 7, "bash", '
+        '"Frobnicate", "Bash(ls:*)) "]}}'
+    )
     write(env.project, text)
     store = env.store()
     problems = [p for p in store.loaded.problems if p.path == env.project]
@@ -134,14 +137,193 @@ def test_bad_rules_are_ignored_with_a_diagnostic_on_their_exact_range(env: Env) 
     assert any("Bash(npm test" in m and "ignored" in m for m in messages)
     assert any("Foo(bar)" in m for m in messages)
     assert any("must be a string" in m for m in messages)
+    case = next(p for p in problems if "case-sensitive" in p.message)
+    assert case.severity == "error" and "did you mean Bash" in case.message
     warning = next(p for p in problems if "not a known tool" in p.message)
-    assert warning.severity == "warning" and "did you mean Bash" in warning.message
+    assert warning.severity == "warning" and "Frobnicate" in warning.message
+    junk = next(p for p in problems if "unbalanced" in p.message)
+    start = text.index('"Bash(ls:*)) "')
+    assert junk.start == (0, start) and junk.end == (0, start + len('"Bash(ls:*)) "'))
     bad = next(p for p in problems if "Bash(npm test" in p.message)
     start = text.index('"Bash(npm test"')
     assert bad.start == (0, start) and bad.end == (0, start + len('"Bash(npm test"'))
+    # A bad allow entry only loses a permission: the file is not degraded.
+    assert not any("asking before every change" in m for m in messages)
     e = env.engine(store)
     assert bash(e, "make") == "allow"
     assert bash(e, "npm test") == "ask"
+    assert env.engine(store, mode="bypassPermissions").effective_mode() == "bypassPermissions"
+
+
+BAD_RESTRICTING_ENTRIES = [
+    '"Bash(rm:*"',
+    '"bash(rm:*)"',
+    '["Bash(rm:*)"]',
+    '"Bash(rm:*)) "',
+    "null",
+    '{"rule": "Bash(rm:*)"}',
+    '"Bash(rm:*)) Bash(curl:*)"',
+]
+
+
+@pytest.mark.parametrize("behavior", ["deny", "ask"])
+@pytest.mark.parametrize("entry", BAD_RESTRICTING_ENTRIES)
+def test_a_bad_deny_or_ask_entry_fails_closed_and_is_reported_on_its_range(
+    env: Env, entry: str, behavior: str
+) -> None:
+    text = '{"permissions": {"allow": ["Bash"], "B": ["Bash(curl:*)", E]}}'
+    text = text.replace('"B"', f'"{behavior}"').replace("E]", f"{entry}]")
+    write(env.user, text)
+    store = env.store()
+    problems = [p for p in store.loaded.problems if p.path == env.user]
+    error = next(p for p in problems if p.severity == "error")
+    start = text.index(entry, text.index(f'"{behavior}"'))
+    assert (error.start, error.end) == ((0, start), (0, start + len(entry))), error
+    assert "fail closed" in error.message
+    assert any("asking before every change" in p.message for p in problems)
+    for mode in ("default", "bypassPermissions"):
+        e = env.engine(store, mode=mode)
+        assert e.effective_mode() == "default"
+        assert bash(e, "rm victim.txt") == "ask"
+        # The file's readable restrictions stay in force; its allow rule does not apply.
+        assert bash(e, "curl x") == ("deny" if behavior == "deny" else "ask")
+        inside = e.roots[0] / "README.md"
+        read = e.decide(tool="Read", read_only=True, kind="read", paths=(inside,), raw_input={})
+        assert read.behavior == "allow"
+
+
+async def test_a_broken_deny_rule_never_lets_the_command_run(env: Env) -> None:
+    """Real tool calls through the executor: with a malformed deny entry and ``allow: ["Bash"]``
+    (or bypassPermissions) the victim survives; with the file fixed to allow it, it does not
+    (so the survival means something)."""
+    from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
+    from lsp_agent.model.types import ToolUseBlock
+    from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
+    from lsp_agent.tools.base import ReadState, ToolContext
+    from lsp_agent.tools.registry import default_tools
+    from lsp_agent.workspace.disk_host import DiskHost
+    from lsp_agent.workspace.workspace import Workspace
+
+    async def decline(request: PermissionRequest) -> PermissionResponse:
+        return PermissionResponse(outcome="selected", option_id="reject_once")
+
+    victim = env.cwd / "victim.txt"
+
+    async def run_rm(store: SettingsStore, mode: PermissionMode) -> bool:
+        victim.write_text("precious\n")
+        host = DiskHost(permission_handler=decline)
+        executor_env = ExecutorEnv(
+            session_id="s",
+            tools=default_tools(),
+            permissions=env.engine(store, mode=mode),
+            host=host,
+            context=ToolContext(
+                session_id="s",
+                cwd=env.cwd,
+                roots=(env.cwd,),
+                workspace=Workspace(host=host, roots=(env.cwd,)),
+                read_state=ReadState(),
+            ),
+            emit=lambda _update: None,
+        )
+        await execute_tool_uses(
+            [ToolUseBlock(id="t", name="Bash", input={"command": "rm victim.txt"})],
+            env=executor_env,
+            results={},
+        )
+        return victim.exists()
+
+    for entry in BAD_RESTRICTING_ENTRIES[:4]:
+        write(env.user, '{"permissions": {"allow": ["Bash"], "deny": [E]}}'.replace("E", entry))
+        assert await run_rm(env.store(), "default"), entry
+        write(env.user, '{"permissions": {"deny": [E]}}'.replace("E", entry))
+        assert await run_rm(env.store(), "bypassPermissions"), entry
+    write(env.user, {"permissions": {"allow": ["Bash"]}})
+    assert not await run_rm(env.store(), "default")
+
+
+def test_a_broken_deny_entry_keeps_the_last_good_restrictions_only(env: Env) -> None:
+    write(env.project, {"permissions": {"deny": ["Bash(git push:*)"], "allow": ["Bash(make)"]}})
+    store = env.store()
+    e = env.engine(store)
+    assert bash(e, "make") == "allow"
+    write(env.project, {"permissions": {"deny": ["Bash(rm:*"], "allow": ["Bash(make)"]}})
+    store.reload()
+    assert bash(e, "git push origin main") == "deny"  # from the last good version
+    assert bash(e, "make") == "ask"  # grants of a broken file do not apply
+    assert env.engine(store, mode="bypassPermissions").effective_mode() == "default"
+
+
+def test_duplicate_keys_are_errors_and_fail_closed(env: Env) -> None:
+    text = '{"permissions": {"deny": ["Bash(rm:*)"]},\n "permissions": {"allow": ["Bash"]}}'
+    write(env.project, text)
+    store = env.store()
+    (error,) = [p for p in store.loaded.problems if p.severity == "error"]
+    start = text.rindex('"permissions"')
+    assert error.start == (1, 1) and error.end == (1, 1 + len('"permissions"'))
+    assert text.index('"permissions"') < start and "line 1" in error.message
+    assert "duplicate key 'permissions'" in error.message
+    e = env.engine(store, mode="bypassPermissions")
+    assert e.effective_mode() == "default"
+    assert bash(e, "rm -rf x") == "ask"
+    nested = '{"permissions": {"deny": ["Bash(rm:*)"], "deny": []}}'
+    write(env.project, nested)
+    (error,) = [p for p in store.reload().problems if p.severity == "error"]
+    assert error.start == (0, nested.rindex('"deny"'))
+    assert bash(env.engine(store), "rm -rf x") == "ask"
+
+
+@pytest.mark.parametrize(
+    ("text", "fails_closed"),
+    [
+        ('{"permissions": {"deny": null}}', True),
+        ('{"permissions": {"ask": null}}', True),
+        ('{"permissions": null}', True),
+        ('{"permissions": {"Deny": ["Bash(rm:*)"]}}', True),
+        ('{"Permissions": {"deny": ["Bash(rm:*)"]}}', True),
+        ('{"permissions": {"allow": null}}', False),
+        ('{"permissions": {"Allow": ["Bash"]}}', False),
+    ],
+)
+def test_null_lists_and_misspelt_keys_are_reported(env: Env, text: str, fails_closed: bool) -> None:
+    write(env.user, {"permissions": {"allow": ["Bash(make)"]}})
+    write(env.project, text)
+    store = env.store()
+    errors = [p for p in store.loaded.problems if p.path == env.project and p.severity == "error"]
+    assert errors, text
+    e = env.engine(store)
+    assert bash(e, "make") == ("ask" if fails_closed else "allow")
+    assert bash(e, "rm x") == "ask"
+
+
+def test_unknown_permission_keys_get_a_warning(env: Env) -> None:
+    write(env.project, {"permissions": {"allow": ["Bash(make)"], "denyy": ["Bash(rm:*)"]}})
+    store = env.store()
+    (problem,) = store.loaded.problems
+    assert problem.severity == "warning" and "denyy" in problem.message
+
+
+def test_an_empty_settings_file_is_a_warning_and_reads_as_empty(env: Env) -> None:
+    write(env.user, {"permissions": {"allow": ["Bash(make)"]}})
+    write(env.project, "  \n")
+    store = env.store()
+    (problem,) = store.loaded.problems
+    assert problem.path == env.project and problem.severity == "warning"
+    assert "empty" in problem.message
+    e = env.engine(store, mode="bypassPermissions")
+    assert e.effective_mode() == "bypassPermissions"
+    assert bash(env.engine(store), "make") == "allow"
+
+
+def test_switches_are_strict_booleans(env: Env) -> None:
+    write(env.managed, {"disableAllHooks": "no", "allowManagedHooksOnly": 0})
+    write(env.user, {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}})
+    store = env.store()
+    messages = [p.message for p in store.loaded.problems]
+    assert any("disableAllHooks must be true or false" in m for m in messages)
+    assert any("allowManagedHooksOnly must be true or false" in m for m in messages)
+    # A malformed switch restricts ("no" is not read as false).
+    assert store.loaded.hooks() == {}
 
 
 def test_malformed_deny_list_never_widens(env: Env) -> None:
@@ -177,12 +359,16 @@ def test_untrusted_workspace_ignores_repository_settings_with_a_notice(env: Env)
 
 
 def test_editor_settings_layer_and_its_problems(env: Env) -> None:
-    store = env.store(lsp_settings={"permissions": {"allow": ["Bash(make)"], "ask": ["Bash(oops"]}})
+    store = env.store(lsp_settings={"permissions": {"allow": ["Bash(make)", "Bash(oops"]}})
     (problem,) = store.loaded.problems
     assert problem.path is None and "Bash(oops" in problem.message
     assert bash(env.engine(store), "make") == "allow"
     store.set_lsp_settings({"permissions": {"deny": ["Bash(make)"]}})
     assert bash(env.engine(store), "make") == "deny"
+    # A bad ask entry from the editor fails closed too.
+    store.set_lsp_settings({"permissions": {"allow": ["Bash(make)"], "ask": ["Bash(oops"]}})
+    assert bash(env.engine(store), "make") == "ask"
+    assert env.engine(store, mode="bypassPermissions").effective_mode() == "default"
 
 
 def test_hooks_config_validation_and_managed_switches(env: Env) -> None:
@@ -329,6 +515,16 @@ def test_json_positions() -> None:
     span = spans[("a", 1, "b")]
     assert position(text, span.start) == (2, 8)
     assert position(text, span.key_start or 0) == (2, 3)
+
+
+def test_duplicate_keys_are_found_at_every_depth() -> None:
+    text = '{"a": {"x": 1, "x": {"y": 1, "y": 2}}, "b": [{"k": 1, "k": 2}], "c": 1}'
+    document = parse_document(text)
+    assert document.value["a"]["x"] == {"y": 2}
+    assert [path for path, _ in document.duplicates] == [("a", "x"), ("a", "x", "y"), ("b", 0, "k")]
+    (_, first_x) = next(d for d in document.duplicates if d[0] == ("a", "x"))
+    assert first_x.key_start == text.index('"x"')
+    assert parse_document('{"a": 1}').duplicates == ()
 
 
 def test_managed_path_per_platform() -> None:

@@ -49,6 +49,8 @@ def make_layout(base: Path) -> Layout:
         root / "docs",
         root / "sub" / "deep",
         root / "dash",
+        root / "cmp" / "a",
+        root / "cmp" / "b" / "s",
         home / ".ssh",
         outside,
         evil,
@@ -68,6 +70,7 @@ def make_layout(base: Path) -> Layout:
         root / "sub" / "deep" / "x.txt": "deep\n",
         root / "dash" / "-rf": "",
         root / "dash" / "keep.txt": "keep\n",
+        root / "cmp" / "b" / "s" / "secret.txt": "",
         home / ".ssh" / "id_rsa": "PRIVATE\n",
         home / ".bashrc": "# rc\n",
         home / "notes.txt": "home notes\n",
@@ -76,7 +79,13 @@ def make_layout(base: Path) -> Layout:
     }
     for path, text in files.items():
         path.write_text(text)
-    links = {root / "link-out": outside, root / "link-in": root / "src", root / "link-home": home}
+    links = {
+        root / "link-out": outside,
+        root / "link-in": root / "src",
+        root / "link-home": home,
+        # ``diff -r cmp/a cmp/b`` follows this link and prints the outside file.
+        root / "cmp" / "a" / "s": outside,
+    }
     for link, target in links.items():
         if not link.is_symlink():
             link.symlink_to(target)

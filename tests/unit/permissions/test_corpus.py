@@ -5,7 +5,8 @@ expected as ask or deny is then run as a real tool call (real BashTool/EditTool/
 ReadTool, the executor, a DiskHost whose prompts are declined) and must leave no trace: the
 sentinel file is not created, the victim file is unchanged (``test_refused_call_has_no_effect``).
 ``test_sentinels_are_real`` runs the same Bash commands directly and shows they *do* have the
-effect, so the absence above means something. The benign corpus must be allowed without asking.
+effect (create the sentinel, change the victim, or print the secret text), so the absence above
+means something. The benign corpus must be allowed without asking.
 """
 
 from __future__ import annotations
@@ -34,6 +35,15 @@ from tests.unit.permissions.corpus import BENIGN, CORPUS, Case
 log = logging.getLogger(__name__)
 
 FILE_TOOLS = {"Read": (True, "read"), "Edit": (False, "edit"), "Write": (False, "edit")}
+
+SECRET_TEXT = "outside secret"
+"""The content of the layout's outside file, and of ``CORPUS_SECRET_TOKEN`` (set below)."""
+
+
+@pytest.fixture(autouse=True)
+def secret_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A secret in the environment that commands inherit (as an API key would be)."""
+    monkeypatch.setenv("CORPUS_SECRET_TOKEN", SECRET_TEXT)
 
 
 def sentinel_for(layout: Layout, case: Case) -> Path:
@@ -154,8 +164,7 @@ async def test_refused_call_has_no_effect(layout: Layout, case: Case) -> None:
         assert victim.read_text() == VICTIM_TEXT, "the refused call changed the victim"
         if target is not None and not existed:
             assert not target.exists(), "the refused call created its file"
-        if case.tool == "Read":
-            assert "outside secret" not in str(result.content)
+        assert SECRET_TEXT not in str(result.content), "the refused call leaked the secret"
     finally:
         victim.write_text(VICTIM_TEXT)
         sentinel.unlink(missing_ok=True)
@@ -166,7 +175,8 @@ EFFECTFUL_BASH = [c for c in REFUSED if c.tool == "Bash" and c.effect != "none"]
 
 @pytest.mark.parametrize("case", EFFECTFUL_BASH, ids=lambda c: c.id)
 async def test_sentinels_are_real(layout: Layout, case: Case) -> None:
-    """The same commands, run without the gate, do create the sentinel / change the victim."""
+    """The same commands, run without the gate, do create the sentinel, change the victim or
+    print the secret."""
     from lsp_agent.tools.bash import BashInput, BashTool
 
     sentinel = sentinel_for(layout, case)
@@ -183,9 +193,11 @@ async def test_sentinels_are_real(layout: Layout, case: Case) -> None:
     )
     inp = BashInput(command=filled_input(layout, case)["command"], timeout=20_000)
     try:
-        await tool.call(inp, await tool.prepare(inp, ctx), ctx)
+        output = await tool.call(inp, await tool.prepare(inp, ctx), ctx)
         if case.effect == "sentinel":
             assert sentinel.exists(), f"{case.id}: the command does not create the sentinel"
+        elif case.effect == "leak":
+            assert SECRET_TEXT in output.text, f"{case.id}: the command does not leak: {output}"
         else:
             assert not victim.exists() or victim.read_text() != VICTIM_TEXT
     finally:

@@ -95,6 +95,15 @@ def test_cli_deny_beats_cli_allow_and_bypass(tmp_path: Path) -> None:
         "mcp__(x)",
         "Read(~user/x)",
         "Bash(a*b:*)",
+        # Typos that used to parse as rules matching nothing:
+        "Bash(rm:*)) ",
+        "Bash(rm:*))",
+        "Bash((rm:*)",
+        "bash(rm:*)",
+        "bash",
+        "BASH(rm:*)",
+        "edit",
+        "MCP__github",
     ],
 )
 def test_malformed_rules_are_rejected_with_their_text(bad: str) -> None:
@@ -239,3 +248,108 @@ def test_settings_json_shapes_are_stable() -> None:
     )
     assert answer.scope == "project"
     json.dumps(wire)
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [("bash(rm:*)", "Bash"), ("read(.env)", "Read"), ("webfetch", "WebFetch")],
+)
+def test_tool_names_are_case_sensitive_with_a_hint(text: str, hint: str) -> None:
+    with pytest.raises(RuleSyntaxError, match=f"case-sensitive.*did you mean {hint}"):
+        parse_rules([text])
+
+
+@pytest.mark.parametrize(
+    "good", ['Bash(echo "(")', "Bash(echo \\))", "Bash(f (x))", "Read(src/(a)/**)"]
+)
+def test_quoted_or_balanced_parentheses_are_fine(good: str) -> None:
+    (rule,) = parse_rules([good])
+    assert rule.tool in ("Bash", "Read")
+
+
+def kinds(e: PermissionEngine, command: str) -> set[str]:
+    decision = e.decide(
+        tool="Bash", read_only=False, kind="execute", paths=(), raw_input={"command": command}
+    )
+    assert decision.behavior == "ask", decision
+    return {o.kind for o in decision.prompt_options()}
+
+
+def test_always_answers_are_offered_only_with_the_rules_they_save(tmp_path: Path) -> None:
+    e = engine(tmp_path)
+    assert kinds(e, "make") == {"allow_once", "allow_always", "reject_once", "reject_always"}
+    # Unanalysable (a carriage return between words): no rule could be shown, so no "always".
+    assert kinds(e, "ls\r rm -rf x") == {"allow_once", "reject_once"}
+    # A read-only command reading outside the roots has no Bash rule to suggest either; an
+    # "always allow" here used to save the bare rule ``Bash`` (every command).
+    assert kinds(e, "cat /etc/passwd") == {"allow_once", "reject_once"}
+    origin = RuleOrigin(source="managed", settings_root=Path("/"), cwd=tmp_path, home=tmp_path)
+    ask = parse_rule("Bash(make:*)", behavior="ask", origin=origin)
+    asked = engine(tmp_path, policy=lambda: Policy(rules=(ask,)))
+    assert kinds(asked, "make") == {"allow_once", "reject_once", "reject_always"}
+
+
+def test_remember_never_makes_up_a_tool_wide_rule(tmp_path: Path) -> None:
+    saved: list[object] = []
+    e = engine(tmp_path, persist=lambda *args: saved.append(args))
+    for command in ("ls\r rm -rf x", "cat /etc/passwd"):
+        assert e.suggest(tool="Bash", raw_input={"command": command}) == ()
+        assert (
+            e.remember(tool="Bash", raw_input={"command": command}, allow=False, scope="user") == ()
+        )
+    assert e.session_rules == [] and saved == []
+    assert decide(e, "Bash", command="ls") == "allow"
+
+
+async def test_an_unanalysable_command_offers_no_always_through_the_executor(
+    tmp_path: Path,
+) -> None:
+    """The request the user sees has no "always" option without suggested rules, and an
+    "always reject" sent anyway counts as a plain reject that saves nothing."""
+    from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
+    from lsp_agent.model.types import ToolUseBlock
+    from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
+    from lsp_agent.tools.base import ReadState, ToolContext
+    from lsp_agent.tools.registry import default_tools
+    from lsp_agent.workspace.disk_host import DiskHost
+    from lsp_agent.workspace.workspace import Workspace
+
+    saved: list[object] = []
+    e = engine(tmp_path, persist=lambda *args: saved.append(args))
+    root = e.roots[0]
+    requests: list[PermissionRequest] = []
+
+    async def always_reject(request: PermissionRequest) -> PermissionResponse:
+        requests.append(request)
+        return PermissionResponse(outcome="selected", option_id="reject_always", scope="user")
+
+    host = DiskHost(permission_handler=always_reject)
+    env = ExecutorEnv(
+        session_id="s",
+        tools=default_tools(),
+        permissions=e,
+        host=host,
+        context=ToolContext(
+            session_id="s",
+            cwd=root,
+            roots=(root,),
+            workspace=Workspace(host=host, roots=(root,)),
+            read_state=ReadState(),
+        ),
+        emit=lambda _update: None,
+    )
+    for index, command in enumerate(["touch a\r b", "make -n"]):
+        await execute_tool_uses(
+            [ToolUseBlock(id=f"t{index}", name="Bash", input={"command": command})],
+            env=env,
+            results={},
+        )
+    unanalysable, plain = requests
+    assert unanalysable.suggested_rules == ()
+    assert {o.kind for o in unanalysable.options} == {"allow_once", "reject_once"}
+    assert plain.suggested_rules == ("Bash(make -n)",)
+    assert "reject_always" in {o.kind for o in plain.options}
+    # Only the rule that was shown was saved.
+    assert [r.text for r in e.session_rules] == ["Bash(make -n)"]
+    assert saved == [("user", "deny", ["Bash(make -n)"])]
+    assert decide(e, "Bash", command="ls") == "allow"
