@@ -133,6 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
         "trusts its directory)",
     )
     run.add_argument(
+        "--diagnostics",
+        metavar="FILE",
+        help="verify the run's edits with the language servers configured in FILE (JSON: "
+        "the diagnostics settings, e.g. a managed `ruff server`); after each edit the model "
+        "sees the diagnostics of the exact text it wrote (docs/verification.md)",
+    )
+    run.add_argument(
         "--allowedTools",
         "--allowed-tools",
         dest="allowed_tools",
@@ -307,13 +314,18 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _settings_file(value: str | None) -> Path | None:
     """``--settings FILE`` as an absolute path; raises :class:`UsageError` if it is missing."""
+    return _existing_file(value, flag="--settings")
+
+
+def _existing_file(value: str | None, *, flag: str) -> Path | None:
+    """``flag FILE`` as an absolute path; raises :class:`UsageError` if it is missing."""
     from pathlib import Path
 
     if value is None:
         return None
     path = Path(value).expanduser().resolve()
     if not path.is_file():
-        raise UsageError(f"--settings {value!r}: no such file")
+        raise UsageError(f"{flag} {value!r}: no such file")
     return path
 
 
@@ -347,6 +359,7 @@ def _run(args: argparse.Namespace) -> int:
         cwd=cwd,
         verbose=args.verbose,
         settings_file=_settings_file(args.settings),
+        diagnostics_file=_existing_file(args.diagnostics, flag="--diagnostics"),
     )
     return run_headless(options)
 

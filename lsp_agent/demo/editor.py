@@ -100,6 +100,8 @@ class Editor:
     """The editor side of the demo: buffers and the handlers of server-to-client messages.
 
     ``root`` is the project directory (absolute). ``approve`` decides permission prompts.
+    ``on_verification`` receives every verification verdict the server reports
+    (``rawOutput.verification`` of a ``tool_call_update``).
     Every handler runs on the client's event loop (single writer of :attr:`buffers`).
     """
 
@@ -110,11 +112,13 @@ class Editor:
         root: Path,
         transcript: Transcript,
         approve: Approver,
+        on_verification: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.client = client
         self.root = root
         self.transcript = transcript
         self.approve = approve
+        self.on_verification = on_verification
         self.buffers: dict[str, Buffer] = {}
         self.permission_requests: list[dict[str, Any]] = []
         self.applied_edits = 0
@@ -205,7 +209,11 @@ class Editor:
         @_handles(client, methods.SESSION_UPDATE)
         def session_update(params: Any) -> None:
             if isinstance(params, dict) and isinstance(params.get("update"), dict):
-                self.transcript.update(params["update"])
+                update = params["update"]
+                self.transcript.update(update)
+                verification = (update.get("rawOutput") or {}).get("verification")
+                if isinstance(verification, dict) and self.on_verification is not None:
+                    self.on_verification(verification)
 
         @_handles(client, methods.WORKSPACE_DID_CHANGE_FILES)
         def files_changed(params: Any) -> None:
@@ -341,10 +349,20 @@ class Editor:
                 self.transcript.editor(f"reloaded {self.relative(buffer.uri)} from disk")
 
 
-def initialize_params(root: Path, *, permission_mode: str) -> types.InitializeParams:
+def initialize_params(
+    root: Path, *, permission_mode: str, diagnostics: dict[str, Any] | None = None
+) -> types.InitializeParams:
     """``initialize`` params of a VS Code-like client: UTF-16 positions, versioned
     ``documentChanges``, ``showDocument``, and the ``lspAgent`` options (saveDocuments and
-    reloadDocuments implemented; the demo workspace is trusted)."""
+    reloadDocuments implemented; the demo workspace is trusted). ``diagnostics`` becomes
+    ``initializationOptions.lspAgent.diagnostics`` (verification; docs/verification.md)."""
+    options: dict[str, Any] = {
+        "permissionMode": permission_mode,
+        "clientCapabilities": {"saveDocuments": True, "reloadDocuments": True},
+        "trusted": True,
+    }
+    if diagnostics is not None:
+        options["diagnostics"] = diagnostics
     root_uri = uri_for(root)
     return types.InitializeParams(
         process_id=None,
@@ -367,11 +385,5 @@ def initialize_params(root: Path, *, permission_mode: str) -> types.InitializePa
                 show_document=types.ShowDocumentClientCapabilities(support=True),
             ),
         ),
-        initialization_options={
-            "lspAgent": {
-                "permissionMode": permission_mode,
-                "clientCapabilities": {"saveDocuments": True, "reloadDocuments": True},
-                "trusted": True,
-            }
-        },
+        initialization_options={"lspAgent": options},
     )

@@ -189,6 +189,11 @@ class _Demo:
         self.offline = False
         self.rejections = 0
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES_KEPT)
+        self.verdicts: list[dict[str, Any]] = []
+        """``rawOutput.verification`` of every verification the server reported."""
+        self.buggy_version: int | None = None
+        """Editor version of the buggy file's buffer when the turn ended."""
+        transcript.root = root
 
     async def run(self) -> int:
         from lsp_agent.model.scenario import load_scenario
@@ -202,6 +207,19 @@ class _Demo:
             f"project: {self.root} (a copy of the bundled 'inventory' library; "
             + ("kept afterwards)" if kept else "removed afterwards unless --keep)")
         )
+        from lsp_agent.demo.verification import diagnostics_options, find_ruff, scenario_variables
+
+        ruff = find_ruff()
+        if ruff is None:
+            t.warning(
+                f"verification unavailable: no ruff next to {sys.executable} or on PATH, so the "
+                "agent's edits are not checked against diagnostics (pip install ruff); going on"
+            )
+        else:
+            t.info(
+                f"verification: a managed `ruff server` ({ruff}) checks the exact buffer "
+                "version of every edit the agent makes (verify mode: fix)"
+            )
         use_claude = bool(os.environ.get("ANTHROPIC_API_KEY")) and not self.options.offline
         env = dict(os.environ)
         scripted: ScriptedServerThread | None = None
@@ -218,7 +236,11 @@ class _Demo:
             scenario_file = resources.files("lsp_agent.demo").joinpath(SCENARIO_RESOURCE)
             with resources.as_file(scenario_file) as path:
                 scenario = load_scenario(path)
-            scripted = ScriptedServerThread(scenario=scenario, variables={"cwd": str(self.root)})
+            variables = {
+                "cwd": str(self.root),
+                **scenario_variables(buggy_file=BUGGY_FILE, verified=ruff is not None),
+            }
+            scripted = ScriptedServerThread(scenario=scenario, variables=variables)
             env = scripted_env(scripted.start())
         # The agent's Bash tool runs `python -m pytest`: make `python` this interpreter.
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
@@ -226,6 +248,7 @@ class _Demo:
             code = await self._drive(
                 env,
                 timeout_s=(_CLAUDE_PROMPT_TIMEOUT_S if use_claude else _OFFLINE_PROMPT_TIMEOUT_S),
+                diagnostics=diagnostics_options(ruff) if ruff is not None else None,
             )
         finally:
             if scripted is not None:
@@ -248,6 +271,15 @@ class _Demo:
             ok = False
         else:
             t.info("note: the unsaved comment is no longer in the file (the agent changed it)")
+        if ruff is not None:
+            verified = self._verified_line()
+            if verified is not None:
+                t.info(f"✓ {verified}")
+            elif scripted is not None:
+                t.warning("ruff did not verify the version of the file the agent left")
+                ok = False
+            else:
+                t.info("note: ruff did not verify the last version of the file the agent edited")
         if scripted is not None:
             from lsp_agent.model.scripted import summary_problems
 
@@ -266,7 +298,30 @@ class _Demo:
         t.heading("demo failed" + ("" if passed else ": the tests still fail"))
         return ExitCode.ERROR
 
-    async def _drive(self, env: dict[str, str], *, timeout_s: float) -> int | None:
+    def _verified_line(self) -> str | None:
+        """What backs the agent's claim: the last verdict on the buggy file, when it is about
+        the buffer version the turn ended with, complete and without new errors."""
+        path = str(self.root / BUGGY_FILE)
+        for verdict in reversed(self.verdicts):
+            for file in verdict.get("files") or ():
+                if file.get("path") != path:
+                    continue
+                if (
+                    verdict.get("complete")
+                    and verdict.get("newErrors") == 0
+                    and file.get("version") == self.buggy_version
+                    and not file.get("new")
+                ):
+                    return (
+                        f"ruff checked the exact text the agent left in the buffer "
+                        f"({BUGGY_FILE}, version {self.buggy_version}): no new problems"
+                    )
+                return None
+        return None
+
+    async def _drive(
+        self, env: dict[str, str], *, timeout_s: float, diagnostics: dict[str, Any] | None
+    ) -> int | None:
         """Start the server, run the prompt, shut down. Returns an exit code to stop with, or
         ``None`` to go on to the diff and the tests."""
         from lsprotocol import types
@@ -282,7 +337,13 @@ class _Demo:
 
         t = self.transcript
         client = DemoLanguageClient("lsp-agent-demo", __version__, protocol_cls=DemoClientProtocol)
-        editor = Editor(client=client, root=self.root, transcript=t, approve=self._approve)
+        editor = Editor(
+            client=client,
+            root=self.root,
+            transcript=t,
+            approve=self._approve,
+            on_verification=self.verdicts.append,
+        )
         t.heading("starting the language server: lsp-agent serve (stdio)")
         # A session of its own: Ctrl-C reaches only the demo, which cancels the turn cleanly.
         await client.start_io(
@@ -315,7 +376,9 @@ class _Demo:
             try:
                 result = await asyncio.wait_for(
                     client.initialize_async(
-                        initialize_params(self.root, permission_mode="default")
+                        initialize_params(
+                            self.root, permission_mode="default", diagnostics=diagnostics
+                        )
                     ),
                     _INIT_TIMEOUT_S,
                 )
@@ -363,6 +426,7 @@ class _Demo:
             except Exception as exc:
                 raise DemoError(f"the prompt request failed: {exc}{self._stderr_tail()}") from exc
             stop = answer.get("stopReason")
+            self.buggy_version = buggy.version
             t.info(f"\nturn ended: stopReason={stop}")
             if self.interrupted or stop == "cancelled":
                 return ExitCode.INTERRUPTED

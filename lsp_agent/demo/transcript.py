@@ -4,6 +4,7 @@ actions and diffs, written to a text stream (the terminal)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TextIO
 
 _STATUS_MARK = {"completed": "✓", "failed": "✗", "in_progress": "…", "pending": "·"}
@@ -17,9 +18,11 @@ class Transcript:
     fresh line.
     """
 
-    def __init__(self, *, out: TextIO, color: bool) -> None:
+    def __init__(self, *, out: TextIO, color: bool, root: Path | None = None) -> None:
         self._out = out
         self._color = color
+        self.root = root
+        """Paths under it are shown relative to it (the demo project)."""
         self._mid_line = False
         self._titles: dict[str, str] = {}
 
@@ -88,10 +91,67 @@ class Transcript:
         mark = _STATUS_MARK[str(status)]
         code = "32" if status == "completed" else "31"
         self._line(self._style(f"  {mark} {title}", code))
+        verification = (update.get("rawOutput") or {}).get("verification")
+        if isinstance(verification, Mapping):
+            # The verdict of the agent's own check: one line per file and source instead of
+            # the report the model reads.
+            for line in verification_lines(verification, root=self.root):
+                self._line(self._style(f"      {line}", "32" if "clean" in line else "33"))
+            return
         for item in update.get("content") or ():
             if item.get("type") == "content":
                 text = str((item.get("content") or {}).get("text", ""))
                 self.block(_tail(text), indent="      ")
+
+
+def verification_lines(verification: Mapping[str, Any], *, root: Path | None) -> list[str]:
+    """What a verification verdict (``rawOutput.verification``, docs/verification.md) says,
+    per file: the sources that checked it (``ruff: clean for version 3 of
+    inventory/money.py``, ``ruff: 1 new problem for version 3 of app.py`` then each problem),
+    and each source that did not (``mypy: unknown for version 3 of app.py (did not report
+    ...)``). The version is the editor version the agent's edit produced
+    (``the text on disk`` for a file that was not open)."""
+    lines: list[str] = []
+    for file in verification.get("files") or ():
+        if not isinstance(file, Mapping):
+            continue
+        name = _display(str(file.get("path", "?")), root)
+        version = file.get("version")
+        which = f"version {version} of {name}" if version is not None else f"{name} (on disk)"
+        new = [d for d in file.get("new") or () if isinstance(d, Mapping)]
+        uncompared = [d for d in file.get("uncompared") or () if isinstance(d, Mapping)]
+        preexisting = int(file.get("preexisting") or 0)
+        sources = [src for src in file.get("sources") or () if isinstance(src, Mapping)]
+        checked = ", ".join(str(s.get("name")) for s in sources if s.get("status") == "checked")
+        if checked and new:
+            count = f"{len(new)} new problem{'' if len(new) == 1 else 's'}"
+            lines.append(f"{checked}: {count} for {which}")
+        elif checked and uncompared:
+            lines.append(f"{checked}: {len(uncompared)} problems (not compared) for {which}")
+        elif checked and preexisting:
+            lines.append(f"{checked}: no new problems for {which} ({preexisting} pre-existing)")
+        elif checked:
+            lines.append(f"{checked}: clean for {which}")
+        for source in sources:
+            if source.get("status") != "checked":
+                reason = f" ({source['reason']})" if source.get("reason") else ""
+                lines.append(f"{source.get('name', '?')}: unknown for {which}{reason}")
+        for diagnostic in new:
+            code = f" {diagnostic['code']}" if diagnostic.get("code") else ""
+            lines.append(
+                f"  {diagnostic.get('severity', 'error')} {name}:{diagnostic.get('line')}:"
+                f"{diagnostic.get('character')}{code} {diagnostic.get('message', '')}"
+            )
+    return lines
+
+
+def _display(path: str, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return Path(path).relative_to(root).as_posix()
+        except ValueError:
+            pass
+    return path
 
 
 def _tail(text: str) -> str:

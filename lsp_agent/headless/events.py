@@ -47,14 +47,22 @@ class EventStream:
         self.flush()
         if isinstance(update, ToolCall):
             self._tool_names[update.tool_call_id] = update.title
+            if update.kind == "think":
+                # The agent's own checks (the verification verdict) have no tool_use to wait
+                # for: show them as they happen.
+                self._rendered_uses.add(update.tool_call_id)
             self._send(
                 self._progress(update.tool_call_id, status=update.status, title=update.title)
             )
         elif isinstance(update, ToolCallUpdate):
             if update.status is not None or update.title is not None:
-                self._send(
-                    self._progress(update.tool_call_id, status=update.status, title=update.title)
+                event = self._progress(
+                    update.tool_call_id, status=update.status, title=update.title
                 )
+                verification = (update.raw_output or {}).get("verification")
+                if isinstance(verification, dict):
+                    event["verification"] = verification
+                self._send(event)
             elif update.content:
                 text = "".join(
                     item.content.text for item in update.content if item.type == "content"

@@ -22,6 +22,8 @@ class HeadlessOptions:
     ``permissions.defaultMode`` of the settings, else ``default``. ``settings_file`` is
     ``--settings FILE`` (absolute). ``trusted`` says whether the project's own settings and
     hooks apply (a headless run trusts its directory, as Claude Code's ``-p`` does).
+    ``diagnostics_file`` is ``--diagnostics FILE`` (absolute): the diagnostics settings
+    (verification, managed language servers) of the run; ``None``: no verification.
     """
 
     prompt: str
@@ -35,3 +37,4 @@ class HeadlessOptions:
     verbose: bool = False
     settings_file: Path | None = None
     trusted: bool = True
+    diagnostics_file: Path | None = None

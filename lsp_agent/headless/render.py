@@ -9,7 +9,9 @@ The event shapes follow Claude Code's ``-p`` output so tools written for it can 
     messages, ``tool_result`` blocks in user messages).
 ``{"type": "tool_progress", ...}``
     a tool call changed status (``pending``, ``in_progress``, ``completed``, ``failed``) or
-    streamed output; our addition, named like the Agent SDK's tool progress message.
+    streamed output; our addition, named like the Agent SDK's tool progress message. The
+    verification of the run's edits (``--diagnostics``) is a ``verify_…`` call whose completed
+    event carries the verdict as ``verification`` (docs/verification.md).
 ``{"type": "result", "subtype": ..., ...}``
     the last line: see :func:`result_event`.
 

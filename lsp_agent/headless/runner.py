@@ -5,8 +5,10 @@ The session works on the disk through ``DiskHost``; nobody can answer a permissi
 denial tells the model how the user could allow it). Settings come from the usual files
 (managed, ``--settings FILE``, the project's ``.claude/settings*.json`` — the run trusts its
 directory, as Claude Code's ``-p`` does — and ``~/.claude/settings.json``); their problems
-are printed to stderr, their hooks run. SIGINT cancels the turn cleanly (every
-tool_use still gets its tool_result) and the process exits 130; a second SIGINT stops at once.
+are printed to stderr, their hooks run. With ``--diagnostics FILE`` the run verifies its edits
+with managed language servers (:mod:`lsp_agent.headless.diagnostics`). SIGINT cancels the turn
+cleanly (every tool_use still gets its tool_result) and the process exits 130; a second SIGINT
+stops at once.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from lsp_agent.headless.render import init_event, make_renderer, result_event
 
 if TYPE_CHECKING:
     from lsp_agent.config.store import SettingsStore
+    from lsp_agent.headless.diagnostics import HeadlessDiagnostics
+    from lsp_agent.host import Host
     from lsp_agent.model.base import Model
     from lsp_agent.model.types import ModelRequest, ModelStreamEvent
 
@@ -131,11 +135,26 @@ async def _run(
     from lsp_agent.model.anthropic import AnthropicModel, resolve_model_name
     from lsp_agent.permissions.types import PermissionMode
     from lsp_agent.sessions.manager import PromptText, SessionManager
+    from lsp_agent.tools.registry import default_tools
     from lsp_agent.workspace.disk_host import DiskHost
 
     started = time.perf_counter()
     renderer = make_renderer(options.output_format, out=out, err=err, verbose=options.verbose)
     settings = _settings(options, err=err)
+    diagnostics: HeadlessDiagnostics | None = None
+    if options.diagnostics_file is not None:
+        from lsp_agent.headless.diagnostics import (
+            DiagnosticsFileError,
+            HeadlessDiagnostics,
+            load_diagnostics_file,
+        )
+
+        try:
+            verify_settings = load_diagnostics_file(options.diagnostics_file)
+        except DiagnosticsFileError as exc:
+            err.write(f"lsp-agent: error: {exc}\n")
+            return ExitCode.USAGE
+        diagnostics = HeadlessDiagnostics.create(settings=verify_settings, cwd=options.cwd)
     # Claude Code's order: --model, then ANTHROPIC_MODEL, then the settings' model.
     model_name = resolve_model_name(
         options.model or environ.get("ANTHROPIC_MODEL") or settings.loaded.model(), environ
@@ -148,6 +167,8 @@ async def _run(
         max_turns=options.max_turns,
         headless=True,
     )
+    if diagnostics is not None:
+        config = diagnostics.agent_config(config)
     models: list[TimedModel] = []
 
     def model_factory() -> TimedModel:
@@ -161,17 +182,22 @@ async def _run(
         if stream is not None:
             stream.on_update(session_id, update)
 
-    host = HeadlessHost(inner=DiskHost(), on_update=on_update)
+    host: Host = HeadlessHost(inner=DiskHost(), on_update=on_update)
+    if diagnostics is not None:
+        host = diagnostics.wrap(host)
     manager = SessionManager(
         host=host,
         model_factory=model_factory,
         config=config,
+        tools_factory=diagnostics.tools if diagnostics is not None else default_tools,
         settings=lambda _cwd: settings,
     )
     try:
         session = manager.new(cwd=options.cwd, mode=mode)
     except ValueError as exc:  # a malformed --allowedTools/--disallowedTools rule
         err.write(f"lsp-agent: error: {exc}\n")
+        if diagnostics is not None:
+            await diagnostics.aclose()
         return ExitCode.USAGE
     stream = EventStream(
         renderer=renderer,
@@ -234,6 +260,11 @@ async def _run(
         for model in models:
             with contextlib.suppress(Exception):
                 await model.aclose()
+        if diagnostics is not None:
+            try:
+                await diagnostics.aclose()  # managed language servers, bounded
+            except Exception:
+                log.debug("stopping the managed language servers failed", exc_info=True)
     stream.finish()
     outcome: Outcome = classify(
         stop_reason=stop_reason,

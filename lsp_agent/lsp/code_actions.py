@@ -13,6 +13,10 @@ adds the command (clients that cannot resolve commands get it at once).
 Executing a command (``workspace/executeCommand``) starts a session turn in the background and
 answers ``{"sessionId"}`` at once; ``lspAgent/session/didStart`` and ``lspAgent/session/didEnd``
 tell the client, and the turn's edits go through the normal permission and review path.
+
+The features are registered by :mod:`lsp_agent.lsp.server` with the static capabilities of
+:mod:`lsp_agent.lsp.methods` (this module loads the agent core, which ``initialize`` must not
+wait for); the server creates :class:`CodeActions` on first use.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from lsp_agent.lsp import methods
 from lsp_agent.lsp.errors import invalid_params
 from lsp_agent.lsp.host import CURRENT_SESSION
 from lsp_agent.lsp.progress import TurnProgress
+from lsp_agent.lsp.sessions_door import usage_json
 from lsp_agent.sessions.manager import PromptPart, Session
 
 if TYPE_CHECKING:
@@ -42,11 +47,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-KIND_FIX = types.CodeActionKind.QuickFix.value
-KIND_EXPLAIN = "refactor.lspAgent.explain"
-KIND_ASK = "refactor.lspAgent.ask"
-KIND_SUGGESTION = "quickfix.lspAgent.suggestion"
-KINDS = [KIND_FIX, KIND_EXPLAIN, KIND_ASK, KIND_SUGGESTION]
+KIND_FIX = methods.KIND_FIX
+KIND_EXPLAIN = methods.KIND_EXPLAIN
+KIND_ASK = methods.KIND_ASK
+KIND_SUGGESTION = methods.KIND_SUGGESTION
+KINDS = list(methods.CODE_ACTION_KINDS)
 MAX_FIX_ACTIONS = 5
 """At most this many "Fix with agent" actions per request (one per diagnostic)."""
 
@@ -335,6 +340,16 @@ class CodeActions:
 
     # ---- workspace/executeCommand --------------------------------------------------------------
 
+    async def run_command(self, name: str, arguments: tuple[Any, ...]) -> dict[str, Any]:
+        """``workspace/executeCommand`` of ``name`` with the arguments pygls decoded: exactly
+        one argument object (pygls' namedtuples become dicts again)."""
+        if len(arguments) != 1:
+            raise invalid_params(f"{name} takes one argument object, got {len(arguments)}")
+        argument = arguments[0]
+        if hasattr(argument, "_asdict"):  # pygls' namedtuple for untyped JSON objects
+            argument = _plain(argument)
+        return await self.execute(name, argument)
+
     async def execute(self, command: str, raw: Any) -> dict[str, Any]:
         """Run an agent command; answers ``{"sessionId"}`` once the turn has started."""
         if command == actions.COMMAND_APPLY_SUGGESTION:
@@ -361,7 +376,13 @@ class CodeActions:
         title = f"{_TITLE_OF[args.action]}: {path.name}"
         self.server.protocol.notify(
             methods.SESSION_DID_START,
-            {"sessionId": session.id, "cwd": str(session.cwd), "title": title, "origin": command},
+            {
+                "sessionId": session.id,
+                "cwd": str(session.cwd),
+                "title": title,
+                "origin": command,
+                "uri": args.uri,
+            },
         )
         task = asyncio.ensure_future(self._run(session, parts))
         self._turns.add(task)
@@ -420,9 +441,11 @@ class CodeActions:
         token = CURRENT_SESSION.set(session.id)
         stop = "cancelled"
         error: str | None = None
+        usage: dict[str, int] | None = None
         try:
             result = await session.prompt(parts)
             stop, error = result.stop_reason, result.error
+            usage = usage_json(result.usage)
         except Exception as exc:  # the turn runs unattended: report, never crash the server
             logger.exception("agent command turn failed")
             error = str(exc)
@@ -433,6 +456,8 @@ class CodeActions:
                 del ls.host.progress[session.id]
             ls.host.forget_session_tools(session.id)
             end: dict[str, Any] = {"sessionId": session.id, "stopReason": stop}
+            if usage is not None:
+                end["usage"] = usage
             if error is not None:
                 end["error"] = error
             ls.protocol.notify(methods.SESSION_DID_END, end)
@@ -449,45 +474,6 @@ class CodeActions:
         if path is not None and engine is not None:
             engine.take(path, args.id)
         return {}
-
-
-def register_code_actions(server: AgentLanguageServer) -> CodeActions:
-    """Register the bridge notification, code actions, resolve and the agent commands.
-
-    The handlers take no ``ls`` parameter (pygls evaluates handler annotations at run time,
-    and the server class is only imported for type checking here); they close over
-    ``server``."""
-    handlers = CodeActions(server=server)
-
-    @server.feature(methods.DIAGNOSTICS_DID_CHANGE)
-    def bridge(raw: Any) -> None:
-        server.diagnostics.bridge(raw)
-
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=True),
-    )
-    def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
-        return handlers.code_actions(params)
-
-    @server.feature(types.CODE_ACTION_RESOLVE)
-    def resolve(action: types.CodeAction) -> types.CodeAction:
-        return handlers.resolve(action)
-
-    for name in (*actions.COMMANDS, actions.COMMAND_APPLY_SUGGESTION):
-        _register_command(server, handlers, name)
-    return handlers
-
-
-def _register_command(server: AgentLanguageServer, handlers: CodeActions, name: str) -> None:
-    @server.command(name)
-    async def run(*arguments: Any) -> dict[str, Any]:
-        if len(arguments) != 1:
-            raise invalid_params(f"{name} takes one argument object, got {len(arguments)}")
-        argument = arguments[0]
-        if hasattr(argument, "_asdict"):  # pygls' namedtuple for untyped JSON objects
-            argument = _plain(argument)
-        return await handlers.execute(name, argument)
 
 
 def _plain(value: Any) -> Any:

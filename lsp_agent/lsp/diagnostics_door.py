@@ -1,8 +1,9 @@
 """The LSP door's side of diagnostics: settings, the editor bridge, the overlay for managed
 servers, fix suggestions, and what sessions need (a verifying host, the language-server tools).
 
-:class:`DiagnosticsDoor` is created with the server. At ``initialize`` it reads
-``initializationOptions.lspAgent.diagnostics`` (see :mod:`lsp_agent.diagnostics.config`); the
+The server creates the :class:`DiagnosticsDoor` on first use, with
+``initializationOptions.lspAgent.diagnostics`` as validated at ``initialize`` (see
+:mod:`lsp_agent.diagnostics.config`); the
 :class:`~lsp_agent.diagnostics.service.DiagnosticsService` is created on first use, with the
 client's workspace folders as roots. Editor buffers are forwarded to managed servers that
 already hold the document; bridged diagnostics (``lspAgent/diagnostics/didChange``) go into
@@ -24,7 +25,7 @@ from pygls.workspace import TextDocument
 
 from lsp_agent.agent.events import ContentItem, TextContent, ToolCall, ToolCallUpdate
 from lsp_agent.agent.loop import AgentConfig
-from lsp_agent.diagnostics.config import DiagnosticsSettings, SettingsError, parse_settings
+from lsp_agent.diagnostics.config import DiagnosticsSettings
 from lsp_agent.diagnostics.host import VerifyingHost
 from lsp_agent.diagnostics.managed import text_digest
 from lsp_agent.diagnostics.model import Diagnostic, Report
@@ -32,7 +33,6 @@ from lsp_agent.diagnostics.positions import PositionEncoding
 from lsp_agent.diagnostics.service import BridgeRejectedError, DiagnosticsService
 from lsp_agent.diagnostics.suggest import Suggestion, SuggestionEngine, model_fix
 from lsp_agent.host import Host
-from lsp_agent.lsp.errors import invalid_params
 from lsp_agent.tools.lsp_tools import lsp_tools
 from lsp_agent.tools.registry import ToolRegistry, default_tools
 
@@ -56,10 +56,13 @@ class BridgeParams(BaseModel):
 class DiagnosticsDoor:
     """See the module docstring. Event-loop only."""
 
-    def __init__(self, *, server: AgentLanguageServer) -> None:
+    def __init__(
+        self, *, server: AgentLanguageServer, settings: DiagnosticsSettings | None = None
+    ) -> None:
         self.server = server
         self.settings = DiagnosticsSettings()
         self.configured = False
+        self.configure(settings)
         self._service: DiagnosticsService | None = None
         self._suggestions: SuggestionEngine | None = None
         self.last_session: str | None = None
@@ -67,15 +70,13 @@ class DiagnosticsDoor:
 
     # ---- configuration -------------------------------------------------------------------------
 
-    def configure(self, raw: Any) -> None:
-        """Adopt ``initializationOptions.lspAgent.diagnostics``; raises ``JsonRpcInvalidParams``
-        naming the bad field."""
-        if raw is None:
+    def configure(self, settings: DiagnosticsSettings | None) -> None:
+        """Adopt the validated ``initializationOptions.lspAgent.diagnostics`` (``None``: the
+        client sent none; the defaults stay and the agent's own ``verify`` is kept). The
+        server validates them at ``initialize`` (a bad field fails it with -32602)."""
+        if settings is None:
             return
-        try:
-            self.settings = parse_settings(raw, where="initializationOptions.lspAgent.diagnostics")
-        except SettingsError as exc:
-            raise invalid_params(str(exc)) from None
+        self.settings = settings
         self.configured = True
 
     @property

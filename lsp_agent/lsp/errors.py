@@ -7,10 +7,13 @@ can show it as is.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+if TYPE_CHECKING:
+    # Only for annotations: this module is imported before ``initialize`` is answered.
+    from pydantic import ValidationError
 
 MODEL_ERROR = -32000
 """The model endpoint failed for this turn (after the SDK's retries); the session stays usable."""

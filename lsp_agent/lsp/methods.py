@@ -41,3 +41,21 @@ REQUESTS = CLIENT_REQUESTS | SERVER_REQUESTS
 
 NOTIFICATIONS = CLIENT_NOTIFICATIONS | SERVER_NOTIFICATIONS
 """Every custom method without an ``id``."""
+
+# ---- static capabilities ------------------------------------------------------------------------
+# Declared here, not derived from the modules that implement them, so that the ``initialize``
+# answer is built without importing the agent (tests keep these equal to the implementations).
+
+COMMAND_FIX = "lspAgent.fixWithAgent"
+COMMAND_EXPLAIN = "lspAgent.explainWithAgent"
+COMMAND_ASK = "lspAgent.askAgent"
+COMMAND_APPLY_SUGGESTION = "lspAgent.applySuggestion"
+COMMANDS = (COMMAND_FIX, COMMAND_EXPLAIN, COMMAND_ASK, COMMAND_APPLY_SUGGESTION)
+"""``workspace/executeCommand`` commands, in the order of ``executeCommandProvider``."""
+
+KIND_FIX = "quickfix"
+KIND_EXPLAIN = "refactor.lspAgent.explain"
+KIND_ASK = "refactor.lspAgent.ask"
+KIND_SUGGESTION = "quickfix.lspAgent.suggestion"
+CODE_ACTION_KINDS = (KIND_FIX, KIND_EXPLAIN, KIND_ASK, KIND_SUGGESTION)
+"""``codeActionProvider.codeActionKinds``."""

@@ -7,18 +7,21 @@ Example (all keys optional)::
                   "trusted": false, "logLevel": "warning",
                   "settings": {"permissions": {"allow": ["Bash(npm test:*)"]}},
                   "permissionTimeoutMs": 1800000, "editConfirmTimeoutMs": 5000}}
+
+This module is on the path to the ``initialize`` answer, so it does not import pydantic: what
+editors send (camelCase keys, values of exactly the declared JSON types) is read by a strict
+check here; anything else (snake_case keys, values pydantic would coerce, bad values) goes to
+the pydantic schema in :mod:`lsp_agent.lsp.options_schema`, which gives the same result or the
+``-32602`` error naming the field. Both paths produce the same :class:`InitOptions`.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
-
-from lsp_agent.lsp.errors import describe_validation_error, invalid_params
-from lsp_agent.permissions.types import PermissionMode
+from lsp_agent.lsp.errors import invalid_params
 
 log = logging.getLogger(__name__)
 
@@ -28,14 +31,18 @@ DEFAULT_PERMISSION_TIMEOUT_MS = 30 * 60 * 1000
 DEFAULT_EDIT_CONFIRM_TIMEOUT_MS = 5000
 """How long (ms) the buffer may take to show an edit the client reported as applied."""
 
+PermissionModeName = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+"""The core's ``PermissionMode`` (kept equal by a unit test; importing the core's type would load
+the agent's event models before ``initialize`` can be answered)."""
 
-class _Options(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
-    )
+LogLevelName = Literal["error", "warning", "info", "debug"]
+
+PERMISSION_MODES: tuple[str, ...] = get_args(PermissionModeName)
+LOG_LEVEL_NAMES: tuple[str, ...] = get_args(LogLevelName)
 
 
-class ClientFeatures(_Options):
+@dataclass(frozen=True, kw_only=True)
+class ClientFeatures:
     """Optional custom requests the client implements.
 
     ``saveDocuments``: the client answers ``lspAgent/workspace/saveDocuments`` (else the server
@@ -48,56 +55,126 @@ class ClientFeatures(_Options):
     reload_documents: bool = False
 
 
-class InitOptions(_Options):
+@dataclass(frozen=True, kw_only=True)
+class InitOptions:
     """The ``lspAgent`` object of ``initializationOptions``.
 
-    ``model`` overrides the model name; ``permissionMode`` is the default mode of new sessions;
-    ``trusted`` says the user trusts the workspace (project hooks, MCP servers and settings run
-    only then); ``settings`` is the editor's own settings layer, shaped like a
-    ``.claude/settings.json`` file (source ``lsp``; docs/security.md); ``logLevel`` is the
-    lowest level forwarded as ``window/logMessage``;
-    ``permissionTimeoutMs`` bounds a permission prompt (ms); ``editConfirmTimeoutMs`` bounds the
-    wait for the ``didChange`` that shows an applied edit (ms). ``diagnostics`` holds the
-    verification, managed-server and suggestion settings, validated by
-    :func:`lsp_agent.diagnostics.config.parse_settings` (docs/verification.md).
+    ``model`` overrides the model name; ``permission_mode`` (one of :data:`PERMISSION_MODES`)
+    is the default mode of new sessions; ``trusted`` says the user trusts the workspace
+    (project hooks, MCP servers and settings run only then); ``settings`` is the editor's own
+    settings layer, shaped like a ``.claude/settings.json`` file (source ``lsp``;
+    docs/security.md); ``log_level`` is the lowest level forwarded as ``window/logMessage``;
+    ``permission_timeout_ms`` bounds a permission prompt (ms); ``edit_confirm_timeout_ms``
+    bounds the wait for the ``didChange`` that shows an applied edit (ms). ``diagnostics``
+    holds the verification, managed-server and suggestion settings, validated at
+    ``initialize`` by :func:`lsp_agent.diagnostics.config.parse_settings`
+    (docs/verification.md). ``extra`` holds keys this server does not know (logged).
     """
-
-    # Newer clients may send keys this server does not know yet: keep working, log them.
-    model_config = ConfigDict(
-        extra="allow", frozen=True, alias_generator=to_camel, populate_by_name=True
-    )
 
     client_name: str | None = None
     client_version: str | None = None
-    model: str | None = Field(default=None, min_length=1)
-    permission_mode: PermissionMode | None = None
-    client_capabilities: ClientFeatures = ClientFeatures()
+    model: str | None = None
+    permission_mode: PermissionModeName | None = None
+    client_capabilities: ClientFeatures = field(default_factory=ClientFeatures)
     trusted: bool = False
     settings: dict[str, Any] | None = None
-    log_level: Literal["error", "warning", "info", "debug"] = "warning"
-    permission_timeout_ms: int = Field(default=DEFAULT_PERMISSION_TIMEOUT_MS, gt=0)
-    edit_confirm_timeout_ms: int = Field(default=DEFAULT_EDIT_CONFIRM_TIMEOUT_MS, gt=0)
+    log_level: LogLevelName = "warning"
+    permission_timeout_ms: int = DEFAULT_PERMISSION_TIMEOUT_MS
+    edit_confirm_timeout_ms: int = DEFAULT_EDIT_CONFIRM_TIMEOUT_MS
     diagnostics: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# camelCase key -> field name, for the keys the strict check reads.
+_FIELDS = {
+    "clientName": "client_name",
+    "clientVersion": "client_version",
+    "model": "model",
+    "permissionMode": "permission_mode",
+    "clientCapabilities": "client_capabilities",
+    "trusted": "trusted",
+    "settings": "settings",
+    "logLevel": "log_level",
+    "permissionTimeoutMs": "permission_timeout_ms",
+    "editConfirmTimeoutMs": "edit_confirm_timeout_ms",
+    "diagnostics": "diagnostics",
+}
+_FEATURES = {"saveDocuments": "save_documents", "reloadDocuments": "reload_documents"}
 
 
 def parse_init_options(raw: Any) -> InitOptions:
     """Read ``initializationOptions`` (any JSON). Only its ``lspAgent`` key is ours; a missing
-    key gives the defaults. Raises ``JsonRpcInvalidParams`` (-32602) naming the bad field as
-    ``initializationOptions.lspAgent.<field>``."""
+    key gives the defaults. Unknown keys are logged and kept in ``extra`` (newer clients may
+    send keys this server does not know yet). Raises ``JsonRpcInvalidParams`` (-32602) naming
+    the bad field as ``initializationOptions.lspAgent.<field>``."""
     if not isinstance(raw, dict) or raw.get("lspAgent") is None:
         return InitOptions()
     ours = raw["lspAgent"]
     if not isinstance(ours, dict):
         raise invalid_params("initializationOptions.lspAgent must be a JSON object")
-    try:
-        options = InitOptions.model_validate(ours)
-        if options.model_extra:
-            log.warning(
-                "ignoring unknown initializationOptions.lspAgent keys: %s",
-                ", ".join(sorted(options.model_extra)),
-            )
-        return options
-    except ValidationError as exc:
-        text = describe_validation_error("initialize", exc)
-        fields = text.removeprefix("invalid params for initialize: ")
-        raise invalid_params(f"invalid initializationOptions.lspAgent: {fields}") from None
+    options = read_strict(ours)
+    if options is None:
+        from lsp_agent.lsp.options_schema import validate
+
+        options = validate(ours)
+    if options.extra:
+        log.warning(
+            "ignoring unknown initializationOptions.lspAgent keys: %s",
+            ", ".join(sorted(options.extra)),
+        )
+    return options
+
+
+def read_strict(ours: dict[str, Any]) -> InitOptions | None:
+    """``ours`` as :class:`InitOptions` when every known key is camelCase and its value has
+    exactly the declared type and bounds; ``None`` when the full schema must decide."""
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    snake_names = set(_FIELDS.values())
+    for key, value in ours.items():
+        name = _FIELDS.get(key)
+        if name is None:
+            if key in snake_names:
+                return None  # a field by its Python name: the schema accepts those too
+            extra[key] = value
+            continue
+        checked = _check(name, value)
+        if checked is _REJECT:
+            return None
+        values[name] = checked
+    return InitOptions(**values, extra=extra)
+
+
+_REJECT = object()
+
+
+def _check(name: str, value: Any) -> Any:
+    """``value`` (possibly converted) when it is exactly right for field ``name``, else
+    :data:`_REJECT`."""
+    if name in ("client_name", "client_version"):
+        return value if value is None or type(value) is str else _REJECT
+    if name == "model":
+        return value if value is None or (type(value) is str and value) else _REJECT
+    if name == "permission_mode":
+        return value if value is None or value in PERMISSION_MODES else _REJECT
+    if name == "log_level":
+        return value if type(value) is str and value in LOG_LEVEL_NAMES else _REJECT
+    if name == "trusted":
+        return value if type(value) is bool else _REJECT
+    if name in ("settings", "diagnostics"):
+        if value is None or (type(value) is dict and all(type(k) is str for k in value)):
+            return value
+        return _REJECT
+    if name in ("permission_timeout_ms", "edit_confirm_timeout_ms"):
+        return value if type(value) is int and value > 0 else _REJECT
+    if name == "client_capabilities":
+        if type(value) is not dict:
+            return _REJECT
+        features: dict[str, bool] = {}
+        for key, flag in value.items():
+            feature = _FEATURES.get(key)
+            if feature is None or type(flag) is not bool:
+                return _REJECT
+            features[feature] = flag
+        return ClientFeatures(**features)
+    return _REJECT

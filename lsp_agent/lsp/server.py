@@ -1,9 +1,15 @@
 """The LSP door: a pygls language server that embeds the agent.
 
 :func:`create_server` builds an :class:`AgentLanguageServer` with the standard document sync
-(the buffers become the agent's overlay) and the ``lspAgent/*`` methods of docs/protocol.md;
-:func:`serve` runs it over stdio or TCP. Importing this module does not import the
-``anthropic`` SDK: it is imported in a background thread after ``initialized``.
+(the buffers become the agent's overlay), the ``lspAgent/*`` methods of docs/protocol.md and
+the agent code actions; :func:`serve` runs it over stdio or TCP.
+
+Start-up: this module imports only pygls, lsprotocol and the door's light modules, so the
+``initialize`` answer does not wait for the agent. Capabilities are declared statically
+(:mod:`lsp_agent.lsp.methods`). The parts that load the core — the host, the diagnostics and
+settings doors, the sessions, the code-action handlers — are created on first use; after
+``initialized`` a background thread imports them, then the ``anthropic`` SDK
+(:mod:`lsp_agent.lsp.warmup`). docs/performance.md has the figures.
 """
 
 from __future__ import annotations
@@ -11,39 +17,34 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import FeatureRequestError, JsonRpcException
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from lsp_agent import __version__
-from lsp_agent.agent.loop import AgentConfig
 from lsp_agent.lsp import methods
-from lsp_agent.lsp.code_actions import register_code_actions
-from lsp_agent.lsp.diagnostics_door import DiagnosticsDoor
-from lsp_agent.lsp.errors import MODEL_ERROR, ModelError, SessionBusyError, invalid_params
-from lsp_agent.lsp.host import CURRENT_SESSION, LspHost
+from lsp_agent.lsp.errors import invalid_params
 from lsp_agent.lsp.logs import LEVELS, ClientLogHandler, configure_logging
 from lsp_agent.lsp.options import InitOptions, parse_init_options
-from lsp_agent.lsp.params import (
-    ListSessionsParams,
-    NewSessionParams,
-    PromptParams,
-    SessionIdParams,
-    SetModeParams,
-    parse,
-)
-from lsp_agent.lsp.progress import TurnProgress
-from lsp_agent.lsp.prompt import path_from, prompt_parts
 from lsp_agent.lsp.protocol import AgentProtocol
-from lsp_agent.lsp.settings_door import SettingsDoor
-from lsp_agent.model.base import Model
-from lsp_agent.sessions.manager import MODES, Session, SessionError, SessionManager
+from lsp_agent.lsp.warmup import WarmUp
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from lsp_agent.agent.loop import AgentConfig
+    from lsp_agent.diagnostics.config import DiagnosticsSettings
+    from lsp_agent.lsp.code_actions import CodeActions
+    from lsp_agent.lsp.diagnostics_door import DiagnosticsDoor
+    from lsp_agent.lsp.host import LspHost
+    from lsp_agent.lsp.settings_door import SettingsDoor
+    from lsp_agent.model.base import Model
+    from lsp_agent.sessions.manager import Session, SessionManager
 
 logger = logging.getLogger(__name__)
 
@@ -56,21 +57,14 @@ def _default_model_factory() -> Model:
     return AnthropicModel.from_env()
 
 
-def _warm_up() -> None:
-    try:
-        from lsp_agent.model.anthropic import warm_up
-
-        warm_up()
-    except Exception:
-        logger.exception("importing the model SDK failed")
-
-
 class AgentLanguageServer(LanguageServer):
     """A language server that hosts agent sessions.
 
     ``model_factory`` makes one model client per session (default: the Anthropic client from
     the environment); ``config`` holds the agent settings, completed at ``initialize`` from
-    ``initializationOptions.lspAgent`` (model name, default permission mode).
+    ``initializationOptions.lspAgent`` (model name, default permission mode, verification).
+    The components that load the agent core (:attr:`host`, :attr:`diagnostics`,
+    :attr:`settings_door`, :attr:`sessions`, :attr:`code_actions`) are created on first use.
     """
 
     def __init__(
@@ -85,19 +79,73 @@ class AgentLanguageServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=AgentProtocol,
         )
-        self.host = LspHost(server=self)
-        self.diagnostics = DiagnosticsDoor(server=self)
-        self.settings_door = SettingsDoor(server=self)
         self.options = InitOptions()
+        self.diagnostics_settings: DiagnosticsSettings | None = None
+        """``initializationOptions.lspAgent.diagnostics``, validated (``None``: not sent)."""
+        self.flag_settings: Path | None = None
+        """``--settings FILE`` of ``lsp-agent serve`` (source ``flagSettings``)."""
         self.log_handler: ClientLogHandler | None = None
+        self.warm_up = WarmUp()
         self._model_factory = model_factory
         self._base_config = config
+        self._host: LspHost | None = None
+        self._diagnostics: DiagnosticsDoor | None = None
+        self._settings_door: SettingsDoor | None = None
+        self._code_actions: CodeActions | None = None
         self._sessions: SessionManager | None = None
+
+    # ---- components, created on first use --------------------------------------------------
+
+    @property
+    def host(self) -> LspHost:
+        """The core's Host against this editor (created on first use)."""
+        if self._host is None:
+            self.warm_up.wait_for_core()
+            from lsp_agent.lsp.host import LspHost
+
+            self._host = LspHost(server=self)
+            self._configure_host(self._host)
+        return self._host
+
+    @property
+    def diagnostics(self) -> DiagnosticsDoor:
+        """The diagnostics door (created on first use, with the validated settings)."""
+        if self._diagnostics is None:
+            self.warm_up.wait_for_core()
+            from lsp_agent.lsp.diagnostics_door import DiagnosticsDoor
+
+            self._diagnostics = DiagnosticsDoor(server=self, settings=self.diagnostics_settings)
+        return self._diagnostics
+
+    @property
+    def settings_door(self) -> SettingsDoor:
+        """The settings door (created on first use: at ``initialized`` at the latest)."""
+        if self._settings_door is None:
+            self.warm_up.wait_for_core()
+            from lsp_agent.lsp.settings_door import SettingsDoor
+
+            door = SettingsDoor(server=self, flag_settings=self.flag_settings)
+            door.configure(trusted=self.options.trusted, settings=self.options.settings)
+            self._settings_door = door
+        return self._settings_door
+
+    @property
+    def code_actions(self) -> CodeActions:
+        """The code-action and command handlers (created on first use)."""
+        if self._code_actions is None:
+            self.warm_up.wait_for_core()
+            from lsp_agent.lsp.code_actions import CodeActions
+
+            self._code_actions = CodeActions(server=self)
+        return self._code_actions
 
     @property
     def sessions(self) -> SessionManager:
         """The session manager (created on first use, after ``initialize``)."""
         if self._sessions is None:
+            self.warm_up.wait_for_core()
+            from lsp_agent.sessions.manager import SessionManager
+
             self._sessions = SessionManager(
                 host=self.diagnostics.session_host(),
                 model_factory=self._model_factory or _default_model_factory,
@@ -107,11 +155,18 @@ class AgentLanguageServer(LanguageServer):
             )
         return self._sessions
 
+    def existing_sessions(self) -> Iterable[Session]:
+        """The sessions created so far (none, without creating the manager)."""
+        return self._sessions.sessions.values() if self._sessions is not None else ()
+
+    # ---- configuration ----------------------------------------------------------------------
+
     def agent_config(self) -> AgentConfig:
         """The agent settings: ``config`` given to :func:`create_server`, with the model and
         permission mode from ``initializationOptions.lspAgent`` applied on top."""
         base = self._base_config
         if base is None:
+            from lsp_agent.agent.loop import AgentConfig
             from lsp_agent.model.anthropic import resolve_model_name
 
             base = AgentConfig(model=resolve_model_name(None))
@@ -124,15 +179,33 @@ class AgentLanguageServer(LanguageServer):
         return self.diagnostics.agent_config(config)
 
     def apply_options(self, options: InitOptions) -> None:
-        """Adopt ``initializationOptions.lspAgent`` (called at ``initialize``)."""
+        """Adopt ``initializationOptions.lspAgent`` (called at ``initialize``). Raises
+        ``JsonRpcInvalidParams`` naming the field when ``diagnostics`` is malformed."""
         self.options = options
-        self.diagnostics.configure(options.diagnostics)
-        self.settings_door.configure(trusted=options.trusted, settings=options.settings)
-        self.host.client_saves = options.client_capabilities.save_documents
-        self.host.timeouts.permission = options.permission_timeout_ms / 1000
-        self.host.timeouts.confirm_edit = options.edit_confirm_timeout_ms / 1000
+        if options.diagnostics is not None:
+            # Only now is the diagnostics schema (pydantic) loaded: a bad field must fail
+            # initialize, and clients that send no diagnostics settings do not pay for it.
+            from lsp_agent.diagnostics.config import SettingsError, parse_settings
+
+            try:
+                self.diagnostics_settings = parse_settings(
+                    options.diagnostics, where="initializationOptions.lspAgent.diagnostics"
+                )
+            except SettingsError as exc:
+                raise invalid_params(str(exc)) from None
+        if self._diagnostics is not None:
+            self._diagnostics.configure(self.diagnostics_settings)
+        if self._settings_door is not None:
+            self._settings_door.configure(trusted=options.trusted, settings=options.settings)
+        if self._host is not None:
+            self._configure_host(self._host)
         if self.log_handler is not None:
             self.log_handler.setLevel(LEVELS[options.log_level])
+
+    def _configure_host(self, host: LspHost) -> None:
+        host.client_saves = self.options.client_capabilities.save_documents
+        host.timeouts.permission = self.options.permission_timeout_ms / 1000
+        host.timeouts.confirm_edit = self.options.edit_confirm_timeout_ms / 1000
 
     def workspace_roots(self) -> list[Path]:
         """The client's workspace folders as paths (``rootUri`` when there are none)."""
@@ -164,7 +237,7 @@ def create_server(
     _register_lifecycle(server)
     _register_documents(server)
     _register_sessions(server)
-    register_code_actions(server)
+    _register_code_actions(server)
     return server
 
 
@@ -185,17 +258,20 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
     def initialized(ls: AgentLanguageServer, params: types.InitializedParams) -> None:
         if ls.log_handler is not None:
             ls.log_handler.bind_loop(asyncio.get_running_loop())
+        # Settings diagnostics are published now, as before; the settings modules load here,
+        # on this thread, before the warm-up thread starts on the rest of the core.
         ls.settings_door.open_folders(ls.workspace_roots())
-        if ls._model_factory is None:
-            threading.Thread(target=_warm_up, name="lsp-agent-warm-up", daemon=True).start()
+        ls.warm_up.start(sdk=ls._model_factory is None)
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: AgentLanguageServer, params: None) -> None:
         if ls._sessions is not None:
             # Cancels running turns, runs SessionEnd hooks, closes the model clients.
             await ls._sessions.aclose()
-        await ls.settings_door.shutdown()
-        await ls.diagnostics.shutdown()
+        if ls._settings_door is not None:
+            await ls._settings_door.shutdown()
+        if ls._diagnostics is not None:
+            await ls._diagnostics.shutdown()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(
@@ -229,120 +305,79 @@ def _register_documents(server: AgentLanguageServer) -> None:
 
 
 # ---- sessions ---------------------------------------------------------------------------------
-
-
-def _modes(session: Session) -> dict[str, Any]:
-    available = session.available_modes()
-    return {
-        "currentModeId": session.mode,
-        "availableModes": [
-            {"id": mode, "name": name, "description": description}
-            for mode, name, description in MODES
-            if mode in available
-        ],
-    }
-
-
-def _session(ls: AgentLanguageServer, session_id: str) -> Session:
-    try:
-        return ls.sessions.get(session_id)
-    except SessionError:
-        raise invalid_params(f"unknown session id: {session_id!r}") from None
+# Thin handlers: the bodies live in lsp_agent.lsp.sessions_door, imported on first use.
 
 
 def _register_sessions(server: AgentLanguageServer) -> None:
+    # Each handler waits for the warm-up (if it is importing the core) before its import.
     @server.feature(methods.SESSION_NEW)
     def session_new(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        params = parse(NewSessionParams, raw, method=methods.SESSION_NEW)
-        folders = ls.workspace_roots()
-        if params.cwd is not None:
-            cwd = path_from(params.cwd, field="cwd")
-        elif folders:
-            cwd = folders[0]
-        else:
-            raise invalid_params(
-                "cwd is required: the client opened no workspace folder to default to"
-            )
-        if not cwd.is_dir():
-            raise invalid_params(f"cwd: {cwd} is not a directory")
-        if params.additional_directories is not None:
-            extra = [
-                path_from(value, field=f"additionalDirectories[{index}]")
-                for index, value in enumerate(params.additional_directories)
-            ]
-        else:
-            extra = [folder for folder in folders if folder != cwd]
-        try:
-            session = ls.sessions.new(cwd=cwd, additional_directories=extra, mode=params.mode)
-        except Exception as exc:
-            logger.exception("cannot create a session")
-            raise JsonRpcException(
-                message=f"cannot create a session: {exc}", code=MODEL_ERROR
-            ) from None
-        logger.info("session %s created in %s", session.id, cwd)
-        return {"sessionId": session.id, "modes": _modes(session)}
+        ls.warm_up.wait_for_core()
+        from lsp_agent.lsp import sessions_door
+
+        return sessions_door.session_new(ls, raw)
 
     @server.feature(methods.SESSION_PROMPT)
     async def session_prompt(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        params = parse(PromptParams, raw, method=methods.SESSION_PROMPT)
-        session = _session(ls, params.session_id)
-        if session.busy:
-            raise SessionBusyError(
-                f"session {session.id} is already running a prompt; cancel it first"
-            )
-        parts = prompt_parts(params.prompt, method=methods.SESSION_PROMPT, buffer=ls.host.buffer)
-        progress = await TurnProgress.start(ls, on_cancel=session.cancel)
-        ls.host.progress[session.id] = progress
-        token = CURRENT_SESSION.set(session.id)
-        stop = "cancelled"
-        try:
-            result = await session.prompt(parts)
-            stop = result.stop_reason
-        except SessionError as exc:
-            raise SessionBusyError(str(exc)) from None
-        finally:
-            CURRENT_SESSION.reset(token)
-            progress.end(stop)
-            if ls.host.progress.get(session.id) is progress:
-                del ls.host.progress[session.id]
-            ls.host.forget_session_tools(session.id)
-        usage = {
-            "inputTokens": result.usage.input_tokens,
-            "outputTokens": result.usage.output_tokens,
-            "cacheReadInputTokens": result.usage.cache_read_input_tokens,
-            "cacheCreationInputTokens": result.usage.cache_creation_input_tokens,
-        }
-        if result.error is not None:
-            raise ModelError(result.error, data={"stopReason": result.stop_reason, "usage": usage})
-        return {"stopReason": result.stop_reason, "usage": usage}
+        ls.warm_up.wait_for_core()
+        from lsp_agent.lsp import sessions_door
+
+        return await sessions_door.session_prompt(ls, raw)
 
     @server.feature(methods.SESSION_CANCEL)
     def session_cancel(ls: AgentLanguageServer, raw: Any) -> None:
-        try:
-            params = parse(SessionIdParams, raw, method=methods.SESSION_CANCEL)
-            session = _session(ls, params.session_id)
-        except JsonRpcException as exc:
-            # A notification has no answer: all we can do is say why it was ignored.
-            logger.warning("ignored %s: %s", methods.SESSION_CANCEL, exc.message)
-            return
-        session.cancel()
+        ls.warm_up.wait_for_core()
+        from lsp_agent.lsp import sessions_door
+
+        sessions_door.session_cancel(ls, raw)
 
     @server.feature(methods.SESSION_SET_MODE)
     def session_set_mode(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        params = parse(SetModeParams, raw, method=methods.SESSION_SET_MODE)
-        try:
-            _session(ls, params.session_id).set_mode(params.mode_id)
-        except SessionError as exc:
-            raise invalid_params(str(exc)) from None
-        return {}
+        ls.warm_up.wait_for_core()
+        from lsp_agent.lsp import sessions_door
+
+        return sessions_door.session_set_mode(ls, raw)
 
     @server.feature(methods.SESSION_LIST)
     def session_list(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        parse(ListSessionsParams, raw, method=methods.SESSION_LIST)
-        sessions = ls._sessions.sessions.values() if ls._sessions is not None else ()
-        return {
-            "sessions": [{"sessionId": s.id, "cwd": str(s.cwd), "busy": s.busy} for s in sessions]
-        }
+        ls.warm_up.wait_for_core()
+        from lsp_agent.lsp import sessions_door
+
+        return sessions_door.session_list(ls, raw)
+
+
+# ---- code actions and commands ----------------------------------------------------------------
+# Registered with static capabilities; the handlers (lsp_agent.lsp.code_actions) load on first use.
+
+
+def _register_code_actions(server: AgentLanguageServer) -> None:
+    @server.feature(methods.DIAGNOSTICS_DID_CHANGE)
+    def bridge(ls: AgentLanguageServer, raw: Any) -> None:
+        ls.diagnostics.bridge(raw)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=list(methods.CODE_ACTION_KINDS), resolve_provider=True
+        ),
+    )
+    def code_action(
+        ls: AgentLanguageServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction]:
+        return ls.code_actions.code_actions(params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def resolve(ls: AgentLanguageServer, action: types.CodeAction) -> types.CodeAction:
+        return ls.code_actions.resolve(action)
+
+    for name in methods.COMMANDS:
+        _register_command(server, name)
+
+
+def _register_command(server: AgentLanguageServer, name: str) -> None:
+    @server.command(name)
+    async def run(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
+        return await ls.code_actions.run_command(name, arguments)
 
 
 # ---- entry points -----------------------------------------------------------------------------
@@ -363,7 +398,7 @@ def serve(
     project's settings). Returns the process exit code (0 after a proper ``shutdown``, else 1)."""
     configure_logging(log_file=log_file, level=log_level)
     server = create_server(model_factory=model_factory, config=config)
-    server.settings_door.flag_settings = settings_file
+    server.flag_settings = settings_file
     server.log_handler = ClientLogHandler(server=server, level=logging.WARNING)
     logging.getLogger().addHandler(server.log_handler)
     try:

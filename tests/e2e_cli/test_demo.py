@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lsp_agent.demo.runner import BUGGY_FILE, OFFLINE_NOTICE, UNSAVED_COMMENT
+import pytest
+
+from lsp_agent.demo import runner, verification
+from lsp_agent.demo.runner import BUGGY_FILE, OFFLINE_NOTICE, UNSAVED_COMMENT, DemoOptions
+from lsp_agent.demo.verification import scenario_variables
 
 DEMO_TIMEOUT_S = 180
 
@@ -40,6 +44,12 @@ def test_demo_fixes_the_bug_and_keeps_the_unsaved_comment(tmp_path: Path) -> Non
     assert "[editor] saved inventory/money.py (the server asked" in out
     assert "survived the agent's edit" in out
     assert "2 failed, 9 passed" in out  # the agent's first test run
+    # A managed ruff server verified the agent's edit: the verdict names the buffer version
+    # the edit produced, and the final claim rests on it.
+    assert "verification: a managed `ruff server`" in out
+    assert "ruff: clean for version 3 of inventory/money.py" in out
+    assert "ruff reports no new problems for the exact text I wrote (editor version 3" in out
+    assert "✓ ruff checked the exact text the agent left in the buffer" in out
     assert out.rstrip().endswith("demo finished: the tests pass")
     fixed = (workdir / BUGGY_FILE).read_text()
     assert fixed.startswith(UNSAVED_COMMENT)
@@ -127,7 +137,8 @@ def test_demo_with_an_api_key_uses_the_configured_endpoint(tmp_path: Path) -> No
 
     workdir = (tmp_path / "demo").resolve()
     scenario = load_scenario(str(resources.files("lsp_agent.demo").joinpath("scenario.json")))
-    with ScriptedServerThread(scenario=scenario, variables={"cwd": str(workdir)}) as server:
+    variables = {"cwd": str(workdir), **scenario_variables(buggy_file=BUGGY_FILE, verified=True)}
+    with ScriptedServerThread(scenario=scenario, variables=variables) as server:
         env = scripted_env(server.base_url, model="claude-demo-test")
         env = {k: v for k, v in env.items() if not k.startswith("PYTEST_")}
         proc = subprocess.run(
@@ -145,3 +156,25 @@ def test_demo_with_an_api_key_uses_the_configured_endpoint(tmp_path: Path) -> No
     assert OFFLINE_NOTICE not in proc.stdout
     assert "model: Claude (claude-demo-test)" in proc.stdout
     assert models == {"claude-demo-test"}
+
+
+def test_without_ruff_the_demo_says_so_and_runs_unverified(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ruff next to the interpreter nor on PATH: a notice, no diagnostics settings sent, and
+    the scripted run still plays exactly (without the verification it would have claimed)."""
+    import io
+
+    monkeypatch.setattr(verification, "find_ruff", lambda: None)
+    for name in [n for n in os.environ if n.startswith(("ANTHROPIC_", "PYTEST_"))]:
+        monkeypatch.delenv(name)
+    out = io.StringIO()
+    workdir = tmp_path / "demo"
+    code = runner.run_demo(DemoOptions(yes=True, offline=True, workdir=workdir), out=out)
+    text_out = out.getvalue()
+    assert code == 0, text_out
+    assert "verification unavailable: no ruff next to" in text_out
+    assert "Checking diagnostics" not in text_out
+    assert "ruff reports" not in text_out
+    assert "All 11 tests pass; your unsaved comment" in text_out
+    assert text_out.rstrip().endswith("demo finished: the tests pass")

@@ -111,8 +111,25 @@ async def test_fix_with_agent_runs_a_turn_whose_edit_is_applied(launch: Launch) 
     assert answer is not None
     session_id = answer["sessionId"]
     await until(lambda: bool(seen["end"]))
-    assert seen["start"][0]["sessionId"] == session_id
-    assert seen["end"] == [{"sessionId": session_id, "stopReason": "end_turn"}]
+    (start,) = seen["start"]
+    assert start == {
+        "sessionId": session_id,
+        "cwd": str(editor.root),
+        "title": "Fix with agent: shop.py",
+        "origin": COMMAND_FIX,
+        "uri": doc.uri,
+    }
+    (end,) = seen["end"]
+    assert (end["sessionId"], end["stopReason"]) == (session_id, "end_turn")
+    assert "error" not in end
+    # The turn's token counts, summed over its model requests (three here).
+    assert end["usage"]["inputTokens"] > 0 and end["usage"]["outputTokens"] > 0
+    assert set(end["usage"]) == {
+        "inputTokens",
+        "outputTokens",
+        "cacheReadInputTokens",
+        "cacheCreationInputTokens",
+    }
     editor.scripted.assert_done()
     assert editor.docs[doc.uri].text == FIXED
     (request,) = editor.permission_requests  # the edit went through the normal review path
