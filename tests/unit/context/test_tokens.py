@@ -1,0 +1,75 @@
+"""Token accounting: chars/4 estimates, calibration by usage, next-request prediction."""
+
+from __future__ import annotations
+
+from lsp_agent.context.tokens import (
+    Calibration,
+    Observed,
+    estimate_message,
+    estimate_text,
+    next_request_tokens,
+)
+from lsp_agent.model.limits import DEFAULT_LIMITS, limits_for
+from lsp_agent.model.types import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+
+
+def test_estimate_text_is_chars_over_four_rounded_up() -> None:
+    assert estimate_text("") == 0
+    assert estimate_text("abcd") == 1
+    assert estimate_text("abcde") == 2
+    assert estimate_text("x" * 4000) == 1000
+
+
+def test_message_estimate_counts_every_block_kind() -> None:
+    small = estimate_message(Message.user_text("hi"))
+    use = Message(
+        role="assistant",
+        content=(ToolUseBlock(id="t1", name="Bash", input={"command": "x" * 400}),),
+    )
+    result = Message(role="user", content=(ToolResultBlock(tool_use_id="t1", content="y" * 4000),))
+    assert estimate_message(use) > 100
+    assert estimate_message(result) > 1000 > small
+
+
+def test_calibration_moves_toward_observed_ratio_within_bounds() -> None:
+    cal = Calibration()
+    assert cal.apply(100) == 100
+    cal = cal.observe(estimated=100, actual=200)
+    assert 1.0 < cal.ratio <= 2.0
+    assert cal.apply(100) > 100
+    for _ in range(20):
+        cal = cal.observe(estimated=100, actual=100_000)  # absurd: clamped
+    assert cal.ratio <= 3.0
+    assert cal.observe(estimated=0, actual=10) == cal
+
+
+def test_next_request_uses_observed_exact_size_plus_appended_estimate() -> None:
+    history = (
+        Message.user_text("a" * 400),
+        Message(role="assistant", content=(TextBlock(text="b" * 40),)),
+        Message.user_text("c" * 4000),
+    )
+    observed = Observed.from_usage(
+        messages=1, usage=Usage(input_tokens=5000, cache_read_input_tokens=1000, output_tokens=20)
+    )
+    got = next_request_tokens(
+        system=("s",), tools=(), messages=history, observed=observed, calibration=Calibration()
+    )
+    assert got == 6020 + estimate_message(history[2])
+
+
+def test_next_request_falls_back_to_full_estimate_after_a_rewrite() -> None:
+    history = (Message.user_text("a" * 400),)
+    observed = Observed(messages=10, tokens=99_999)  # the history got shorter: compacted
+    got = next_request_tokens(
+        system=("s" * 40,), tools=(), messages=history, observed=observed, calibration=Calibration()
+    )
+    assert got < 1000
+
+
+def test_model_table_exact_prefix_default_and_1m() -> None:
+    assert limits_for("scripted-20k").context_window == 20_000
+    assert limits_for("claude-sonnet-4-5-20250929").context_window == 200_000
+    assert limits_for("claude-sonnet-4-5-20250929").max_output_tokens == 64_000
+    assert limits_for("some-other-model") == DEFAULT_LIMITS
+    assert limits_for("claude-opus-4-8[1m]").context_window == 1_000_000
