@@ -1,0 +1,104 @@
+"""The user's approvals of project MCP servers, pinned to the definition they approved.
+
+Kept outside the repository, in ``~/.lsp-agent/mcp-approvals.json`` (mode 0600)::
+
+    {"version": 1, "projects": {"/abs/project": {"server": {"digest": "<sha256>",
+                                                             "approved": true}}}}
+
+A repository can therefore never approve its own servers, and an approval covers exactly the
+definition the user saw: when ``.mcp.json`` changes the server (command, args, url...), its
+digest changes and it needs approval again. A broken file reads as "nothing approved" (fail
+closed) and is logged; writing replaces it atomically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+log = logging.getLogger(__name__)
+
+Answer = Literal["approved", "rejected"]
+
+APPROVALS_FILE = Path(".lsp-agent") / "mcp-approvals.json"
+"""Where approvals live, relative to the user's home directory."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Approval:
+    """The recorded answer for one server of one project: ``digest`` of the definition the
+    user answered about, and whether they approved it."""
+
+    digest: str
+    approved: bool
+
+
+def approvals_path(home: Path) -> Path:
+    """The approvals file of the user whose home directory is ``home``."""
+    return home / APPROVALS_FILE
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        log.error(
+            "MCP approvals file %s is unreadable (%s): no project server is approved", path, exc
+        )
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def load_approvals(home: Path, project: Path) -> dict[str, Approval]:
+    """Recorded answers for ``project`` (absolute), by server name. Never raises."""
+    projects = _read(approvals_path(home)).get("projects")
+    entries = projects.get(str(project)) if isinstance(projects, dict) else None
+    out: dict[str, Approval] = {}
+    if not isinstance(entries, dict):
+        return out
+    for name, entry in entries.items():
+        if (
+            isinstance(entry, dict)
+            and isinstance(entry.get("digest"), str)
+            and isinstance(entry.get("approved"), bool)
+        ):
+            out[name] = Approval(digest=entry["digest"], approved=entry["approved"])
+    return out
+
+
+def record_approval(home: Path, project: Path, *, server: str, digest: str, approved: bool) -> None:
+    """Save the user's answer about ``server`` (definition ``digest``) of ``project``.
+
+    Writes the file atomically with mode 0600. Raises ``OSError`` if it cannot be written.
+    """
+    path = approvals_path(home)
+    data = _read(path)
+    projects = data.get("projects")
+    if not isinstance(projects, dict):
+        projects = {}
+    entries = projects.get(str(project))
+    if not isinstance(entries, dict):
+        entries = {}
+    entries[server] = {"digest": digest, "approved": approved}
+    projects[str(project)] = entries
+    data = {"version": 1, "projects": projects}
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(prefix=".mcp-approvals-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, sort_keys=True)
+            handle.write("\n")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

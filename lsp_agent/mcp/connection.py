@@ -1,0 +1,446 @@
+"""One MCP server: start it, keep it up, list its tools, call them.
+
+A :class:`ServerConnection` runs a supervisor task that owns the SDK's ``mcp.Client`` (the
+client's context must be entered and left in one task): connect within the start-up timeout,
+list the tools, then wait until the connection is lost, a refresh is due (``list_changed``,
+or the 2026 ``subscriptions/listen`` stream) or the pool stops. A connection that fails or is
+lost is restarted with exponential backoff (:meth:`McpLimits.backoff`) up to
+``restart_attempts`` times, then stays ``failed`` with the reason and the server's last stderr
+lines until :meth:`reconnect`. A failed tool-list refresh keeps the old list.
+
+Calls run in the caller's task, bounded by ``tool_timeout_s`` and cancelled with it; a call
+whose connection dies returns an error naming the server and what its stderr said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client.session import ClientRequestContext, IncomingMessage
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from lsp_agent import __version__
+from lsp_agent.mcp.config import ServerSpec
+from lsp_agent.mcp.limits import McpLimits
+from lsp_agent.mcp.transport import Opened, StderrTail, open_transport
+
+log = logging.getLogger(__name__)
+
+State = Literal["idle", "starting", "ready", "failed", "stopped"]
+
+MAX_TOOLS_PAGES = 100
+"""Pages of ``tools/list`` read at most (a server that paginates forever cannot hang us)."""
+
+MAX_TOOLS = 1000
+"""Tools taken from one server at most (the rest are ignored with a log line)."""
+
+ProgressFn = Callable[[float, float | None, str | None], None]
+"""Receives ``(progress, total, message)`` from a running call."""
+
+
+class CallFailedError(Exception):
+    """A call did not produce a result (server not ready, timed out, connection lost); the
+    message is written for the model and the user."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerStatus:
+    """What a client shows about one server (plain data)."""
+
+    name: str
+    scope: str
+    transport: str
+    state: str
+    error: str | None = None
+    tools: int = 0
+    description: str = ""
+
+
+def _describe_error(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        inner = [e for e in exc.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())]
+        if inner:
+            return _describe_error(inner[0])
+    if isinstance(exc, MCPError):
+        return f"MCP error {exc.code}: {exc.error.message}"
+    text = str(exc) or type(exc).__name__
+    return text if isinstance(exc, (OSError, TimeoutError)) else f"{type(exc).__name__}: {text}"
+
+
+class ServerConnection:
+    """See the module docstring. ``project`` is the project directory (absolute); ``roots``
+    returns the workspace folders sent to servers that ask; ``on_change`` is called (on the
+    event loop) after every state or tool-list change."""
+
+    def __init__(
+        self,
+        *,
+        spec: ServerSpec,
+        limits: McpLimits,
+        project: Path,
+        environ: Mapping[str, str],
+        roots: Callable[[], Sequence[Path]] = tuple,
+        on_change: Callable[[ServerConnection], None] = lambda _c: None,
+    ) -> None:
+        self.spec = spec
+        self.limits = limits
+        self.project = project
+        self.environ = environ
+        self.roots = roots
+        self.on_change = on_change
+        self.state: State = "idle"
+        self.error: str | None = None
+        self.tools: tuple[types.Tool, ...] = ()
+        self.instructions: str | None = None
+        self.stderr = StderrTail(spec.name)
+        self.garbage_lines = 0
+        self._client: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._settled = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._refresh_due = False
+        self._stop = False
+        self._fresh = False
+        self._lost: asyncio.Event | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the supervisor (idempotent; needs a running event loop)."""
+        if self._task is None or self._task.done():
+            self._stop = False
+            self._settled.clear()
+            self._task = asyncio.ensure_future(self._supervise())
+
+    def reconnect(self) -> None:
+        """Restart now with a fresh restart budget (after a final failure, or on request)."""
+        if self._task is not None and not self._task.done():
+            self._lost_now()
+            self._wake.set()
+            self._fresh = True
+            return
+        self.start()
+
+    async def wait_settled(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds until the server is ready or has failed once."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._settled.wait(), timeout)
+
+    async def aclose(self) -> None:
+        """Stop the server (bounded: the SDK's shutdown escalates to kill within seconds)."""
+        self._stop = True
+        self._wake.set()
+        task, self._task = self._task, None
+        if task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 10)
+            except (TimeoutError, asyncio.CancelledError):
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+            except Exception:
+                log.debug("MCP server %s: supervisor failed", self.spec.name, exc_info=True)
+        self._set("stopped")
+
+    def status(self) -> ServerStatus:
+        """The current status (plain data)."""
+        return ServerStatus(
+            name=self.spec.name,
+            scope=self.spec.scope,
+            transport=self.spec.transport,
+            state=self.state,
+            error=self.error,
+            tools=len(self.tools),
+            description=self.spec.describe(),
+        )
+
+    def _set(self, state: State, error: str | None = None) -> None:
+        self.state = state
+        self.error = error
+        if state in ("ready", "failed", "stopped"):
+            self._settled.set()
+        try:
+            self.on_change(self)
+        except Exception:
+            log.exception("MCP status listener failed")
+
+    def _lost_now(self) -> None:
+        """A call saw the connection die: stop offering the server at once (the supervisor
+        restarts it)."""
+        if self._lost is not None:
+            self._lost.set()
+        if self.state == "ready":
+            self._client = None
+            self._set("failed", "the connection was lost; restarting")
+
+    # -- the supervisor ---------------------------------------------------------------------
+
+    async def _supervise(self) -> None:
+        attempt = 0
+        while not self._stop:
+            self._set("starting")
+            self.stderr.restarted()
+            started = time.monotonic()
+            try:
+                await self._session()
+                error = "the connection closed"
+            except Exception as exc:
+                error = _describe_error(exc)
+            finally:
+                self._client = None
+                self.tools = ()
+            if self._stop:
+                break
+            if time.monotonic() - started >= self.limits.stable_after_s or self._fresh:
+                attempt = 0
+                self._fresh = False
+            attempt += 1
+            tail = self.stderr.text()
+            message = error + (f"\nstderr:\n{tail}" if tail else "")
+            log.error("MCP server %s failed: %s", self.spec.name, message)
+            if attempt > self.limits.restart_attempts:
+                self._set("failed", message)
+                await self._sleep(None)  # until reconnect() or aclose()
+                attempt = 0
+                continue
+            self._set("failed", message)
+            await self._sleep(self.limits.backoff(attempt))
+        self.tools = ()
+
+    async def _sleep(self, seconds: float | None) -> None:
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+    async def _session(self) -> None:
+        """One connection, from connect to loss (raises on failure or start-up timeout).
+
+        The SDK's client lives in a task of its own: anyio scopes must be left in the task and
+        order they were entered, so the start-up timeout cancels that task rather than
+        wrapping the connect in a scope of ours.
+        """
+        ready = asyncio.Event()
+        task = asyncio.ensure_future(self._run_client(ready))
+        waiter = asyncio.ensure_future(ready.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {task, waiter},
+                timeout=self.limits.startup_timeout_s,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            waiter.cancel()
+        if not done:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            raise TimeoutError(
+                f"no answer within {self.limits.startup_timeout_s:g} s of starting (MCP_TIMEOUT)"
+            )
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            raise
+
+    async def _run_client(self, ready: asyncio.Event) -> None:
+        lost = asyncio.Event()
+        self._lost = lost
+
+        @contextlib.asynccontextmanager
+        async def transport() -> AsyncIterator[tuple[Any, Any]]:
+            async with open_transport(
+                self.spec, project=self.project, environ=self.environ, tail=self.stderr
+            ) as opened:
+                watch = asyncio.ensure_future(_forward(opened, lost))
+                try:
+                    yield opened.read, opened.write
+                finally:
+                    watch.cancel()
+
+        client = Client(
+            transport(),
+            message_handler=self._on_message,
+            logging_callback=self._on_log,
+            list_roots_callback=self._list_roots,
+            elicitation_callback=self._elicit,
+            client_info=types.Implementation(name="lsp-agent", version=__version__),
+            cache=None,
+        )
+        async with client:
+            tools = await self._list_tools(client)
+            self._client = client
+            self.tools = tools
+            self.instructions = client.instructions
+            listen = None
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                listen = asyncio.ensure_future(self._listen(client))
+            ready.set()
+            self._set("ready")
+            log.info("MCP server %s ready: %d tools", self.spec.name, len(tools))
+            try:
+                await self._serve(client, lost)
+            finally:
+                self._client = None
+                if listen is not None:
+                    listen.cancel()
+                    with contextlib.suppress(BaseException):
+                        await listen
+
+    async def _serve(self, client: Client, lost: asyncio.Event) -> None:
+        last_refresh = 0.0
+        while not self._stop and not lost.is_set():
+            self._wake.clear()
+            lost_wait = asyncio.ensure_future(lost.wait())
+            wake_wait = asyncio.ensure_future(self._wake.wait())
+            try:
+                await asyncio.wait({lost_wait, wake_wait}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                lost_wait.cancel()
+                wake_wait.cancel()
+            if self._refresh_due and not self._stop and not lost.is_set():
+                pause = last_refresh + self.limits.refresh_interval_s - time.monotonic()
+                if pause > 0:
+                    await asyncio.sleep(pause)
+                self._refresh_due = False
+                last_refresh = time.monotonic()
+                try:
+                    with anyio.fail_after(self.limits.startup_timeout_s):
+                        self.tools = await self._list_tools(client)
+                    log.info(
+                        "MCP server %s: tool list refreshed (%d)", self.spec.name, len(self.tools)
+                    )
+                    self._set("ready")
+                except Exception as exc:
+                    log.warning(
+                        "MCP server %s: refreshing the tool list failed (%s); keeping the old list",
+                        self.spec.name,
+                        _describe_error(exc),
+                    )
+
+    async def _list_tools(self, client: Client) -> tuple[types.Tool, ...]:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(MAX_TOOLS_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None or len(tools) >= MAX_TOOLS:
+                break
+        if len(tools) > MAX_TOOLS:
+            log.warning(
+                "MCP server %s lists %d tools; using the first %d",
+                self.spec.name,
+                len(tools),
+                MAX_TOOLS,
+            )
+        return tuple(tools[:MAX_TOOLS])
+
+    async def _listen(self, client: Client) -> None:
+        """Hold a ``subscriptions/listen`` stream open (2026-07-28 servers): its events reach
+        :meth:`_on_message` as list_changed notifications."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    pass
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.info(
+                "MCP server %s: no change notifications (%s)", self.spec.name, _describe_error(exc)
+            )
+
+    # -- callbacks from the SDK ------------------------------------------------------------
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, Exception):
+            self.garbage_lines += 1
+            if self.garbage_lines <= 20:
+                log.warning(
+                    "MCP server %s sent something that is not MCP: %s",
+                    self.spec.name,
+                    str(message).splitlines()[0][:200],
+                )
+            return
+        if isinstance(message, types.ToolListChangedNotification):
+            self._refresh_due = True
+            self._wake.set()
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        log.info(
+            "MCP server %s log (%s): %s", self.spec.name, params.level, str(params.data)[:2000]
+        )
+
+    async def _list_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult(
+            roots=[types.Root(uri=p.as_uri(), name=p.name) for p in self.roots()]  # type: ignore[arg-type]
+        )
+
+    async def _elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        log.info(
+            "MCP server %s asked the user for input; declined (not supported yet)", self.spec.name
+        )
+        return types.ElicitResult(action="decline")
+
+    # -- calls ------------------------------------------------------------------------------
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any], *, report: ProgressFn | None = None
+    ) -> types.CallToolResult:
+        """Call ``tool``; raises :class:`CallFailedError` when no result came back (not
+        ready, timed out after ``tool_timeout_s``, connection lost, protocol error)."""
+        client = self._client
+        name = self.spec.name
+        if client is None or self.state != "ready":
+            why = f": {self.error}" if self.error else ""
+            raise CallFailedError(f"MCP server {name!r} is not connected ({self.state}){why}")
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                report(progress, total, message)
+
+        try:
+            with anyio.fail_after(self.limits.tool_timeout_s):
+                return await client.call_tool(tool, arguments, progress_callback=on_progress)
+        except TimeoutError:
+            raise CallFailedError(
+                f"MCP server {name!r}: {tool} did not finish within "
+                f"{self.limits.tool_timeout_s:g} s (MCP_TOOL_TIMEOUT) and was cancelled"
+            ) from None
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED:
+                self._lost_now()
+                tail = self.stderr.text()
+                raise CallFailedError(
+                    f"MCP server {name!r} disconnected during the call"
+                    + (f"; its last stderr lines:\n{tail}" if tail else "")
+                ) from None
+            raise CallFailedError(f"MCP server {name!r}: {exc.error.message}") from None
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            self._lost_now()
+            raise CallFailedError(
+                f"MCP server {name!r}: the connection failed ({_describe_error(exc)})"
+            ) from None
+
+
+async def _forward(opened: Opened, lost: asyncio.Event) -> None:
+    await opened.lost.wait()
+    lost.set()

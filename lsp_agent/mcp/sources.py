@@ -1,0 +1,355 @@
+"""Which MCP servers a project gets, from every source, and whether each may start.
+
+Sources, highest precedence first; a name defined in several takes its whole definition from
+the highest (Claude Code's rule: no merging across scopes):
+
+``cli``      ``--mcp-config`` files or JSON texts of ``run -p`` (with ``--strict-mcp-config``
+             the only source)
+``local``    ``~/.claude.json`` → ``projects[<project>].mcpServers`` (Claude Code's local scope)
+``project``  ``<project>/.mcp.json`` — from the repository, see below
+``user``     ``~/.claude.json`` → ``mcpServers``
+
+Project servers start only when the workspace is trusted **and** the server is approved:
+by name in ``enabledMcpjsonServers`` or by ``enableAllProjectMcpServers: true`` in a
+settings source the repository cannot write (managed, user ``~/.claude/settings.json``,
+``--settings``, or ``~/.claude.json``'s entry for the project), or by an answer recorded in
+:mod:`lsp_agent.mcp.approvals` for the same definition. ``disabledMcpjsonServers`` is honoured
+from every source (disabling is always safe). Managed settings' ``deniedMcpServers`` and
+``allowedMcpServers`` (entries ``{"serverName": ...}``, ``{"serverCommand": [...]}``,
+``{"serverUrl": "https://*.example.com/*"}``) apply to every scope: deny beats allow, and an
+allow list, once present, admits only what it names. A managed settings file that cannot be
+read admits no server (fail closed).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from lsp_agent.config.jsonpos import JsonSyntaxError, parse_document
+from lsp_agent.config.settings import SettingsProblem, problem_at_start
+from lsp_agent.mcp.approvals import Approval, load_approvals
+from lsp_agent.mcp.config import (
+    MAX_CONFIG_BYTES,
+    McpFile,
+    Scope,
+    ServerSpec,
+    parse_servers,
+    read_config_file,
+    read_config_text,
+)
+
+log = logging.getLogger(__name__)
+
+Status = Literal["enabled", "needs_approval", "disabled", "denied", "untrusted", "invalid"]
+"""``enabled``: may start; ``needs_approval``: a project server nobody approved (or whose
+definition changed); ``disabled``: turned off by the user; ``denied``: managed policy;
+``untrusted``: the workspace is not trusted; ``invalid``: its definition cannot be used."""
+
+SCOPES: tuple[Scope, ...] = ("cli", "local", "project", "user")
+"""Sources in precedence order."""
+
+USER_STATE_FILE = ".claude.json"
+"""Claude Code's per-user state file in the home directory (user and local MCP scopes)."""
+
+APPROVING_SOURCES = ("managed", "flagSettings", "user")
+"""Settings sources whose ``enabledMcpjsonServers``/``enableAllProjectMcpServers`` approve
+project servers (files the repository cannot write)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlannedServer:
+    """One server and whether it may start; ``reason`` explains any other status."""
+
+    spec: ServerSpec
+    status: Status
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpPlan:
+    """Every configured server (precedence order, then file order), every problem, and the
+    files considered (for diagnostics and for the watcher)."""
+
+    servers: tuple[PlannedServer, ...] = ()
+    problems: tuple[SettingsProblem, ...] = ()
+    files: tuple[Path, ...] = ()
+
+    def enabled(self) -> tuple[ServerSpec, ...]:
+        """The servers that may start."""
+        return tuple(p.spec for p in self.servers if p.status == "enabled")
+
+    def get(self, name: str) -> PlannedServer | None:
+        """The planned server called ``name``, if any."""
+        return next((p for p in self.servers if p.spec.name == name), None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpSources:
+    """Where to look: the project directory ``cwd`` (absolute), the user's ``home``, whether
+    the workspace is ``trusted``, the environment for ``${VAR}`` expansion, the settings files
+    by source (``managed``, ``flagSettings``, ``local``, ``project``, ``user``), the
+    ``--mcp-config`` values and ``--strict-mcp-config``."""
+
+    cwd: Path
+    home: Path
+    trusted: bool
+    environ: Mapping[str, str]
+    settings_files: Mapping[str, Path]
+    cli_configs: tuple[str, ...] = ()
+    strict: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Switches:
+    """Approval switches gathered from settings."""
+
+    enabled: frozenset[str] = frozenset()
+    enable_all: bool = False
+    disabled: frozenset[str] = frozenset()
+    allowed: tuple[dict[str, Any], ...] | None = None
+    denied: tuple[dict[str, Any], ...] = ()
+    managed_broken: str | None = None
+
+
+def _read_object(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """A JSON object file: ``(value, None)``, ``(None, None)`` when missing, or
+    ``(None, why)`` when it cannot be used."""
+    try:
+        if not path.is_file():
+            return None, None
+        data = path.read_bytes()
+        if len(data) > MAX_CONFIG_BYTES * 50:
+            return None, "too large"
+        value = json.loads(data.decode("utf-8").removeprefix("\ufeff"))
+    except (OSError, ValueError) as exc:
+        return None, str(exc)
+    if not isinstance(value, dict):
+        return None, "not a JSON object"
+    return value, None
+
+
+def _names(value: Any) -> frozenset[str]:
+    if isinstance(value, list):
+        return frozenset(v for v in value if isinstance(v, str))
+    return frozenset()
+
+
+def _switches(sources: McpSources, user_state: Mapping[str, Any]) -> _Switches:
+    enabled: set[str] = set()
+    disabled: set[str] = set()
+    enable_all = False
+    allowed: tuple[dict[str, Any], ...] | None = None
+    denied: tuple[dict[str, Any], ...] = ()
+    managed_broken: str | None = None
+    for source, path in sources.settings_files.items():
+        value, why = _read_object(path)
+        if source == "managed" and why is not None:
+            managed_broken = f"the managed settings file {path} cannot be read ({why})"
+        if value is None:
+            continue
+        if source in ("project", "local") and not sources.trusted:
+            continue
+        disabled |= _names(value.get("disabledMcpjsonServers"))
+        if source in APPROVING_SOURCES:
+            enabled |= _names(value.get("enabledMcpjsonServers"))
+            enable_all = enable_all or value.get("enableAllProjectMcpServers") is True
+        if source == "managed":
+            if "allowedMcpServers" in value:
+                raw = value["allowedMcpServers"]
+                allowed = (
+                    tuple(e for e in raw if isinstance(e, dict)) if isinstance(raw, list) else ()
+                )
+            raw_denied = value.get("deniedMcpServers", [])
+            if isinstance(raw_denied, list):
+                denied = tuple(e for e in raw_denied if isinstance(e, dict))
+            elif raw_denied is not None:
+                managed_broken = "deniedMcpServers in the managed settings is not a list"
+    project = user_state.get("projects", {})
+    entry = project.get(str(sources.cwd)) if isinstance(project, dict) else None
+    if isinstance(entry, dict):
+        enabled |= _names(entry.get("enabledMcpjsonServers"))
+        disabled |= _names(entry.get("disabledMcpjsonServers"))
+        enable_all = enable_all or entry.get("enableAllProjectMcpServers") is True
+    return _Switches(
+        enabled=frozenset(enabled),
+        enable_all=enable_all,
+        disabled=frozenset(disabled),
+        allowed=allowed,
+        denied=denied,
+        managed_broken=managed_broken,
+    )
+
+
+def _policy_matches(entry: Mapping[str, Any], spec: ServerSpec) -> bool:
+    """Whether a managed ``allowedMcpServers``/``deniedMcpServers`` entry names ``spec``."""
+    if "serverName" in entry:
+        return bool(entry["serverName"] == spec.name)
+    if "serverCommand" in entry:
+        command = entry["serverCommand"]
+        return (
+            spec.transport == "stdio"
+            and isinstance(command, list)
+            and command == [spec.command, *spec.args]
+        )
+    if "serverUrl" in entry:
+        pattern = entry["serverUrl"]
+        return (
+            spec.transport != "stdio"
+            and isinstance(pattern, str)
+            and fnmatch.fnmatchcase(spec.url, pattern)
+        )
+    return False
+
+
+def _user_state(home: Path) -> tuple[dict[str, Any], str, tuple[SettingsProblem, ...]]:
+    """``~/.claude.json`` as ``(value, text, problems)``; an absent file is empty."""
+    path = home / USER_STATE_FILE
+    try:
+        if not path.is_file():
+            return {}, "", ()
+        text = path.read_bytes().decode("utf-8", "replace").removeprefix("\ufeff")
+    except OSError as exc:
+        return {}, "", (problem_at_start(path, f"cannot read: {exc}"),)
+    try:
+        value = parse_document(text).value
+    except JsonSyntaxError as exc:
+        return {}, text, (problem_at_start(path, f"invalid JSON: {exc}", text=text),)
+    return (value if isinstance(value, dict) else {}), text, ()
+
+
+def _user_scopes(
+    sources: McpSources, state: Mapping[str, Any], text: str
+) -> tuple[McpFile, McpFile]:
+    """The ``local`` and ``user`` definitions held in ``~/.claude.json``."""
+    path = sources.home / USER_STATE_FILE
+    if not state:
+        return McpFile(path=path, exists=False), McpFile(path=path, exists=False)
+    spans = parse_document(text).spans
+    project_key = str(sources.cwd)
+    projects = state.get("projects")
+    entry = projects.get(project_key) if isinstance(projects, dict) else None
+    local = McpFile(path=path, exists=False)
+    if isinstance(entry, dict) and "mcpServers" in entry:
+        servers, problems = parse_servers(
+            entry["mcpServers"],
+            where=("projects", project_key, "mcpServers"),
+            spans=spans,
+            text=text,
+            path=path,
+            scope="local",
+            environ=sources.environ,
+        )
+        local = McpFile(path=path, servers=servers, problems=problems)
+    user = McpFile(path=path, exists=False)
+    if "mcpServers" in state:
+        servers, problems = parse_servers(
+            state["mcpServers"],
+            where=("mcpServers",),
+            spans=spans,
+            text=text,
+            path=path,
+            scope="user",
+            environ=sources.environ,
+        )
+        user = McpFile(path=path, servers=servers, problems=problems)
+    return local, user
+
+
+def _cli_files(configs: Sequence[str], cwd: Path, environ: Mapping[str, str]) -> list[McpFile]:
+    out = []
+    for value in configs:
+        if value.lstrip().startswith("{"):
+            out.append(read_config_text(value, path=None, scope="cli", environ=environ))
+            continue
+        path = (cwd / value).resolve()
+        file = read_config_file(path, scope="cli", environ=environ)
+        if not file.exists:
+            file = McpFile(path=path, problems=(problem_at_start(path, "file not found"),))
+        out.append(file)
+    return out
+
+
+def plan_servers(
+    sources: McpSources, *, approvals: Mapping[str, Approval] | None = None
+) -> McpPlan:
+    """Read every source and decide each server's status (see the module docstring).
+
+    ``approvals`` defaults to the answers recorded for ``sources.cwd``. Never raises.
+    """
+    if approvals is None:
+        approvals = load_approvals(sources.home, sources.cwd)
+    files: list[McpFile] = _cli_files(sources.cli_configs, sources.cwd, sources.environ)
+    state: dict[str, Any] = {}
+    state_problems: tuple[SettingsProblem, ...] = ()
+    if not sources.strict:
+        state, text, state_problems = _user_state(sources.home)
+        local, user = _user_scopes(sources, state, text)
+        project = read_config_file(
+            sources.cwd / ".mcp.json", scope="project", environ=sources.environ
+        )
+        files += [local, project, user]
+    switches = _switches(sources, state)
+    seen: set[str] = set()
+    planned: list[PlannedServer] = []
+    problems: list[SettingsProblem] = list(state_problems)
+    for file in files:
+        problems.extend(file.problems)
+        for spec in file.servers:
+            if spec.name in seen:
+                continue
+            seen.add(spec.name)
+            planned.append(_decide(spec, switches, approvals, trusted=sources.trusted))
+    considered = [sources.cwd / ".mcp.json", sources.home / USER_STATE_FILE]
+    considered += [f.path for f in files if f.path is not None and f.path not in considered]
+    return McpPlan(servers=tuple(planned), problems=tuple(problems), files=tuple(considered))
+
+
+def _decide(
+    spec: ServerSpec, switches: _Switches, approvals: Mapping[str, Approval], *, trusted: bool
+) -> PlannedServer:
+    if switches.managed_broken is not None:
+        return PlannedServer(spec=spec, status="denied", reason=switches.managed_broken)
+    if any(_policy_matches(e, spec) for e in switches.denied):
+        return PlannedServer(
+            spec=spec, status="denied", reason="denied by the managed deniedMcpServers list"
+        )
+    if switches.allowed is not None and not any(_policy_matches(e, spec) for e in switches.allowed):
+        return PlannedServer(
+            spec=spec, status="denied", reason="not in the managed allowedMcpServers list"
+        )
+    if spec.name in switches.disabled:
+        return PlannedServer(
+            spec=spec, status="disabled", reason="listed in disabledMcpjsonServers"
+        )
+    if spec.scope == "project":
+        if not trusted:
+            return PlannedServer(
+                spec=spec,
+                status="untrusted",
+                reason="the workspace is not trusted, so its .mcp.json servers do not start",
+            )
+        answer = approvals.get(spec.name)
+        if answer is not None and answer.digest == spec.digest and not answer.approved:
+            return PlannedServer(spec=spec, status="disabled", reason="rejected by the user")
+        approved = (
+            switches.enable_all
+            or spec.name in switches.enabled
+            or (answer is not None and answer.approved and answer.digest == spec.digest)
+        )
+        if not approved:
+            changed = answer is not None and answer.digest != spec.digest
+            reason = (
+                "its definition in .mcp.json changed since it was approved"
+                if changed
+                else "a project server (.mcp.json) runs only after you approve it"
+            )
+            return PlannedServer(spec=spec, status="needs_approval", reason=reason)
+    if spec.error is not None:
+        return PlannedServer(spec=spec, status="invalid", reason=spec.error)
+    return PlannedServer(spec=spec, status="enabled")

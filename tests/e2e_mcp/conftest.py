@@ -1,0 +1,109 @@
+"""Real MCP servers (the SDK's ``MCPServer``, ``tests/mcp_servers/fixture_server.py``) over
+stdio and streamable HTTP on 127.0.0.1, and pools connected to them."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_agent.mcp.config import read_config_text
+from lsp_agent.mcp.limits import McpLimits
+from lsp_agent.mcp.pool import McpPool
+from lsp_agent.mcp.sources import McpPlan, PlannedServer
+
+FIXTURE = Path(__file__).resolve().parents[1] / "mcp_servers" / "fixture_server.py"
+
+START_WAIT_S = 60.0
+"""Generous bound for a server to come up under load (never a timing assertion)."""
+
+
+def stdio_entry(*flags: str, **extra: Any) -> dict[str, Any]:
+    """A stdio definition running the fixture server with ``flags``."""
+    return {"command": sys.executable, "args": [str(FIXTURE), *flags], **extra}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    """The fixture server on streamable HTTP; yields its URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(FIXTURE), "--http", str(port), "--name", "web"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + START_WAIT_S
+    try:
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the HTTP fixture server did not start") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:  # uvicorn waits for open streams to close
+            proc.kill()
+            proc.wait(10)
+
+
+def plan_of(servers: dict[str, Any]) -> McpPlan:
+    """Every server of ``servers`` (an mcpServers value) enabled."""
+    file = read_config_text(
+        json.dumps({"mcpServers": servers}), path=None, scope="cli", environ=os.environ
+    )
+    assert file.problems == ()
+    return McpPlan(servers=tuple(PlannedServer(spec=s, status="enabled") for s in file.servers))
+
+
+def test_limits(**overrides: Any) -> McpLimits:
+    base: dict[str, Any] = dict(
+        startup_timeout_s=START_WAIT_S,
+        first_turn_wait_s=START_WAIT_S,
+        backoff_initial_s=0.05,
+        restart_attempts=2,
+        refresh_interval_s=0.05,
+    )
+    base.update(overrides)
+    return McpLimits(**base)
+
+
+@pytest.fixture
+async def make_pool(tmp_path: Path) -> AsyncIterator[Any]:
+    pools: list[McpPool] = []
+
+    def make(
+        servers: dict[str, Any], *, environ: dict[str, str] | None = None, **limits: Any
+    ) -> McpPool:
+        pool = McpPool(
+            plan=plan_of(servers),
+            limits=test_limits(**limits),
+            project=tmp_path,
+            environ=os.environ if environ is None else environ,
+            roots=lambda: (tmp_path,),
+        )
+        pools.append(pool)
+        return pool
+
+    yield make
+    for pool in pools:
+        await pool.aclose()
