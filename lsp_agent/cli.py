@@ -140,6 +140,22 @@ def build_parser() -> argparse.ArgumentParser:
         "sees the diagnostics of the exact text it wrote (docs/verification.md)",
     )
     run.add_argument(
+        "--mcp-config",
+        dest="mcp_config",
+        action="append",
+        nargs="+",
+        default=[],
+        metavar="CONFIG",
+        help='MCP servers from JSON files or strings ({"mcpServers": {...}}, the .mcp.json '
+        "shape), added to the configured ones; allow their tools with --allowedTools "
+        "mcp__<server> (docs/mcp.md)",
+    )
+    run.add_argument(
+        "--strict-mcp-config",
+        action="store_true",
+        help="use only the MCP servers of --mcp-config (ignore .mcp.json and ~/.claude.json)",
+    )
+    run.add_argument(
         "--allowedTools",
         "--allowed-tools",
         dest="allowed_tools",
@@ -360,6 +376,8 @@ def _run(args: argparse.Namespace) -> int:
         verbose=args.verbose,
         settings_file=_settings_file(args.settings),
         diagnostics_file=_existing_file(args.diagnostics, flag="--diagnostics"),
+        mcp_configs=tuple(value for group in args.mcp_config for value in group),
+        strict_mcp_config=args.strict_mcp_config,
     )
     return run_headless(options)
 

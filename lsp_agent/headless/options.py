@@ -24,6 +24,8 @@ class HeadlessOptions:
     hooks apply (a headless run trusts its directory, as Claude Code's ``-p`` does).
     ``diagnostics_file`` is ``--diagnostics FILE`` (absolute): the diagnostics settings
     (verification, managed language servers) of the run; ``None``: no verification.
+    ``mcp_configs`` are the ``--mcp-config`` values (files or JSON texts, Claude Code's
+    ``{"mcpServers": ...}`` shape); with ``strict_mcp_config`` they are the only MCP servers.
     """
 
     prompt: str
@@ -38,3 +40,5 @@ class HeadlessOptions:
     settings_file: Path | None = None
     trusted: bool = True
     diagnostics_file: Path | None = None
+    mcp_configs: tuple[str, ...] = ()
+    strict_mcp_config: bool = False

@@ -59,15 +59,17 @@ def init_event(
     permission_mode: str,
     api_key_source: str,
     version: str,
+    mcp_servers: list[dict[str, str]] | None = None,
 ) -> Event:
-    """The ``system/init`` event (Claude Code's field names)."""
+    """The ``system/init`` event (Claude Code's field names); ``mcp_servers`` holds
+    ``{"name", "status"}`` per configured MCP server."""
     return {
         "type": "system",
         "subtype": "init",
         "cwd": cwd,
         "session_id": session_id,
         "tools": tools,
-        "mcp_servers": [],
+        "mcp_servers": mcp_servers or [],
         "model": model,
         "permissionMode": permission_mode,
         "apiKeySource": api_key_source,

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from lsp_agent.config.store import SettingsStore
     from lsp_agent.headless.diagnostics import HeadlessDiagnostics
     from lsp_agent.host import Host
+    from lsp_agent.mcp.service import McpService
     from lsp_agent.model.base import Model
     from lsp_agent.model.types import ModelRequest, ModelStreamEvent
 
@@ -185,12 +186,14 @@ async def _run(
     host: Host = HeadlessHost(inner=DiskHost(), on_update=on_update)
     if diagnostics is not None:
         host = diagnostics.wrap(host)
+    mcp = _mcp(options, settings=settings, environ=environ, err=err)
     manager = SessionManager(
         host=host,
         model_factory=model_factory,
         config=config,
         tools_factory=diagnostics.tools if diagnostics is not None else default_tools,
         settings=lambda _cwd: settings,
+        mcp=lambda _cwd: mcp,
     )
     try:
         session = manager.new(cwd=options.cwd, mode=mode)
@@ -199,6 +202,12 @@ async def _run(
         if diagnostics is not None:
             await diagnostics.aclose()
         return ExitCode.USAGE
+    # The servers start in parallel; the model sees the tools of those ready in time.
+    mcp_tools = [t.name for t in await mcp.tools()]
+    for status in mcp.statuses():
+        if status["state"] != "ready":
+            err.write(f"lsp-agent: MCP server {status['name']}: {status['state']}")
+            err.write(f": {status['error']}\n" if status["error"] else "\n")
     stream = EventStream(
         renderer=renderer,
         session_id=session.id,
@@ -209,11 +218,15 @@ async def _run(
         init_event(
             session_id=session.id,
             cwd=str(session.cwd),
-            tools=list(session.tools.names()),
+            tools=[*session.tools.names(), *mcp_tools],
             model=model_name,
             permission_mode=session.mode,
             api_key_source=api_key_source(environ),
             version=__version__,
+            mcp_servers=[
+                {"name": s["name"], "status": _INIT_STATUS.get(s["state"], s["state"])}
+                for s in mcp.statuses()
+            ],
         )
     )
 
@@ -265,6 +278,10 @@ async def _run(
                 await diagnostics.aclose()  # managed language servers, bounded
             except Exception:
                 log.debug("stopping the managed language servers failed", exc_info=True)
+        try:
+            await mcp.aclose()  # MCP servers, bounded
+        except Exception:
+            log.debug("stopping the MCP servers failed", exc_info=True)
     stream.finish()
     outcome: Outcome = classify(
         stop_reason=stop_reason,
@@ -286,6 +303,41 @@ async def _run(
         )
     )
     return int(outcome.exit_code)
+
+
+_INIT_STATUS = {"ready": "connected", "starting": "pending", "idle": "pending"}
+"""Claude Code's names for MCP server states in the init event (others keep ours)."""
+
+
+def _mcp(
+    options: HeadlessOptions,
+    *,
+    settings: SettingsStore,
+    environ: Mapping[str, str],
+    err: TextIO,
+) -> McpService:
+    """The run's MCP servers (not started yet); configuration problems go to ``err``."""
+    from lsp_agent.mcp.limits import limits_from_env
+    from lsp_agent.mcp.service import McpService
+    from lsp_agent.mcp.sources import McpSources
+
+    service = McpService(
+        sources=McpSources(
+            cwd=options.cwd,
+            home=settings.loader.home,
+            trusted=options.trusted,
+            environ=dict(environ),
+            settings_files={str(k): v for k, v in settings.loader.files().items()},
+            cli_configs=options.mcp_configs,
+            strict=options.strict_mcp_config,
+        ),
+        limits=limits_from_env(environ),
+        roots=lambda: (options.cwd,),
+    )
+    for problem in service.problems:
+        where = problem.log_line() if problem.path else f"--mcp-config: {problem.message}"
+        err.write(f"lsp-agent: mcp: {where}\n")
+    return service
 
 
 def _settings(options: HeadlessOptions, *, err: TextIO) -> SettingsStore:

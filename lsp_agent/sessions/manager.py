@@ -35,6 +35,7 @@ from lsp_agent.agent.prompt import system_prompt
 from lsp_agent.config.store import SettingsStore
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.host import Host
+from lsp_agent.mcp.service import McpService
 from lsp_agent.model.base import Model
 from lsp_agent.model.types import Message, TextBlock, Usage
 from lsp_agent.permissions.engine import PermissionEngine
@@ -106,6 +107,9 @@ class Session:
     usage: Usage = field(default_factory=Usage)
     settings: SettingsStore | None = None
     hooks: HookRunner | None = None
+    mcp: McpService | None = None
+    """The project's MCP servers (shared with the other sessions of the directory): their
+    tools join the built-ins at the start of every turn."""
     _task: asyncio.Task[TurnResult] | None = None
     _start: asyncio.Future[HookOutcome] | None = None
     _ended: bool = False
@@ -167,13 +171,14 @@ class Session:
             state = LoopState(
                 messages=start_messages(self.history, user), max_tokens=self.config.max_tokens
             )
+            tools, system = await self._turn_tools()
             env = LoopEnv(
                 model=self.model,
                 config=self.config,
-                system=self.system,
+                system=system,
                 executor=ExecutorEnv(
                     session_id=self.id,
-                    tools=self.tools,
+                    tools=tools,
                     permissions=self.permissions,
                     host=self.host,
                     context=ToolContext(
@@ -208,6 +213,20 @@ class Session:
         assert result is not None  # the loop always ends with TurnFinished
         self.usage = self.usage + result.usage
         return result
+
+    async def _turn_tools(self) -> tuple[ToolRegistry, tuple[str, ...]]:
+        """The built-ins, then the MCP tools of the servers ready now (sorted, so the cached
+        prompt prefix stays stable), and the system prompt with the servers' instructions."""
+        if self.mcp is None:
+            return self.tools, self.system
+        try:
+            extra = await self.mcp.tools()
+        except Exception:
+            log.exception("listing MCP tools failed; this turn has none")
+            return self.tools, self.system
+        tools = ToolRegistry(tools=[*self.tools, *extra]) if extra else self.tools
+        instructions = self.mcp.instructions()
+        return tools, (*self.system, instructions) if instructions else self.system
 
     async def _with_start_context(self, user: Message) -> Message:
         """Wait for the SessionStart hooks (first prompt only; bounded by their timeouts) and
@@ -303,12 +322,15 @@ class SessionManager:
         config: AgentConfig,
         tools_factory: Callable[[], ToolRegistry] = default_tools,
         settings: SettingsFactory | None = None,
+        mcp: Callable[[Path], McpService | None] | None = None,
     ) -> None:
         self.host = host
         self.model_factory = model_factory
         self.config = config
         self.tools_factory = tools_factory
         self.settings = settings
+        self.mcp = mcp
+        """Returns the MCP service of a project directory (shared by its sessions), if any."""
         self.sessions: dict[str, Session] = {}
 
     def new(
@@ -367,6 +389,7 @@ class SessionManager:
             system=system_prompt(cwd=cwd, roots=roots, append=self.config.append_system_prompt),
             settings=store,
             hooks=hooks,
+            mcp=self.mcp(cwd) if self.mcp is not None else None,
         )
         self.sessions[session_id] = session
         session.start_hooks()

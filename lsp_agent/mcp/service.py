@@ -1,0 +1,153 @@
+"""One project's MCP, door-neutral: its plan, its pool, approvals, status.
+
+A door keeps one :class:`McpService` per project directory and hands it to that directory's
+sessions (they take :meth:`McpService.tools` at the start of every turn). Building a service
+reads the configuration only; the ``mcp`` SDK is imported, and servers started, only when
+the plan enables at least one server — a user without MCP servers never loads it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsp_agent.config.settings import SettingsProblem
+from lsp_agent.mcp.approvals import record_approval
+from lsp_agent.mcp.limits import McpLimits
+from lsp_agent.mcp.sources import McpPlan, McpSources, plan_servers
+
+if TYPE_CHECKING:
+    from lsp_agent.mcp.pool import McpPool
+    from lsp_agent.tools.base import Tool
+
+log = logging.getLogger(__name__)
+
+MAX_INSTRUCTIONS_CHARS = 2048
+"""Longest instructions text of one server put in the system prompt (characters)."""
+
+
+class McpError(Exception):
+    """A request names an unknown server or cannot be done; the message says why."""
+
+
+class McpService:
+    """See the module docstring. ``on_change`` is called with the service after the plan or
+    any server's state changed (for status notifications); event-loop only."""
+
+    def __init__(
+        self,
+        *,
+        sources: McpSources,
+        limits: McpLimits,
+        roots: Callable[[], Sequence[Path]] = tuple,
+        on_change: Callable[[McpService], None] = lambda _s: None,
+    ) -> None:
+        self.sources = sources
+        self.limits = limits
+        self.roots = roots
+        self.on_change = on_change
+        self.plan: McpPlan = plan_servers(sources)
+        self.pool: McpPool | None = None
+
+    @property
+    def problems(self) -> tuple[SettingsProblem, ...]:
+        """Problems of every MCP configuration source (for diagnostics)."""
+        return self.plan.problems
+
+    def _ensure_pool(self) -> McpPool | None:
+        if self.pool is None and self.plan.enabled():
+            from lsp_agent.mcp.pool import McpPool
+
+            self.pool = McpPool(
+                plan=self.plan,
+                limits=self.limits,
+                project=self.sources.cwd,
+                environ=self.sources.environ,
+                roots=self.roots,
+                on_change=lambda _p: self._changed(),
+            )
+        return self.pool
+
+    def _changed(self) -> None:
+        try:
+            self.on_change(self)
+        except Exception:
+            log.exception("MCP status listener failed")
+
+    def start(self) -> None:
+        """Start the enabled servers in the background (needs a running event loop)."""
+        pool = self._ensure_pool()
+        if pool is not None:
+            pool.start()
+
+    async def tools(self, *, wait_s: float | None = None) -> list[Tool[Any]]:
+        """Tools of the ready servers for the next turn (see :meth:`McpPool.tools`)."""
+        pool = self._ensure_pool()
+        return [] if pool is None else await pool.tools(wait_s=wait_s)
+
+    def instructions(self) -> str | None:
+        """The ready servers' instructions as one system-prompt block, each capped."""
+        if self.pool is None:
+            return None
+        parts = [
+            f"## {name}\n{text[:MAX_INSTRUCTIONS_CHARS]}"
+            for name, text in self.pool.instructions().items()
+        ]
+        if not parts:
+            return None
+        return "# MCP server instructions\n\n" + "\n\n".join(parts)
+
+    def statuses(self) -> list[dict[str, Any]]:
+        """Every configured server as plain data: ``name``, ``scope``, ``transport``,
+        ``state`` (``idle``, ``starting``, ``ready``, ``failed``, ``stopped``,
+        ``needs_approval``, ``disabled``, ``denied``, ``untrusted``, ``invalid``), ``error``,
+        ``tools`` (count), ``description``."""
+        if self.pool is not None:
+            return [dataclasses.asdict(s) for s in self.pool.statuses()]
+        from lsp_agent.mcp.connection_status import planned_statuses
+
+        return planned_statuses(self.plan)
+
+    async def reload(self, sources: McpSources | None = None) -> None:
+        """Read the configuration again (a file changed, trust changed) and adopt it."""
+        if sources is not None:
+            self.sources = sources
+        self.plan = plan_servers(self.sources)
+        if self.pool is not None:
+            await self.pool.apply(self.plan)
+        elif self.plan.enabled():
+            self.start()
+        self._changed()
+
+    async def approve(self, name: str, *, approved: bool) -> None:
+        """Record the user's answer for project server ``name`` (pinned to its current
+        definition) and adopt it. Raises :class:`McpError` for a server that is not a project
+        server needing an answer, and ``OSError`` if the answer cannot be saved."""
+        planned = self.plan.get(name)
+        if planned is None:
+            raise McpError(f"no MCP server named {name!r} is configured")
+        if planned.spec.scope != "project":
+            raise McpError(f"MCP server {name!r} is not a project (.mcp.json) server")
+        if not self.sources.trusted:
+            raise McpError("the workspace is not trusted: trust it before approving its servers")
+        record_approval(
+            self.sources.home,
+            self.sources.cwd,
+            server=name,
+            digest=planned.spec.digest,
+            approved=approved,
+        )
+        await self.reload()
+
+    def reconnect(self, name: str) -> None:
+        """Restart server ``name``. Raises :class:`McpError` if it is not running."""
+        if self.pool is None or not self.pool.reconnect(name):
+            raise McpError(f"MCP server {name!r} is not running (see its state)")
+
+    async def aclose(self) -> None:
+        """Stop every server (bounded)."""
+        if self.pool is not None:
+            await self.pool.aclose()

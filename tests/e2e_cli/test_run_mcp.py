@@ -1,0 +1,129 @@
+"""``lsp-agent run -p`` with MCP servers: --mcp-config, --strict-mcp-config, approval of
+project servers, permissions on mcp__ tools, the init event."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lsp_agent.model.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
+from tests.e2e_cli.conftest import run_cli
+from tests.e2e_mcp.conftest import stdio_entry
+
+
+def echo_scenario(result: ToolResultExpect) -> object:
+    return scenario(
+        reply(
+            tool_use("mcp__fx__echo", {"text": "hello"}, id="toolu_mcp"),
+            expect=expecting(
+                tools_include=["Read", "mcp__fx__echo", "mcp__fx__add"],
+                system_contains="The fx server echoes and adds.",
+            ),
+        ),
+        reply("Done.", expect=expecting(tool_results=[result])),
+        name="mcp-echo",
+    )
+
+
+def config(tmp: Path, **servers: object) -> Path:
+    path = tmp / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+def test_mcp_config_tools_run_when_allowed(project: Path, tmp_path: Path) -> None:
+    cfg = config(tmp_path, fx=stdio_entry("--name", "fx"))
+    result = run_cli(
+        [
+            "run",
+            "-p",
+            "echo hello",
+            "--output-format",
+            "stream-json",
+            "--mcp-config",
+            str(cfg),
+            "--allowedTools",
+            "mcp__fx",
+        ],
+        scenario=echo_scenario(ToolResultExpect(is_error=False, contains="echo: hello")),
+        cwd=project,
+    )
+    assert result.code == 0, result.proc.stderr
+    init = result.events()[0]
+    assert init["mcp_servers"] == [{"name": "fx", "status": "connected"}]
+    assert "mcp__fx__echo" in init["tools"] and "Bash" in init["tools"]
+    result.server.assert_done()
+
+
+def test_mcp_tools_are_denied_without_an_allow_rule(project: Path, tmp_path: Path) -> None:
+    cfg = config(tmp_path, fx=stdio_entry("--name", "fx"))
+    result = run_cli(
+        ["run", "-p", "echo hello", "--output-format", "stream-json", "--mcp-config", str(cfg)],
+        scenario=echo_scenario(ToolResultExpect(is_error=True, contains="Permission denied")),
+        cwd=project,
+    )
+    assert result.code == 0, result.proc.stderr
+    assert result.events()[-1]["permission_denials"][0]["tool_name"] == "mcp__fx__echo"
+    result.server.assert_done()
+
+
+def test_a_deny_rule_beats_bypass_permissions(project: Path, tmp_path: Path) -> None:
+    cfg = config(tmp_path, fx=stdio_entry("--name", "fx"))
+    result = run_cli(
+        [
+            "run",
+            "-p",
+            "echo hello",
+            "--mcp-config",
+            str(cfg),
+            "--permission-mode",
+            "bypassPermissions",
+            "--disallowedTools",
+            "mcp__fx__echo",
+        ],
+        scenario=echo_scenario(ToolResultExpect(is_error=True, contains="denied")),
+        cwd=project,
+    )
+    assert result.code == 0, result.proc.stderr
+    result.server.assert_done()
+
+
+def test_project_servers_wait_for_approval_and_strict_ignores_them(
+    project: Path, tmp_path: Path
+) -> None:
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": stdio_entry()}}))
+    plain = scenario(reply("Nothing to do.", expect=expecting()), name="plain")
+    result = run_cli(
+        ["run", "-p", "hi", "--output-format", "stream-json"], scenario=plain, cwd=project
+    )
+    assert result.code == 0, result.proc.stderr
+    assert result.events()[0]["mcp_servers"] == [{"name": "proj", "status": "needs_approval"}]
+    assert "MCP server proj: needs_approval" in result.proc.stderr
+    cfg = config(tmp_path, fx=stdio_entry("--name", "fx"))
+    strict = run_cli(
+        [
+            "run",
+            "-p",
+            "echo hello",
+            "--output-format",
+            "stream-json",
+            "--mcp-config",
+            str(cfg),
+            "--strict-mcp-config",
+            "--allowedTools",
+            "mcp__fx__echo",
+        ],
+        scenario=echo_scenario(ToolResultExpect(is_error=False, contains="echo: hello")),
+        cwd=project,
+    )
+    assert strict.code == 0, strict.proc.stderr
+    assert strict.events()[0]["mcp_servers"] == [{"name": "fx", "status": "connected"}]
+
+
+def test_config_errors_are_reported_with_their_position(project: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"mcpServers": {\n  "x": {"command": 3}\n}}')
+    plain = scenario(reply("ok", expect=expecting()), name="plain")
+    result = run_cli(["run", "-p", "hi", "--mcp-config", str(bad)], scenario=plain, cwd=project)
+    assert result.code == 0, result.proc.stderr
+    assert f"{bad}:2:" in result.proc.stderr and '"command" must be' in result.proc.stderr
