@@ -14,6 +14,9 @@ SESSION_NEW = "lspAgent/session/new"
 SESSION_PROMPT = "lspAgent/session/prompt"
 SESSION_SET_MODE = "lspAgent/session/setMode"
 SESSION_LIST = "lspAgent/session/list"
+MCP_LIST = "lspAgent/mcp/list"
+MCP_APPROVE = "lspAgent/mcp/approve"
+MCP_RECONNECT = "lspAgent/mcp/reconnect"
 
 # Client -> server notifications.
 SESSION_CANCEL = "lspAgent/session/cancel"
@@ -28,12 +31,23 @@ SESSION_UPDATE = "lspAgent/session/update"
 SESSION_DID_START = "lspAgent/session/didStart"
 SESSION_DID_END = "lspAgent/session/didEnd"
 WORKSPACE_DID_CHANGE_FILES = "lspAgent/workspace/didChangeFiles"
+MCP_DID_CHANGE = "lspAgent/mcp/didChange"
 
-CLIENT_REQUESTS = frozenset({SESSION_NEW, SESSION_PROMPT, SESSION_SET_MODE, SESSION_LIST})
+CLIENT_REQUESTS = frozenset(
+    {
+        SESSION_NEW,
+        SESSION_PROMPT,
+        SESSION_SET_MODE,
+        SESSION_LIST,
+        MCP_LIST,
+        MCP_APPROVE,
+        MCP_RECONNECT,
+    }
+)
 CLIENT_NOTIFICATIONS = frozenset({SESSION_CANCEL, DIAGNOSTICS_DID_CHANGE})
 SERVER_REQUESTS = frozenset({SESSION_REQUEST_PERMISSION, WORKSPACE_SAVE_DOCUMENTS})
 SERVER_NOTIFICATIONS = frozenset(
-    {SESSION_UPDATE, WORKSPACE_DID_CHANGE_FILES, SESSION_DID_START, SESSION_DID_END}
+    {SESSION_UPDATE, WORKSPACE_DID_CHANGE_FILES, SESSION_DID_START, SESSION_DID_END, MCP_DID_CHANGE}
 )
 
 REQUESTS = CLIENT_REQUESTS | SERVER_REQUESTS

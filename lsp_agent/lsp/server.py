@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from lsp_agent.lsp.code_actions import CodeActions
     from lsp_agent.lsp.diagnostics_door import DiagnosticsDoor
     from lsp_agent.lsp.host import LspHost
+    from lsp_agent.lsp.mcp_door import McpDoor
     from lsp_agent.lsp.settings_door import SettingsDoor
     from lsp_agent.model.base import Model
     from lsp_agent.sessions.manager import Session, SessionManager
@@ -91,6 +92,7 @@ class AgentLanguageServer(LanguageServer):
         self._host: LspHost | None = None
         self._diagnostics: DiagnosticsDoor | None = None
         self._settings_door: SettingsDoor | None = None
+        self._mcp_door: McpDoor | None = None
         self._code_actions: CodeActions | None = None
         self._sessions: SessionManager | None = None
 
@@ -130,6 +132,16 @@ class AgentLanguageServer(LanguageServer):
         return self._settings_door
 
     @property
+    def mcp_door(self) -> McpDoor:
+        """The MCP door (created on first use: at ``initialized`` at the latest)."""
+        if self._mcp_door is None:
+            self.warm_up.wait_for_core()
+            from lsp_agent.lsp.mcp_door import McpDoor
+
+            self._mcp_door = McpDoor(server=self)
+        return self._mcp_door
+
+    @property
     def code_actions(self) -> CodeActions:
         """The code-action and command handlers (created on first use)."""
         if self._code_actions is None:
@@ -152,6 +164,7 @@ class AgentLanguageServer(LanguageServer):
                 config=self.agent_config(),
                 tools_factory=self.diagnostics.tools_factory,
                 settings=self.settings_door.store_for,
+                mcp=self.mcp_door.service_for,
             )
         return self._sessions
 
@@ -238,6 +251,7 @@ def create_server(
     _register_documents(server)
     _register_sessions(server)
     _register_code_actions(server)
+    _register_mcp(server)
     return server
 
 
@@ -261,6 +275,7 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
         # Settings diagnostics are published now, as before; the settings modules load here,
         # on this thread, before the warm-up thread starts on the rest of the core.
         ls.settings_door.open_folders(ls.workspace_roots())
+        ls.mcp_door.open_folders(ls.workspace_roots())
         ls.warm_up.start(sdk=ls._model_factory is None)
 
     @server.feature(types.SHUTDOWN)
@@ -270,6 +285,8 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
             await ls._sessions.aclose()
         if ls._settings_door is not None:
             await ls._settings_door.shutdown()
+        if ls._mcp_door is not None:
+            await ls._mcp_door.shutdown()
         if ls._diagnostics is not None:
             await ls._diagnostics.shutdown()
 
@@ -344,6 +361,24 @@ def _register_sessions(server: AgentLanguageServer) -> None:
         from lsp_agent.lsp import sessions_door
 
         return sessions_door.session_list(ls, raw)
+
+
+# ---- MCP servers --------------------------------------------------------------------------------
+# The bodies live in lsp_agent.lsp.mcp_door, imported on first use.
+
+
+def _register_mcp(server: AgentLanguageServer) -> None:
+    @server.feature(methods.MCP_LIST)
+    async def mcp_list(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+        return await ls.mcp_door.list(raw)
+
+    @server.feature(methods.MCP_APPROVE)
+    async def mcp_approve(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+        return await ls.mcp_door.approve(raw)
+
+    @server.feature(methods.MCP_RECONNECT)
+    def mcp_reconnect(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+        return ls.mcp_door.reconnect(raw)
 
 
 # ---- code actions and commands ----------------------------------------------------------------

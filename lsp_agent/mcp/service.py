@@ -84,7 +84,9 @@ class McpService:
             pool.start()
 
     async def tools(self, *, wait_s: float | None = None) -> list[Tool[Any]]:
-        """Tools of the ready servers for the next turn (see :meth:`McpPool.tools`)."""
+        """Tools of the ready servers for the next turn (see :meth:`McpPool.tools`), after
+        reading the configuration again (:meth:`refresh`)."""
+        await self.refresh()
         pool = self._ensure_pool()
         return [] if pool is None else await pool.tools(wait_s=wait_s)
 
@@ -110,6 +112,13 @@ class McpService:
         from lsp_agent.mcp.connection_status import planned_statuses
 
         return planned_statuses(self.plan)
+
+    async def refresh(self) -> None:
+        """Read the configuration again and adopt it only if something changed (cheap: a few
+        small files; an edited ``.mcp.json`` takes effect at the next turn)."""
+        plan = plan_servers(self.sources)
+        if plan != self.plan:
+            await self.reload()
 
     async def reload(self, sources: McpSources | None = None) -> None:
         """Read the configuration again (a file changed, trust changed) and adopt it."""

@@ -131,6 +131,8 @@ class Editor:
     reloads: list[list[str]] = field(default_factory=list)
     applied_edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
     cancels_received: list[Any] = field(default_factory=list)
+    mcp_changes: list[dict[str, Any]] = field(default_factory=list)
+    """``lspAgent/mcp/didChange`` notifications received."""
     skip_edits: bool = False
     """Answer ``applied: true`` without applying (Neovim skips stale edits silently)."""
     permission: Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]] = (
@@ -375,6 +377,10 @@ def _register_handlers(editor: Editor) -> None:
     @client.feature(methods.SESSION_UPDATE)
     def session_update(params: dict[str, Any]) -> None:
         editor.updates.append(params)
+
+    @client.feature(methods.MCP_DID_CHANGE)
+    def mcp_did_change(params: dict[str, Any]) -> None:
+        editor.mcp_changes.append(params)
 
     @client.feature(methods.WORKSPACE_DID_CHANGE_FILES)
     def did_change_files(params: dict[str, Any]) -> None:

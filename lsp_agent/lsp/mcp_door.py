@@ -1,0 +1,207 @@
+"""The LSP door's side of MCP: one :class:`~lsp_agent.mcp.service.McpService` per project
+directory, shared by every session there, visible and controllable from the editor.
+
+* Services are created with the settings stores (workspace folders at ``initialized``, other
+  directories on first use) from the same trust and settings files; the servers they enable
+  start at once, in the background. The ``mcp`` SDK is imported only when some server is
+  enabled.
+* Problems of ``.mcp.json`` and ``~/.claude.json`` are published as diagnostics positioned in
+  those files, like settings problems.
+* ``lspAgent/mcp/didChange {cwd, servers}`` is sent after every change of a server's state or
+  of the configuration; ``lspAgent/mcp/list {cwd?}`` answers the same list;
+  ``lspAgent/mcp/approve {name, approved, cwd?}`` records the user's answer about a project
+  server (pinned to its current definition); ``lspAgent/mcp/reconnect {name, cwd?}`` restarts
+  a server now.
+* Before each turn the configuration is read again, so an edited ``.mcp.json`` takes effect
+  at the next prompt (changed servers restart, new approvals are asked for).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from lsp_agent.config.diagnostics import problems_to_diagnostics
+from lsp_agent.lsp import methods
+from lsp_agent.mcp.limits import limits_from_env
+from lsp_agent.mcp.service import McpError, McpService
+from lsp_agent.mcp.sources import McpSources
+
+if TYPE_CHECKING:
+    from lsp_agent.lsp.server import AgentLanguageServer
+
+logger = logging.getLogger(__name__)
+
+EDITOR_FIRST_TURN_WAIT_S = 5.0
+"""In the editor a turn waits at most this long for servers still starting (seconds); their
+tools join at the next turn."""
+
+
+class McpDoor:
+    """See the module docstring. Event-loop only (single writer)."""
+
+    def __init__(self, *, server: AgentLanguageServer) -> None:
+        self.server = server
+        self.services: dict[Path, McpService] = {}
+        self._published: dict[Path, set[str]] = {}
+        self._starting: set[asyncio.Task[None]] = set()
+
+    def _sources(self, key: Path) -> McpSources:
+        store = self.server.settings_door.store_for(key)
+        return McpSources(
+            cwd=key,
+            home=store.loader.home,
+            trusted=store.trusted,
+            environ=dict(os.environ),
+            settings_files={str(k): v for k, v in store.loader.files().items()},
+        )
+
+    def service_for(self, cwd: Path) -> McpService:
+        """The service of project directory ``cwd`` (created and started on first use)."""
+        key = cwd.resolve()
+        service = self.services.get(key)
+        if service is not None:
+            return service
+        limits = limits_from_env(os.environ)
+        service = McpService(
+            sources=self._sources(key),
+            limits=limits.__class__(
+                **{
+                    **limits.__dict__,
+                    "first_turn_wait_s": min(limits.first_turn_wait_s, EDITOR_FIRST_TURN_WAIT_S),
+                }
+            ),
+            roots=self.server.workspace_roots,
+            on_change=lambda s: self._changed(key, s),
+        )
+        self.services[key] = service
+        self._publish(key, service)
+        if service.plan.enabled():
+            try:
+                task = asyncio.get_running_loop().create_task(self._start(service))
+            except RuntimeError:
+                logger.debug("no event loop: MCP servers of %s start with the first turn", key)
+            else:
+                self._starting.add(task)
+                task.add_done_callback(self._starting.discard)
+        return service
+
+    async def _start(self, service: McpService) -> None:
+        """Import the SDK off the event loop (it takes a while), then start the servers."""
+        try:
+            await asyncio.to_thread(importlib.import_module, "lsp_agent.mcp.pool")
+            service.start()
+        except Exception:
+            logger.exception("starting the MCP servers of %s failed", service.sources.cwd)
+
+    def open_folders(self, folders: list[Path]) -> None:
+        """Create the services of the workspace folders (at ``initialized``)."""
+        for folder in folders:
+            if folder.is_dir():
+                self.service_for(folder)
+
+    def _key(self, raw: Any) -> Path:
+        cwd = raw.get("cwd") if isinstance(raw, dict) else None
+        if cwd is not None and not isinstance(cwd, str):
+            raise JsonRpcInvalidParams("cwd must be a string (an absolute path)")
+        if cwd:
+            path = Path(cwd)
+            if not path.is_absolute():
+                raise JsonRpcInvalidParams("cwd must be an absolute path")
+            return path.resolve()
+        roots = self.server.workspace_roots()
+        if not roots:
+            raise JsonRpcInvalidParams("no cwd given and the workspace has no folder")
+        return roots[0].resolve()
+
+    def _name(self, raw: Any) -> str:
+        name = raw.get("name") if isinstance(raw, dict) else None
+        if not isinstance(name, str) or not name:
+            raise JsonRpcInvalidParams("name must be the MCP server's name (a string)")
+        return name
+
+    # ---- requests -------------------------------------------------------------------------------
+
+    async def list(self, raw: Any) -> dict[str, Any]:
+        """``lspAgent/mcp/list``: the servers of ``cwd`` (default: the first folder)."""
+        key = self._key(raw)
+        service = self.service_for(key)
+        await service.refresh()
+        return {"cwd": str(key), "servers": service.statuses()}
+
+    async def approve(self, raw: Any) -> dict[str, Any]:
+        """``lspAgent/mcp/approve``: record the user's answer and apply it."""
+        key = self._key(raw)
+        name = self._name(raw)
+        approved = raw.get("approved")
+        if not isinstance(approved, bool):
+            raise JsonRpcInvalidParams("approved must be true or false")
+        service = self.service_for(key)
+        try:
+            await service.approve(name, approved=approved)
+        except McpError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        except OSError as exc:
+            raise JsonRpcInvalidParams(f"the answer could not be saved: {exc}") from None
+        return {"cwd": str(key), "servers": service.statuses()}
+
+    def reconnect(self, raw: Any) -> dict[str, Any]:
+        """``lspAgent/mcp/reconnect``: restart a server now."""
+        key = self._key(raw)
+        service = self.service_for(key)
+        try:
+            service.reconnect(self._name(raw))
+        except McpError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        return {"cwd": str(key), "servers": service.statuses()}
+
+    async def shutdown(self) -> None:
+        """Stop every server of every project (bounded)."""
+        services = list(self.services.values())
+        self.services.clear()
+        await asyncio.gather(*(s.aclose() for s in services), return_exceptions=True)
+
+    # ---- showing state --------------------------------------------------------------------------
+
+    def _changed(self, key: Path, service: McpService) -> None:
+        self._publish(key, service)
+        self.server.protocol.notify(
+            methods.MCP_DID_CHANGE, {"cwd": str(key), "servers": service.statuses()}
+        )
+
+    def _publish(self, key: Path, service: McpService) -> None:
+        encoding = self.server.settings_door.encoding
+        by_uri = problems_to_diagnostics(
+            service.problems, files=service.plan.files, encoding=encoding
+        )
+        before = self._published.get(key, set())
+        now = {uri for uri, items in by_uri.items() if items}
+        for uri, items in by_uri.items():
+            if items or uri in before:
+                self.server.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(
+                        uri=uri,
+                        diagnostics=[_diagnostic(item) for item in items],
+                    )
+                )
+        self._published[key] = now
+
+
+def _diagnostic(item: dict[str, Any]) -> types.Diagnostic:
+    start, end = item["range"]["start"], item["range"]["end"]
+    return types.Diagnostic(
+        range=types.Range(
+            start=types.Position(line=start["line"], character=start["character"]),
+            end=types.Position(line=end["line"], character=end["character"]),
+        ),
+        severity=types.DiagnosticSeverity(item["severity"]),
+        source="lsp-agent (MCP)",
+        message=item["message"],
+    )

@@ -1,0 +1,139 @@
+"""MCP servers through the LSP door, with both client presets: a project server waits for
+trust and approval, runs once approved, its tools go through permission prompts; status is
+listed and notified; configuration errors are diagnostics in .mcp.json; a changed definition
+needs approval again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from lsp_agent.lsp import methods
+from lsp_agent.model.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
+from tests.e2e_mcp.conftest import stdio_entry
+
+from .conftest import VSCODE_ONLY, Editor, Launch
+
+MCP_WAIT_S = 60.0
+"""Bound for an MCP server to start under load (never a timing assertion)."""
+
+
+def _root(tmp_path: Path) -> Path:
+    return tmp_path / "my ws é"
+
+
+def _write_mcp_json(root: Path, servers: dict[str, Any] | str) -> Path:
+    path = root / ".mcp.json"
+    text = servers if isinstance(servers, str) else json.dumps({"mcpServers": servers}, indent=2)
+    path.write_text(text)
+    return path
+
+
+async def _servers(editor: Editor) -> dict[str, dict[str, Any]]:
+    result = await editor.request(methods.MCP_LIST, {})
+    return {s["name"]: s for s in result["servers"]}
+
+
+async def _until_state(editor: Editor, name: str, state: str) -> dict[str, Any]:
+    async def poll() -> dict[str, Any]:
+        while True:
+            server = (await _servers(editor)).get(name)
+            if server is not None and server["state"] == state:
+                return server
+            await asyncio.sleep(0.1)
+
+    return await asyncio.wait_for(poll(), MCP_WAIT_S)
+
+
+async def test_a_project_server_runs_after_approval_and_asks_before_its_tools(
+    launch: Launch, tmp_path: Path
+) -> None:
+    _write_mcp_json(_root(tmp_path), {"fx": stdio_entry("--name", "fx")})
+    editor = await launch(
+        scenario(
+            reply(
+                tool_use("mcp__fx__echo", {"text": "from the editor"}, id="toolu_mcp"),
+                expect=expecting(tools_include=["Read", "mcp__fx__echo"]),
+            ),
+            reply(
+                "done",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=False, contains="echo: from the")]
+                ),
+            ),
+        ),
+        init_options={"trusted": True},
+    )
+    before = await _servers(editor)
+    assert before["fx"]["state"] == "needs_approval"
+    assert before["fx"]["scope"] == "project"
+    result = await editor.request(methods.MCP_APPROVE, {"name": "fx", "approved": True})
+    assert {s["name"] for s in result["servers"]} == {"fx"}
+    ready = await _until_state(editor, "fx", "ready")
+    assert ready["tools"] > 0
+    assert any(
+        s["name"] == "fx" and s["state"] == "ready"
+        for change in editor.mcp_changes
+        for s in change["servers"]
+    )
+    session_id = await editor.new_session()
+    answer = await editor.prompt(session_id, "echo something")
+    assert answer["stopReason"] == "end_turn"
+    editor.scripted.assert_done()
+    (request,) = editor.permission_requests
+    assert request["toolCall"]["title"] == "fx: echo"
+    assert "mcp__fx" in request.get("suggestedRules", [])[0]
+
+
+async def test_an_untrusted_workspace_starts_nothing_and_cannot_approve(
+    launch: Launch, tmp_path: Path
+) -> None:
+    _write_mcp_json(_root(tmp_path), {"fx": stdio_entry()})
+    editor = await launch(scenario(), init_options={"trusted": False})
+    assert (await _servers(editor))["fx"]["state"] == "untrusted"
+    try:
+        await editor.request(methods.MCP_APPROVE, {"name": "fx", "approved": True})
+    except Exception as exc:
+        assert "not trusted" in str(exc)
+    else:
+        raise AssertionError("an untrusted workspace's server was approved")
+    assert (await _servers(editor))["fx"]["state"] == "untrusted"
+
+
+@VSCODE_ONLY
+async def test_config_errors_are_diagnostics_in_the_file(launch: Launch, tmp_path: Path) -> None:
+    path = _write_mcp_json(_root(tmp_path), '{"mcpServers": {\n  "x": {"command": 3}\n}}\n')
+    editor = await launch(scenario(), init_options={"trusted": True})
+
+    async def poll() -> list[types.Diagnostic]:
+        while True:
+            found = editor.client.diagnostics.get(path.as_uri())
+            if found:
+                return list(found)
+            await asyncio.sleep(0.02)
+
+    (diagnostic,) = await asyncio.wait_for(poll(), MCP_WAIT_S)
+    assert diagnostic.range.start.line == 1
+    assert '"command" must be' in diagnostic.message
+
+
+@VSCODE_ONLY
+async def test_a_changed_definition_needs_approval_again(launch: Launch, tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    _write_mcp_json(root, {"fx": stdio_entry()})
+    editor = await launch(scenario(), init_options={"trusted": True})
+    await editor.request(methods.MCP_APPROVE, {"name": "fx", "approved": True})
+    await _until_state(editor, "fx", "ready")
+    _write_mcp_json(root, {"fx": stdio_entry("--flood-stderr", "1")})
+    changed = await _until_state(editor, "fx", "needs_approval")
+    assert "changed since it was approved" in changed["error"]
+    try:
+        await editor.request(methods.MCP_RECONNECT, {"name": "fx"})
+    except Exception as exc:
+        assert "not running" in str(exc)
+    else:
+        raise AssertionError("reconnect of a server that is not running was accepted")
