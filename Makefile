@@ -14,6 +14,10 @@ STAMP := $(VENV)/.lsp-agent-installed
 # The VS Code extension's tests need its npm packages and Chromium (installed with apt when run
 # as root); `make test` installs them once, like the Python packages.
 VSCODE_STAMP := editor-clients/vscode/node_modules/.lsp-agent-installed
+# MCP servers nobody here wrote (the reference "everything" server from npm) for the
+# interoperability tests; installed once from the lock file, like the extension's packages.
+INTEROP_DIR := tests/mcp_servers/interop
+INTEROP_STAMP := $(INTEROP_DIR)/node_modules/.lsp-agent-installed
 
 # The test command; .ci/run calls `make test`, so CI and this target cannot drift apart.
 PYTEST_ARGS ?=
@@ -34,10 +38,14 @@ $(VSCODE_STAMP): editor-clients/vscode/package-lock.json
 	.ci/vscode.sh --install-only
 	@touch $(VSCODE_STAMP)
 
+$(INTEROP_STAMP): $(INTEROP_DIR)/package-lock.json
+	cd $(INTEROP_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $(INTEROP_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/lsp-agent demo --yes --offline
 
-test: $(STAMP) $(VSCODE_STAMP)
+test: $(STAMP) $(VSCODE_STAMP) $(INTEROP_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
