@@ -54,7 +54,8 @@ from lsp_agent.model.types import (
     ToolUseStart,
     Usage,
 )
-from lsp_agent.sessions.manager import PromptText, SessionManager
+from lsp_agent.protocol.prompt import PromptText
+from lsp_agent.sessions.manager import SessionManager
 from lsp_agent.workspace.disk_host import DiskHost
 
 SMALL_FILE = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(20))

@@ -32,8 +32,8 @@ from lsp_agent.diagnostics.config import DiagnosticsSettings, ManagedServerConfi
 from lsp_agent.diagnostics.host import VerifyingHost
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.diagnostics.turn import TurnVerification
+from lsp_agent.protocol.documents import FileChange
 from lsp_agent.workspace.disk_host import DiskHost
-from lsp_agent.workspace.documents import FileChange
 from lsp_agent.workspace.textfile import read_text_file
 
 

@@ -20,18 +20,18 @@ from typing import Any
 
 import pydantic
 
-from lsp_agent.agent.events import (
+from lsp_agent.hooks.runner import HookOutcome, HookRunner
+from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
+from lsp_agent.permissions.engine import Decision, PermissionEngine
+from lsp_agent.protocol.events import (
     ContentItem,
     SessionUpdate,
     TextContent,
     ToolCall,
     ToolCallUpdate,
 )
-from lsp_agent.hooks.runner import HookOutcome, HookRunner
-from lsp_agent.host import Host
-from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
-from lsp_agent.permissions.engine import Decision, PermissionEngine
-from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
+from lsp_agent.protocol.host import Host
+from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolOutput
 from lsp_agent.tools.registry import ToolRegistry
 

@@ -15,17 +15,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from lsp_agent.agent.events import (
-    AgentMessageChunk,
-    AgentThoughtChunk,
-    ContentItem,
-    SessionUpdate,
-    TextContent,
-    ToolCall,
-    ToolCallUpdate,
-    ToolKind,
-    UsageUpdate,
-)
 from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
 from lsp_agent.agent.turn_hooks import TurnHooks, check_stop, note_chunks, submit_prompt
 from lsp_agent.diagnostics.config import VerifyConfig
@@ -45,7 +34,18 @@ from lsp_agent.model.types import (
     ToolUseStart,
     Usage,
 )
-from lsp_agent.permissions.types import PermissionMode
+from lsp_agent.protocol.events import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ContentItem,
+    SessionUpdate,
+    TextContent,
+    ToolCall,
+    ToolCallUpdate,
+    ToolKind,
+    UsageUpdate,
+)
+from lsp_agent.protocol.permissions import PermissionMode
 
 if TYPE_CHECKING:
     from lsp_agent.diagnostics.turn import TurnVerification

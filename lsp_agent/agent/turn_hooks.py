@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lsp_agent.agent.events import AgentMessageChunk, TextContent
 from lsp_agent.config.settings import HookEvent
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.model.types import Message, TextBlock
+from lsp_agent.protocol.events import AgentMessageChunk, TextContent
 
 log = logging.getLogger(__name__)
 

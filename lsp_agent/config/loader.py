@@ -54,7 +54,7 @@ from lsp_agent.config.settings import (
 )
 from lsp_agent.permissions.policy import Policy
 from lsp_agent.permissions.rules import Rule, RuleOrigin
-from lsp_agent.permissions.types import PermissionMode
+from lsp_agent.protocol.permissions import PermissionMode
 
 log = logging.getLogger(__name__)
 

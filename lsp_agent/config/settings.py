@@ -40,7 +40,7 @@ from lsp_agent.permissions.rules import (
     parse_rule,
     unknown_tool_warning,
 )
-from lsp_agent.permissions.types import PermissionMode
+from lsp_agent.protocol.permissions import PermissionMode
 
 SettingsSource = Literal["managed", "flagSettings", "lsp", "local", "project", "user"]
 """Settings layers, highest precedence first (``cli`` rules live in the engine)."""

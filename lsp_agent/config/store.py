@@ -23,7 +23,7 @@ from lsp_agent.config.persist import add_permission_rules
 from lsp_agent.config.settings import HookMatcher
 from lsp_agent.permissions.policy import Policy
 from lsp_agent.permissions.rules import RuleBehavior
-from lsp_agent.permissions.types import RuleScope
+from lsp_agent.protocol.permissions import RuleScope
 
 log = logging.getLogger(__name__)
 

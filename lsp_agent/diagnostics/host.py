@@ -1,4 +1,4 @@
-"""``VerifyingHost``: a :class:`~lsp_agent.host.Host` that lets sessions verify their edits.
+"""``VerifyingHost``: a :class:`Host` that lets sessions verify their edits.
 
 It wraps the door's host: every call is passed through, and every change the change-set
 pipeline applies is also recorded into the current turn's journal (see
@@ -14,12 +14,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from lsp_agent.agent.events import SessionUpdate
 from lsp_agent.diagnostics.journal import CURRENT_JOURNAL, AppliedChange
 from lsp_agent.diagnostics.service import DiagnosticsService
-from lsp_agent.host import Host
-from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
-from lsp_agent.workspace.documents import ApplyResult, FileChange, TextSnapshot
+from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
+from lsp_agent.protocol.events import SessionUpdate
+from lsp_agent.protocol.host import Host
+from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 
 
 class VerifyingHost:

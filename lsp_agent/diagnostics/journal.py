@@ -13,7 +13,7 @@ import contextvars
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lsp_agent.workspace.documents import TextSnapshot
+from lsp_agent.protocol.documents import TextSnapshot
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,7 +22,7 @@ from lsp_agent.diagnostics.positions import from_code_points, split_lines, to_co
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.diagnostics.uris import path_to_uri, uri_to_path
 from lsp_agent.diagnostics.verify import FileVerdict, Target
-from lsp_agent.workspace.documents import TextSnapshot
+from lsp_agent.protocol.documents import TextSnapshot
 from lsp_agent.workspace.textfile import NotTextError, read_text_file
 
 SYMBOL_KINDS = (

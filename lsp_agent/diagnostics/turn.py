@@ -21,7 +21,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lsp_agent.agent.events import ContentItem, TextContent, ToolCall, ToolCallUpdate
 from lsp_agent.diagnostics.config import VerifyConfig
 from lsp_agent.diagnostics.host import diagnostics_of
 from lsp_agent.diagnostics.journal import CURRENT_JOURNAL, AppliedChange, ChangeJournal
@@ -35,7 +34,8 @@ from lsp_agent.diagnostics.render import (
 )
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.diagnostics.verify import FileVerdict, Target, Verdict
-from lsp_agent.workspace.documents import TextSnapshot
+from lsp_agent.protocol.documents import TextSnapshot
+from lsp_agent.protocol.events import ContentItem, TextContent, ToolCall, ToolCallUpdate
 
 
 @dataclass(frozen=True, kw_only=True)

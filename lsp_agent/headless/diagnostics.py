@@ -26,7 +26,7 @@ from lsp_agent.agent.loop import AgentConfig
 from lsp_agent.diagnostics.config import DiagnosticsSettings, SettingsError, parse_settings
 from lsp_agent.diagnostics.host import VerifyingHost
 from lsp_agent.diagnostics.service import DiagnosticsService
-from lsp_agent.host import Host
+from lsp_agent.protocol.host import Host
 from lsp_agent.tools.lsp_tools import lsp_tools
 from lsp_agent.tools.registry import ToolRegistry, default_tools
 

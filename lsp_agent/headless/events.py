@@ -7,9 +7,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from lsp_agent.agent.events import SessionUpdate, ToolCall, ToolCallUpdate
 from lsp_agent.headless.render import Event, Renderer, message_event
 from lsp_agent.model.types import Message, ToolResultBlock, ToolUseBlock
+from lsp_agent.protocol.events import SessionUpdate, ToolCall, ToolCallUpdate
 
 DENIAL_PREFIX = "Permission denied:"
 """How the tool executor starts the tool_result of a call the permission engine refused."""

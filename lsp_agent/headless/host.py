@@ -1,4 +1,4 @@
-"""The headless door's :class:`~lsp_agent.host.Host`: the disk (through ``DiskHost``) plus a
+"""The headless door's :class:`Host`: the disk (through ``DiskHost``) plus a
 sink for session updates, and a permission policy with nobody to ask."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from lsp_agent.agent.events import SessionUpdate
-from lsp_agent.host import Host
-from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
-from lsp_agent.workspace.documents import ApplyResult, FileChange, TextSnapshot
+from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
+from lsp_agent.protocol.events import SessionUpdate
+from lsp_agent.protocol.host import Host
+from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 
 HEADLESS_REJECTION = (
     "Nobody can approve this in a non-interactive run (lsp-agent run -p). Allow it with "

@@ -31,10 +31,10 @@ from lsp_agent.headless.render import init_event, make_renderer, result_event
 if TYPE_CHECKING:
     from lsp_agent.config.store import SettingsStore
     from lsp_agent.headless.diagnostics import HeadlessDiagnostics
-    from lsp_agent.host import Host
     from lsp_agent.mcp.service import McpService
     from lsp_agent.model.base import Model
     from lsp_agent.model.types import ModelRequest, ModelStreamEvent
+    from lsp_agent.protocol.host import Host
 
 log = logging.getLogger(__name__)
 
@@ -134,8 +134,9 @@ async def _run(
     from lsp_agent.headless.events import EventStream
     from lsp_agent.headless.host import HeadlessHost
     from lsp_agent.model.anthropic import AnthropicModel, resolve_model_name
-    from lsp_agent.permissions.types import PermissionMode
-    from lsp_agent.sessions.manager import PromptText, SessionManager
+    from lsp_agent.protocol.permissions import PermissionMode
+    from lsp_agent.protocol.prompt import PromptText
+    from lsp_agent.sessions.manager import SessionManager
     from lsp_agent.tools.registry import default_tools
     from lsp_agent.workspace.disk_host import DiskHost
 

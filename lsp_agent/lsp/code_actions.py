@@ -31,16 +31,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.capabilities import get_capability
 from pygls.workspace import TextDocument
 
-from lsp_agent.diagnostics import actions
-from lsp_agent.diagnostics.actions import Problem
 from lsp_agent.diagnostics.model import SEVERITY_NAMES, Diagnostic
 from lsp_agent.diagnostics.positions import from_code_points, split_lines, to_code_points
+from lsp_agent.lsp import action_prompts as actions
 from lsp_agent.lsp import methods
+from lsp_agent.lsp.action_prompts import Problem
 from lsp_agent.lsp.errors import invalid_params
 from lsp_agent.lsp.host import CURRENT_SESSION
 from lsp_agent.lsp.progress import TurnProgress
 from lsp_agent.lsp.sessions_door import usage_json
-from lsp_agent.sessions.manager import PromptPart, Session
+from lsp_agent.protocol.prompt import PromptPart
+from lsp_agent.sessions.manager import Session
 
 if TYPE_CHECKING:
     from lsp_agent.lsp.server import AgentLanguageServer

@@ -23,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from lsp_agent.agent.events import ContentItem, TextContent, ToolCall, ToolCallUpdate
 from lsp_agent.agent.loop import AgentConfig
 from lsp_agent.diagnostics.config import DiagnosticsSettings
 from lsp_agent.diagnostics.host import VerifyingHost
@@ -32,7 +31,8 @@ from lsp_agent.diagnostics.model import Diagnostic, Report
 from lsp_agent.diagnostics.positions import PositionEncoding
 from lsp_agent.diagnostics.service import BridgeRejectedError, DiagnosticsService
 from lsp_agent.diagnostics.suggest import Suggestion, SuggestionEngine, model_fix
-from lsp_agent.host import Host
+from lsp_agent.protocol.events import ContentItem, TextContent, ToolCall, ToolCallUpdate
+from lsp_agent.protocol.host import Host
 from lsp_agent.tools.lsp_tools import lsp_tools
 from lsp_agent.tools.registry import ToolRegistry, default_tools
 

@@ -1,4 +1,4 @@
-"""``LspHost``: the core's :class:`~lsp_agent.host.Host`, implemented against an LSP editor.
+"""``LspHost``: the core's :class:`Host`, implemented against an LSP editor.
 
 * Reads see the editor's buffers (unsaved text included) for documents the client opened.
 * Edits to open documents go out as one ``workspace/applyEdit`` per batch, versioned
@@ -28,7 +28,6 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from lsp_agent.agent.events import SessionUpdate, ToolCall, ToolCallUpdate
 from lsp_agent.lsp import methods
 from lsp_agent.lsp.documents import OpenDocuments, read_disk_state
 from lsp_agent.lsp.options import DEFAULT_EDIT_CONFIRM_TIMEOUT_MS, DEFAULT_PERMISSION_TIMEOUT_MS
@@ -36,8 +35,9 @@ from lsp_agent.lsp.params import PermissionAnswer, SaveDocumentsAnswer, Selected
 from lsp_agent.lsp.progress import TurnProgress
 from lsp_agent.lsp.protocol import AgentProtocol
 from lsp_agent.lsp.textedit import minimal_edit
-from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
-from lsp_agent.workspace.documents import ApplyResult, FileChange, TextSnapshot
+from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
+from lsp_agent.protocol.events import SessionUpdate, ToolCall, ToolCallUpdate
+from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 from lsp_agent.workspace.textfile import (
     NotTextError,
     StaleChangeError,

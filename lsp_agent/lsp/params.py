@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from lsp_agent.lsp.errors import describe_validation_error, invalid_params
-from lsp_agent.permissions.types import PermissionMode, RuleScope
+from lsp_agent.protocol.permissions import PermissionMode, RuleScope
 
 
 class _Params(BaseModel):

@@ -23,8 +23,8 @@ from lsp_agent.lsp.params import (
     ResourceLinkBlockIn,
     TextBlockIn,
 )
-from lsp_agent.sessions.manager import PromptPart, PromptResource, PromptText
-from lsp_agent.workspace.documents import TextSnapshot
+from lsp_agent.protocol.documents import TextSnapshot
+from lsp_agent.protocol.prompt import PromptPart, PromptResource, PromptText
 from lsp_agent.workspace.textfile import NotTextError, read_text_file
 
 

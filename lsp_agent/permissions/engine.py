@@ -56,7 +56,7 @@ from lsp_agent.permissions.rules import (
     quote_words,
 )
 from lsp_agent.permissions.shell import Analysis, Redirect, ShellAnalyzer, SimpleCommand, Word
-from lsp_agent.permissions.types import (
+from lsp_agent.protocol.permissions import (
     DEFAULT_OPTIONS,
     PermissionMode,
     PermissionOption,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsp_agent.permissions.rules import Rule
-from lsp_agent.permissions.types import PermissionMode
+from lsp_agent.protocol.permissions import PermissionMode
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lsp_agent.agent.events import CurrentModeUpdate, SessionUpdate
 from lsp_agent.agent.executor import ExecutorEnv
 from lsp_agent.agent.loop import (
     AgentConfig,
@@ -34,12 +33,14 @@ from lsp_agent.agent.loop import (
 from lsp_agent.agent.prompt import system_prompt
 from lsp_agent.config.store import SettingsStore
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
-from lsp_agent.host import Host
 from lsp_agent.mcp.service import McpService
 from lsp_agent.model.base import Model
 from lsp_agent.model.types import Message, TextBlock, Usage
 from lsp_agent.permissions.engine import PermissionEngine
-from lsp_agent.permissions.types import PermissionMode
+from lsp_agent.protocol.events import CurrentModeUpdate, SessionUpdate
+from lsp_agent.protocol.host import Host
+from lsp_agent.protocol.permissions import PermissionMode
+from lsp_agent.protocol.prompt import PromptPart, PromptText
 from lsp_agent.tools.base import ReadState, ToolContext
 from lsp_agent.tools.registry import ToolRegistry, default_tools
 from lsp_agent.workspace.workspace import Workspace
@@ -64,28 +65,6 @@ MODES: tuple[tuple[PermissionMode, str, str], ...] = (
 
 class SessionError(Exception):
     """A request names an unknown session or one that is busy; the message says which."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class PromptText:
-    """A text part of a user prompt."""
-
-    text: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class PromptResource:
-    """An embedded resource (an @-mention or selection): ``path`` is absolute, ``text`` is the
-    buffer text (possibly unsaved), ``start_line``/``end_line`` are 1-based when a range was
-    selected."""
-
-    path: Path
-    text: str
-    start_line: int | None = None
-    end_line: int | None = None
-
-
-PromptPart = PromptText | PromptResource
 
 
 @dataclass(kw_only=True)

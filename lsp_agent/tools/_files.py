@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from lsp_agent.protocol.documents import TextSnapshot
 from lsp_agent.tools._paths import not_found_hint
 from lsp_agent.tools.base import Prepared, ToolContext, ToolError
-from lsp_agent.workspace.documents import TextSnapshot
 from lsp_agent.workspace.textfile import NotTextError, encode_text
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

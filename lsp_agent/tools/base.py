@@ -5,7 +5,7 @@ and input shape taken from Claude Code, and two steps:
 
 ``prepare(input, ctx)``
     Work out what the call would do, without side effects: a title, and for edits the
-    :class:`~lsp_agent.workspace.documents.FileChange` list and diff shown in the permission
+    :class:`~lsp_agent.protocol.documents.FileChange` list and diff shown in the permission
     prompt. Raises :class:`ToolError` when the call cannot work (file not found, ambiguous edit).
 ``call(input, prepared, ctx)``
     Do it, after the permission engine said yes. Must re-validate what ``prepare`` assumed
@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from lsp_agent.agent.events import Location, ToolCallContent, ToolKind
 from lsp_agent.model.types import ToolSpec
-from lsp_agent.workspace.documents import FileChange
+from lsp_agent.protocol.documents import FileChange
+from lsp_agent.protocol.events import Location, ToolCallContent, ToolKind
 
 if TYPE_CHECKING:
     from lsp_agent.workspace.workspace import Workspace

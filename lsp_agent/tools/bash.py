@@ -21,7 +21,7 @@ from typing import ClassVar
 
 from pydantic import ConfigDict, Field
 
-from lsp_agent.agent.events import ContentItem, TextContent, ToolKind
+from lsp_agent.protocol.events import ContentItem, TextContent, ToolKind
 from lsp_agent.tools._files import model_safe
 from lsp_agent.tools._proc import group_alive, kill_group_now, start_merged, stop_group
 from lsp_agent.tools._schema import tidy_schema

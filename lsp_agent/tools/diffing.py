@@ -2,7 +2,7 @@
 
 The diff is for reading, not for ``patch``: line breaks are shown as plain line ends whatever the
 file uses (CRLF files do not show ``\\r``), and a missing final newline is marked the way
-``diff -u`` does. The exact texts travel beside it in :class:`~lsp_agent.agent.events.DiffItem`.
+``diff -u`` does. The exact texts travel beside it in :class:`~lsp_agent.protocol.events.DiffItem`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from lsp_agent.agent.events import DiffItem
+from lsp_agent.protocol.events import DiffItem
 from lsp_agent.tools._text import to_lf
 
 _NO_NEWLINE = "\\ No newline at end of file\n"

@@ -8,7 +8,8 @@ from typing import ClassVar
 
 from pydantic import ConfigDict, Field
 
-from lsp_agent.agent.events import Location, ToolKind
+from lsp_agent.protocol.documents import FileChange
+from lsp_agent.protocol.events import Location, ToolKind
 from lsp_agent.tools._files import (
     apply_prepared,
     check_encodable,
@@ -22,7 +23,6 @@ from lsp_agent.tools._schema import tidy_schema
 from lsp_agent.tools._text import dominant_eol, numbered, split_lines, to_lf, with_eol
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 from lsp_agent.tools.diffing import diff_item
-from lsp_agent.workspace.documents import FileChange
 
 SNIPPET_CONTEXT = 4
 """Unchanged lines shown before and after the edited region in the confirmation."""

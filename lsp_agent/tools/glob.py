@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from pydantic import ConfigDict, Field
 
-from lsp_agent.agent.events import Location, ToolKind
+from lsp_agent.protocol.events import Location, ToolKind
 from lsp_agent.tools._globmatch import compile_glob
 from lsp_agent.tools._paths import display_path, resolve_search_path
 from lsp_agent.tools._rg import base_args, decode_paths, exclude_args, run_rg

@@ -15,18 +15,18 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from lsp_agent.agent.events import Location, ToolKind
 from lsp_agent.diagnostics.config import VerifyConfig
 from lsp_agent.diagnostics.host import diagnostics_of
 from lsp_agent.diagnostics.model import Diagnostic
 from lsp_agent.diagnostics.positions import split_lines
 from lsp_agent.diagnostics.queries import LanguageQueries, Place, QueryError, Symbol
+from lsp_agent.protocol.documents import FileChange
+from lsp_agent.protocol.events import Location, ToolKind
 from lsp_agent.tools._files import model_safe, read_snapshot
 from lsp_agent.tools._paths import display_path, resolve_file_path
 from lsp_agent.tools._schema import tidy_schema
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 from lsp_agent.tools.diffing import diff_item
-from lsp_agent.workspace.documents import FileChange
 
 MAX_PLACES = 100
 """Locations listed at most by one call (the rest are counted)."""

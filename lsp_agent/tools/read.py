@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from pydantic import ConfigDict, Field
 
-from lsp_agent.agent.events import Location, ToolKind
+from lsp_agent.protocol.events import Location, ToolKind
 from lsp_agent.tools._files import model_safe, read_snapshot
 from lsp_agent.tools._paths import display_path, resolve_file_path
 from lsp_agent.tools._schema import tidy_schema

@@ -7,14 +7,14 @@ from typing import ClassVar
 
 from pydantic import ConfigDict, Field
 
-from lsp_agent.agent.events import Location, ToolKind
+from lsp_agent.protocol.documents import FileChange
+from lsp_agent.protocol.events import Location, ToolKind
 from lsp_agent.tools._files import apply_prepared, check_encodable, check_fresh, read_optional
 from lsp_agent.tools._paths import display_path, resolve_file_path
 from lsp_agent.tools._schema import tidy_schema
 from lsp_agent.tools._text import dominant_eol, split_lines, to_lf, with_eol
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolInput, ToolOutput
 from lsp_agent.tools.diffing import diff_item
-from lsp_agent.workspace.documents import FileChange
 
 DESCRIPTION = """\
 Writes a file to the local filesystem.

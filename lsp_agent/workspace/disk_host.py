@@ -1,4 +1,4 @@
-"""A :class:`~lsp_agent.host.Host` without an editor: files live on disk.
+"""A :class:`Host` without an editor: files live on disk.
 
 Used by the headless door and by tests. Changes are written with
 :func:`~lsp_agent.workspace.textfile.apply_change_to_disk` (atomic, byte-exact encoding and
@@ -12,9 +12,9 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from lsp_agent.agent.events import SessionUpdate
-from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
-from lsp_agent.workspace.documents import ApplyResult, FileChange, TextSnapshot
+from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
+from lsp_agent.protocol.events import SessionUpdate
+from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 from lsp_agent.workspace.textfile import (
     NotTextError,
     StaleChangeError,
@@ -51,7 +51,7 @@ def _drop(_session_id: str, _update: SessionUpdate) -> None:
 
 
 class DiskHost:
-    """A :class:`~lsp_agent.host.Host` over the local disk, with optional simulated buffers.
+    """A :class:`Host` over the local disk, with optional simulated buffers.
 
     ``permission_handler`` answers permission requests (default :func:`reject_all`);
     ``on_update`` receives session updates (default: dropped). ``buffers`` maps absolute

@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 
 from lsp_agent.permissions.paths import UnsafeWriteError, check_write_path
-from lsp_agent.workspace.documents import FileChange, TextSnapshot
+from lsp_agent.protocol.documents import FileChange, TextSnapshot
 
 MAX_TEXT_BYTES = 10 * 1024 * 1024
 """Files larger than this (bytes) are refused as text."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from lsp_agent.host import Host
-from lsp_agent.workspace.documents import ApplyResult, FileChange, TextSnapshot
+from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
+from lsp_agent.protocol.host import Host
 from lsp_agent.workspace.textfile import read_text_file
 
 

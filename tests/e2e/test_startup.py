@@ -170,7 +170,7 @@ def test_importing_the_server_module_loads_no_agent_code() -> None:
 def test_the_static_capabilities_match_the_implementations() -> None:
     from lsprotocol import types
 
-    from lsp_agent.diagnostics import actions
+    from lsp_agent.lsp import action_prompts as actions
     from lsp_agent.lsp import code_actions
 
     assert (*actions.COMMANDS, actions.COMMAND_APPLY_SUGGESTION) == methods.COMMANDS

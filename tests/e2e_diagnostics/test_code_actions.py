@@ -8,7 +8,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from lsp_agent.diagnostics.actions import COMMAND_FIX
+from lsp_agent.lsp.action_prompts import COMMAND_FIX
 from lsp_agent.lsp.code_actions import KIND_ASK, KIND_EXPLAIN, KIND_SUGGESTION
 from lsp_agent.model.scenario import expecting, reply, scenario, tool_use
 

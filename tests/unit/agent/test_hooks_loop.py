@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from lsp_agent.agent.events import AgentMessageChunk
 from lsp_agent.agent.loop import AgentConfig
 from lsp_agent.agent.turn_hooks import MAX_STOP_CONTINUATIONS, PROMPT_CONTEXT, STOP_FEEDBACK
 from lsp_agent.config.store import SettingsStore
@@ -29,6 +28,7 @@ from lsp_agent.model.scenario import (
 )
 from lsp_agent.model.scripted import ScriptedServer
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
+from lsp_agent.protocol.events import AgentMessageChunk
 from lsp_agent.sessions.manager import (
     SESSION_START_CONTEXT,
     PromptText,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-from lsp_agent.agent.events import AgentMessageChunk, ToolCall, ToolCallUpdate, UsageUpdate
 from lsp_agent.agent.loop import CONTINUE_NUDGE, INTERRUPTED_MARKER
 from lsp_agent.model.scenario import (
     ToolResultExpect,
@@ -15,8 +14,9 @@ from lsp_agent.model.scenario import (
     tool_use,
 )
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
-from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
-from lsp_agent.sessions.manager import PromptText
+from lsp_agent.protocol.events import AgentMessageChunk, ToolCall, ToolCallUpdate, UsageUpdate
+from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
+from lsp_agent.protocol.prompt import PromptText
 
 from .conftest import HarnessFactory
 
@@ -391,7 +391,7 @@ async def test_full_context_window_ends_the_turn_without_retrying(harness: Harne
 async def test_a_crash_before_the_tool_runs_is_a_tool_error_with_its_reason_shown(
     harness: HarnessFactory,
 ) -> None:
-    from lsp_agent.agent.events import ContentItem
+    from lsp_agent.protocol.events import ContentItem
 
     h = await harness(
         scenario(

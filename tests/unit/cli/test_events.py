@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lsp_agent.agent.events import ContentItem, TextContent, ToolCall, ToolCallUpdate
 from lsp_agent.headless.events import EventStream
 from lsp_agent.model.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from lsp_agent.protocol.events import ContentItem, TextContent, ToolCall, ToolCallUpdate
 
 
 class Recorder:

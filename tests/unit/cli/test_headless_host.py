@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.agent.events import SessionUpdate, ToolCall
 from lsp_agent.headless.host import HEADLESS_REJECTION, HeadlessHost
 from lsp_agent.headless.runner import api_key_source, max_retries_from
-from lsp_agent.permissions.types import PermissionRequest
+from lsp_agent.protocol.documents import FileChange
+from lsp_agent.protocol.events import SessionUpdate, ToolCall
+from lsp_agent.protocol.permissions import PermissionRequest
 from lsp_agent.workspace.disk_host import DiskHost
-from lsp_agent.workspace.documents import FileChange
 
 
 async def test_permission_requests_are_rejected_with_advice() -> None:

@@ -15,7 +15,7 @@ from lsp_agent.config.loader import managed_settings_path
 from lsp_agent.config.persist import add_permission_rules
 from lsp_agent.config.store import SettingsStore
 from lsp_agent.permissions.engine import PermissionEngine
-from lsp_agent.permissions.types import PermissionMode
+from lsp_agent.protocol.permissions import PermissionMode
 
 
 class Env:
@@ -198,7 +198,7 @@ async def test_a_broken_deny_rule_never_lets_the_command_run(env: Env) -> None:
     (so the survival means something)."""
     from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
     from lsp_agent.model.types import ToolUseBlock
-    from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
+    from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
     from lsp_agent.tools.base import ReadState, ToolContext
     from lsp_agent.tools.registry import default_tools
     from lsp_agent.workspace.disk_host import DiskHost

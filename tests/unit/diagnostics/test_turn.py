@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from lsp_agent.agent.events import SessionUpdate, ToolCall, ToolCallUpdate
 from lsp_agent.agent.loop import AgentConfig
 from lsp_agent.diagnostics.config import DiagnosticsSettings, VerifyConfig
 from lsp_agent.diagnostics.host import VerifyingHost
@@ -17,7 +16,9 @@ from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.model.anthropic import AnthropicModel
 from lsp_agent.model.scenario import Scenario, expecting, reply, scenario, tool_use
 from lsp_agent.model.scripted import ScriptedServer
-from lsp_agent.sessions.manager import PromptText, Session, SessionManager
+from lsp_agent.protocol.events import SessionUpdate, ToolCall, ToolCallUpdate
+from lsp_agent.protocol.prompt import PromptText
+from lsp_agent.sessions.manager import Session, SessionManager
 from lsp_agent.workspace.disk_host import DiskHost
 
 from .conftest import ruff_config

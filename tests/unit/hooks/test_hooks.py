@@ -18,7 +18,7 @@ from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
 from lsp_agent.permissions.engine import PermissionEngine
 from lsp_agent.permissions.policy import Policy
 from lsp_agent.permissions.rules import RuleOrigin, parse_rule
-from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
+from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 from lsp_agent.tools.base import ReadState, ToolContext
 from lsp_agent.tools.registry import default_tools
 from lsp_agent.workspace.disk_host import DiskHost

@@ -110,7 +110,7 @@ def test_bad_values_name_the_field(ours: dict[str, Any], field: str) -> None:
 
 
 def test_the_declared_values_match_the_core() -> None:
-    from lsp_agent.permissions.types import PermissionMode
+    from lsp_agent.protocol.permissions import PermissionMode
 
     assert get_args(PermissionMode) == PERMISSION_MODES
     assert LOG_LEVEL_NAMES == get_args(LogLevelName) == tuple(LEVELS)

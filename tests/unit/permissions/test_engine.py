@@ -232,8 +232,8 @@ def test_check_write_path_refuses_moved_paths(tmp_path: Path) -> None:
 
 def test_settings_json_shapes_are_stable() -> None:
     # The request carries what the door shows before saving an "always" rule.
-    from lsp_agent.agent.events import ToolCall
-    from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
+    from lsp_agent.protocol.events import ToolCall
+    from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 
     request = PermissionRequest(
         tool_call=ToolCall(tool_call_id="t", title="make", kind="execute", status="pending"),
@@ -308,7 +308,7 @@ async def test_an_unanalysable_command_offers_no_always_through_the_executor(
     "always reject" sent anyway counts as a plain reject that saves nothing."""
     from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
     from lsp_agent.model.types import ToolUseBlock
-    from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
+    from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
     from lsp_agent.tools.base import ReadState, ToolContext
     from lsp_agent.tools.registry import default_tools
     from lsp_agent.workspace.disk_host import DiskHost

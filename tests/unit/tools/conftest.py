@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from lsp_agent.protocol.documents import TextSnapshot
 from lsp_agent.tools.base import Prepared, ReadState, Tool, ToolContext, ToolOutput
 from lsp_agent.workspace.disk_host import DiskHost
-from lsp_agent.workspace.documents import TextSnapshot
 from lsp_agent.workspace.workspace import Workspace
 
 

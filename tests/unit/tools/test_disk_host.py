@@ -5,10 +5,10 @@ from __future__ import annotations
 import codecs
 from pathlib import Path
 
-from lsp_agent.agent.events import AgentMessageChunk, SessionUpdate, TextContent, ToolCall
-from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
+from lsp_agent.protocol.documents import FileChange, TextSnapshot
+from lsp_agent.protocol.events import AgentMessageChunk, SessionUpdate, TextContent, ToolCall
+from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 from lsp_agent.workspace.disk_host import DiskHost
-from lsp_agent.workspace.documents import FileChange, TextSnapshot
 from lsp_agent.workspace.textfile import read_text_file
 from lsp_agent.workspace.workspace import Workspace
 

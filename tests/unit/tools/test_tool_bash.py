@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.agent.events import ContentItem
+from lsp_agent.protocol.events import ContentItem
 from lsp_agent.tools.base import ToolError
 from lsp_agent.tools.bash import MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, BashTool
 

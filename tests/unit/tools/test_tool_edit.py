@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.agent.events import DiffItem, Location
+from lsp_agent.protocol.events import DiffItem, Location
 from lsp_agent.tools.base import ToolError
 from lsp_agent.tools.edit import EditTool
 from lsp_agent.tools.read import ReadTool

@@ -6,7 +6,7 @@ import codecs
 
 import pytest
 
-from lsp_agent.agent.events import Location
+from lsp_agent.protocol.events import Location
 from lsp_agent.tools.base import ToolError
 from lsp_agent.tools.read import MAX_WHOLE_FILE_BYTES, ReadTool
 

@@ -6,7 +6,7 @@ import codecs
 
 import pytest
 
-from lsp_agent.agent.events import DiffItem
+from lsp_agent.protocol.events import DiffItem
 from lsp_agent.tools.base import ToolError
 from lsp_agent.tools.read import ReadTool
 from lsp_agent.tools.write import WriteTool

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.workspace.documents import FileChange, TextSnapshot
+from lsp_agent.protocol.documents import FileChange, TextSnapshot
 from lsp_agent.workspace.textfile import (
     NotTextError,
     StaleChangeError,

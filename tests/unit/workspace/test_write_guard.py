@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.workspace.documents import FileChange
+from lsp_agent.protocol.documents import FileChange
 from lsp_agent.workspace.textfile import StaleChangeError, apply_change_to_disk, read_text_file
 
 

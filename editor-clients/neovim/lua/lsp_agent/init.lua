@@ -250,7 +250,7 @@ function M.ask(opts)
   end)
 end
 
---- The server's command of "Fix with agent" (lsp_agent/diagnostics/actions.py).
+--- The server's command of "Fix with agent" (lsp_agent/lsp/action_prompts.py).
 M.FIX_COMMAND = 'lspAgent.fixWithAgent'
 
 --- Whether a code action is the server's "Fix with agent" (kind `quickfix`; its arguments in

@@ -31,7 +31,7 @@ const ROOT = resolve(__dirname, '..', '..', '..');
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   contributes: { commands: { command: string }[]; keybindings: { command: string }[]; menus: Record<string, { command: string }[]> };
 };
-/** What lsp_agent/diagnostics/actions.py registers with pygls (`executeCommandProvider`). */
+/** What lsp_agent/lsp/action_prompts.py registers with pygls (`executeCommandProvider`). */
 const ADVERTISED = ['lspAgent.fixWithAgent', 'lspAgent.explainWithAgent', 'lspAgent.askAgent', 'lspAgent.applySuggestion'];
 
 const dir = mkdtempSync(join(tmpdir(), 'ext-cmds-'));

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_agent.diagnostics.actions import Problem, ask_prompt, excerpt, explain_prompt, fix_prompt
-from lsp_agent.sessions.manager import PromptResource, PromptText
+from lsp_agent.lsp.action_prompts import Problem, ask_prompt, excerpt, explain_prompt, fix_prompt
+from lsp_agent.protocol.prompt import PromptResource, PromptText
 
 TEXT = "".join(f"line {i}\n" for i in range(1, 21)) + "unsaved edit\n"
 

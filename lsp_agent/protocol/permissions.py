@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from lsp_agent.agent.events import ToolCall, WireModel
+from lsp_agent.protocol.events import ToolCall, WireModel
 
 PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 """ACP ``PermissionOptionKind``."""

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from lsp_agent.agent.events import SessionUpdate
-from lsp_agent.permissions.types import PermissionRequest, PermissionResponse
-from lsp_agent.workspace.documents import ApplyResult, FileChange, TextSnapshot
+from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
+from lsp_agent.protocol.events import SessionUpdate
+from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 
 
 class Host(Protocol):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsp_agent.diagnostics.positions import split_lines
-from lsp_agent.sessions.manager import PromptPart, PromptResource, PromptText
+from lsp_agent.protocol.prompt import PromptPart, PromptResource, PromptText
 
 CONTEXT_LINES = 6
 """Lines shown before and after the problem in the prompt."""
