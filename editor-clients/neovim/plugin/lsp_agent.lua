@@ -66,3 +66,17 @@ end, { desc = 'lsp-agent: show the plugin log' })
 command('AgentTrust', function(args)
   agent().trust(not args.bang)
 end, { bang = true, desc = 'lsp-agent: trust (! = distrust) the current project root' })
+
+command('AgentMcp', function(args)
+  agent().mcp(args.args)
+end, {
+  nargs = '*',
+  complete = function(_, line)
+    local words = vim.split(line, '%s+')
+    if #words <= 2 then
+      return { 'list', 'approve', 'reject', 'reconnect' }
+    end
+    return require('lsp_agent.mcp').names()
+  end,
+  desc = 'lsp-agent: MCP servers (list; approve, reject or reconnect NAME)',
+})

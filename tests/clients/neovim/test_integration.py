@@ -324,3 +324,30 @@ def test_always_allow_in_project(run_integration: RunIntegration) -> None:
     log = run.server_log_text()
     assert re.search(r"permission ask for Bash .*source=default", log), log[-2000:]
     assert re.search(r"permission allow for Bash .*rule=Bash\(touch made\.txt\)", log), log[-2000:]
+
+
+def test_mcp(run_integration: RunIntegration, tmp_path: Path) -> None:
+    fixture = Path(__file__).resolve().parents[2] / "mcp_servers" / "fixture_server.py"
+    mcp_json = {"mcpServers": {"fx": {"command": sys.executable, "args": [str(fixture)]}}}
+    home = tmp_path / "home"
+    home.mkdir()
+    run = run_integration(
+        "mcp",
+        scenario(
+            reply(
+                tool_use("mcp__fx__echo", {"text": "from neovim"}, id="toolu_mcp"),
+                expect=expecting(tools_include=["mcp__fx__echo"]),
+            ),
+            reply(
+                "Echoed.",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=False, contains="echo: from neovim")]
+                ),
+            ),
+        ),
+        files={"main.py": "print('hi')\n", ".mcp.json": json.dumps(mcp_json)},
+        env={"HOME": str(home)},
+    )
+    # The approval was stored in the user's home, outside the project.
+    assert (home / ".lsp-agent" / "mcp-approvals.json").is_file()
+    assert not (run.root / ".lsp-agent").exists()

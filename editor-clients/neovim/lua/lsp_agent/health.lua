@@ -114,6 +114,30 @@ function M.check()
       server_info.version or '?', tostring(client.config.root_dir), tostring(info.trusted),
       tostring(client.offset_encoding)))
   end
+
+  health.start('lsp-agent: MCP servers')
+  local mcp = require('lsp_agent.mcp')
+  local any = false
+  for _, client in ipairs(clients) do
+    local entry = mcp.known(client.id)
+    for _, server in ipairs(entry and entry.servers or {}) do
+      any = true
+      local line = mcp.format(server)
+      if server.state == 'ready' then
+        health.ok(line)
+      elseif server.state == 'failed' or server.state == 'invalid' then
+        health.error(line, { 'See :AgentMcp and the lsp-agent log (:AgentLog); :AgentMcp reconnect '
+          .. server.name })
+      elseif server.state == 'needs_approval' then
+        health.warn(line, { ':AgentMcp approve ' .. server.name })
+      else
+        health.info(line)
+      end
+    end
+  end
+  if not any then
+    health.info('no MCP server reported (none configured, or no server is running)')
+  end
 end
 
 return M

@@ -6,6 +6,7 @@
 ---   ask({line1, line2, question})   ask about a selection
 ---   fix()                fix the diagnostics at the cursor (the server's "Fix with agent")
 ---   cancel(), mode(id), sessions(), review(), log(), trust(bool)
+---   mcp(args)            MCP servers: list, approve/reject/reconnect NAME
 ---   status()             statusline text: mode, running state, tokens
 local actions = require('lsp_agent.actions')
 local chat = require('lsp_agent.chat')
@@ -13,6 +14,7 @@ local compat = require('lsp_agent.compat')
 local config = require('lsp_agent.config')
 local diagnostics = require('lsp_agent.diagnostics')
 local log = require('lsp_agent.log')
+local mcp = require('lsp_agent.mcp')
 local permission = require('lsp_agent.permission')
 local server = require('lsp_agent.server')
 local session = require('lsp_agent.session')
@@ -41,6 +43,7 @@ local function install_handlers()
   handlers['lspAgent/session/requestPermission'] = permission.handler
   handlers['lspAgent/workspace/saveDocuments'] = workspace.save_documents
   handlers['lspAgent/workspace/didChangeFiles'] = workspace.did_change_files
+  handlers['lspAgent/mcp/didChange'] = mcp.handle_did_change
   handlers['workspace/applyEdit'] = workspace.apply_edit
   handlers['$/cancelRequest'] = function(_, params, ctx)
     -- Request handlers are not told their request id, so a withdrawn prompt is matched only
@@ -486,6 +489,33 @@ function M.sessions()
           chat.open(client.id, { focus = true, insert = false })
         end)
       end)
+    end)
+  end)
+end
+
+--- :AgentMcp [approve|reject|reconnect NAME] — list the MCP servers, or act on one.
+--- @param args string
+function M.mcp(args)
+  local words = vim.split(vim.trim(args or ''), '%s+', { trimempty = true })
+  local action, name = words[1], words[2]
+  with_client(function(client)
+    if not action or action == 'list' then
+      return mcp.list(client, function(result, err)
+        if not result then
+          return notify_error('could not list MCP servers: ' .. tostring(err))
+        end
+        mcp.show(result)
+      end)
+    end
+    if not vim.tbl_contains({ 'approve', 'reject', 'reconnect' }, action) or not name then
+      return notify_error('usage: :AgentMcp [approve|reject|reconnect NAME]')
+    end
+    mcp.act(client, action, name, function(result, err)
+      if not result then
+        return notify_error(('MCP %s %s failed: %s'):format(action, name, tostring(err)))
+      end
+      vim.notify(('lsp-agent: MCP server %s: %s'):format(name, action == 'reconnect'
+        and 'reconnecting' or (action == 'approve' and 'approved' or 'rejected')))
     end)
   end)
 end
