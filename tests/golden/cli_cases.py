@@ -171,6 +171,7 @@ CASES: list[CliCase] = [
         name="default_mode_denies_edit_json_output",
         args=["run", "-p", "fix add", "--output-format", "json"],
         steps=lambda: scenario(
+            reply(_read()),
             reply(_edit("a - b", "a + b", "toolu_edit")),
             reply("I could not edit."),
         ),
