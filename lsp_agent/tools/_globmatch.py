@@ -94,3 +94,42 @@ def _char_class(pattern: str, start: int) -> tuple[str, int]:
         return re.escape("["), start + 1
     members = pattern[first:end].replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
     return f"[{'^/' if negate else ''}{members}]", end + 1
+
+
+_PREFILTER_TYPE = "lspagentglob"
+# Characters a name glob may contain for ripgrep's matcher and ours to agree on it exactly
+# (besides "*", "{", "}", ","). "?" is left out on purpose: ripgrep's glob matches one byte,
+# ours one character.
+_PLAIN_NAME = re.compile(r"[\w.\- +@~%=#$&'()!^]+")
+
+
+def name_prefilter_args(pattern: str) -> list[str]:
+    """ripgrep arguments that list only files whose *name* matches the pattern's last
+    component, or ``[]`` when the pattern gives no such safe filter.
+
+    A file type (``--type-add``/``--type``) is used, not ``--glob``: ripgrep applies types
+    after ignore rules, so ignored files stay ignored, while ``--glob`` would override them.
+    The filter only narrows the listing; :func:`compile_glob`'s matcher still decides, so the
+    filter must never drop a path the matcher accepts: it is only built from literal
+    characters, ``*`` and one level of ``{a,b}``, whose meaning is the same for both.
+    """
+    head, _, name = pattern.rstrip("/").rpartition("/")
+    if "{" in head or "}" in head or "**" in name or not name.strip("*"):
+        return []
+    depth = 0
+    for part in re.split(r"([*{},])", name):
+        if part == "{":
+            depth += 1
+            if depth > 1:
+                return []
+        elif part == "}":
+            depth -= 1
+            if depth < 0:
+                return []
+        elif (part == "," and not depth) or (
+            part and part not in "*," and not _PLAIN_NAME.fullmatch(part)
+        ):
+            return []
+    if depth:
+        return []
+    return [f"--type-add={_PREFILTER_TYPE}:{name}", f"--type={_PREFILTER_TYPE}"]

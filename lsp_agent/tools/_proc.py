@@ -10,11 +10,14 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 _CHUNK = 65536
+# Large reads keep the per-batch Python work (split, decode) small relative to the data.
+_STREAM_CHUNK = 1 << 20
 _POLL_S = 0.05
 
 
@@ -138,59 +141,72 @@ def kill_group_now(proc: asyncio.subprocess.Process) -> None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Captured:
-    """What a captured run produced. ``stdout`` holds at most the requested byte count;
-    ``truncated`` says the process was stopped because it wrote more. ``returncode`` is
-    negative for a signal (as in :mod:`subprocess`)."""
+class Streamed:
+    """How a streamed run ended. ``stopped`` says why it was ended early: ``"limit"`` (the
+    consumer asked to stop, e.g. too much output) or ``"timeout"``; ``None`` when the process
+    ran to completion. ``returncode`` is negative for a signal."""
 
-    stdout: bytes
     stderr: bytes
     returncode: int
-    truncated: bool
+    stopped: Literal["limit", "timeout"] | None
 
 
-async def run_captured(
+async def run_streamed(
     argv: Sequence[str],
     *,
     cwd: Path,
     timeout_s: float,
-    max_stdout_bytes: int,
+    on_lines: Callable[[bytes], bool],
     max_stderr_bytes: int = 16384,
-) -> Captured:
-    """Run ``argv`` to completion and collect its output.
+) -> Streamed:
+    """Run ``argv`` and hand its stdout to ``on_lines`` in runs of complete lines (joined by
+    ``\\n``, without the last one; a final line without a newline is handed over at the end),
+    so the caller holds only what it keeps.
 
-    The process group is killed when stdout passes ``max_stdout_bytes`` (the result is then
-    ``truncated``), when ``timeout_s`` seconds pass (``TimeoutError`` is raised) and when the
-    calling task is cancelled (``CancelledError`` propagates). Raises ``OSError`` if the
-    program cannot start.
+    ``on_lines`` returns ``False`` to stop: the process group is killed and the result says
+    ``"limit"``. After ``timeout_s`` seconds the group is killed and the result says
+    ``"timeout"`` (lines handed over so far stay valid). ``CancelledError`` kills it and
+    propagates. Raises ``OSError`` if the program cannot start.
     """
     proc = await start(argv, cwd=cwd)
     assert proc.stdout is not None and proc.stderr is not None
     stdout, stderr = proc.stdout, proc.stderr
 
-    async def read_stdout() -> tuple[bytes, bool]:
-        chunks: list[bytes] = []
-        size = 0
-        while chunk := await stdout.read(_CHUNK):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > max_stdout_bytes:
+    async def read_stdout() -> bool:
+        rest = b""
+        while chunk := await stdout.read(_STREAM_CHUNK):
+            data = rest + chunk
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                rest = data
+                continue
+            rest = data[cut + 1 :]
+            if not on_lines(data[:cut]):
                 kill_group_now(proc)
-                return b"".join(chunks)[:max_stdout_bytes], True
-        return b"".join(chunks), False
+                return False
+        return not rest or on_lines(rest)
 
     async def read_stderr() -> bytes:
         kept = bytearray()
         while chunk := await stderr.read(_CHUNK):
-            # Keep draining past the limit so a chatty child never blocks on a full pipe.
             kept += chunk[: max(0, max_stderr_bytes - len(kept))]
         return bytes(kept)
 
+    stderr_task = asyncio.ensure_future(read_stderr())
+    stopped: Literal["limit", "timeout"] | None = None
     try:
-        async with asyncio.timeout(timeout_s):
-            (out, truncated), err = await asyncio.gather(read_stdout(), read_stderr())
+        try:
+            async with asyncio.timeout(timeout_s):
+                if not await read_stdout():
+                    stopped = "limit"
+                returncode = await proc.wait()
+        except TimeoutError:
+            stopped = "timeout"
+            kill_group_now(proc)
             returncode = await proc.wait()
+        err = await stderr_task
     except BaseException:
         kill_group_now(proc)
+        stderr_task.cancel()
         raise
-    return Captured(stdout=out, stderr=err, returncode=returncode, truncated=truncated)
+    return Streamed(stderr=err, returncode=returncode, stopped=stopped)

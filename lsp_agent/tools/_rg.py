@@ -12,10 +12,10 @@ import os
 import shutil
 import sys
 import sysconfig
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from lsp_agent.tools._proc import Captured, run_captured
+from lsp_agent.tools._proc import Streamed, run_streamed
 from lsp_agent.tools.base import ToolError
 
 TIMEOUT_S = 30.0
@@ -50,27 +50,33 @@ def exclude_args() -> list[str]:
     return [f"--glob=!{name}" for name in VCS_DIRS]
 
 
-async def run_rg(args: Sequence[str], *, cwd: Path, max_stdout_bytes: int) -> Captured:
-    """Run ``rg`` with ``args`` (never through a shell), bounded by :data:`TIMEOUT_S`.
+async def stream_rg(
+    args: Sequence[str], *, cwd: Path, on_lines: Callable[[bytes], bool]
+) -> Streamed:
+    """Run ``rg`` with ``args`` (never through a shell), handing its output lines to
+    ``on_lines`` as they come (see :func:`lsp_agent.tools._proc.run_streamed`), bounded by
+    :data:`TIMEOUT_S`: a run that takes longer is stopped and reported as ``"timeout"``.
 
-    Raises :class:`ToolError` if ``rg`` is missing or times out; ``CancelledError`` kills it.
-    Exit codes are left to the caller (0 matches, 1 none, 2 error).
+    Raises :class:`ToolError` if ``rg`` is missing or cannot start; ``CancelledError`` kills
+    it. Exit codes are left to the caller (0 matches, 1 none, 2 error).
     """
     rg = find_rg()
     try:
-        return await run_captured(
-            [rg, *args], cwd=cwd, timeout_s=TIMEOUT_S, max_stdout_bytes=max_stdout_bytes
-        )
-    except TimeoutError:
-        raise ToolError(
-            f"The search took longer than {TIMEOUT_S:.0f} s and was stopped. "
-            "Narrow it with a more specific path, glob or type."
-        ) from None
+        return await run_streamed([rg, *args], cwd=cwd, timeout_s=TIMEOUT_S, on_lines=on_lines)
     except OSError as exc:
         raise ToolError(f"Could not run ripgrep: {exc}") from None
 
 
-def decode_paths(stdout: bytes) -> list[str]:
-    """ripgrep's newline-separated output as text lines (undecodable bytes replaced)."""
-    text = stdout.decode("utf-8", "replace")
-    return [line for line in text.split("\n") if line]
+def timeout_note() -> str:
+    """The note for results of a search stopped at :data:`TIMEOUT_S`."""
+    return (
+        f"(the search took longer than {TIMEOUT_S:.0f} s and was stopped: results are "
+        "incomplete; narrow it with a more specific path, glob or type)"
+    )
+
+
+def path_key(path: bytes) -> list[bytes]:
+    """The sort key that gives ripgrep's ``--sort=path`` order: components compared one by
+    one as bytes, which is the order of a depth-first walk that visits each directory's
+    entries sorted by name (so ``a/b`` comes before ``a-c``, unlike plain string order)."""
+    return path.split(b"/")

@@ -8,16 +8,16 @@ from typing import ClassVar
 from pydantic import ConfigDict, Field
 
 from lsp_agent.protocol.events import Location, ToolKind
-from lsp_agent.tools._globmatch import compile_glob
+from lsp_agent.tools._globmatch import compile_glob, name_prefilter_args
+from lsp_agent.tools._newest import NewestMatches
 from lsp_agent.tools._paths import display_path, resolve_search_path
-from lsp_agent.tools._rg import base_args, decode_paths, exclude_args, run_rg
+from lsp_agent.tools._rg import base_args, exclude_args, stream_rg, timeout_note
 from lsp_agent.tools._schema import tidy_schema
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 
 MAX_RESULTS = 100
 """Paths returned at most."""
 
-_MAX_LISTING_BYTES = 16 * 1024 * 1024
 _GLOB_CHARS = frozenset("*?[{")
 
 DESCRIPTION = """\
@@ -50,7 +50,10 @@ class GlobTool(Tool[GlobInput]):
     """List the files under a directory whose relative paths match a glob.
 
     ``rg --files`` lists the files ignore rules keep (see :mod:`lsp_agent.tools._globmatch`
-    for why the glob is applied afterwards, not by ripgrep).
+    for why the glob is applied afterwards, not by ripgrep), unsorted and in parallel; only
+    the matches are stat'ed and ranked, in memory bounded by :data:`MAX_RESULTS`. There is
+    no listing cap: the answer says how many files matched, and "No files found" only
+    comes from a complete search.
 
     Raises :class:`ToolError` for an empty pattern, a missing path, a path that is not a
     directory, a missing ``rg`` or a search that runs out of time.
@@ -81,30 +84,52 @@ class GlobTool(Tool[GlobInput]):
             title=f"Glob {pattern}" + (f" in {where}" if where else ""),
             paths=(root,),
             locations=(Location(path=str(root)),),
-            data=(root, matcher),
+            data=(root, matcher, pattern),
         )
 
     async def call(self, inp: GlobInput, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        """Run ripgrep and format the newest :data:`MAX_RESULTS` paths."""
-        root, matcher = prepared.data
-        args = [*base_args(), "--files", "--sortr=modified", *exclude_args(), str(root)]
-        result = await run_rg(args, cwd=root, max_stdout_bytes=_MAX_LISTING_BYTES)
-        listed = decode_paths(result.stdout)
-        if result.returncode == 2 and not listed:
-            raise ToolError(f"Glob failed: {result.stderr.decode('utf-8', 'replace').strip()}")
-        prefix = str(root).rstrip("/") + "/"
-        paths = [path for path in listed if matcher.fullmatch(path.removeprefix(prefix))]
+        """List with ripgrep (unsorted, in parallel), keep the matches, and format the newest
+        :data:`MAX_RESULTS` of them."""
+        root, matcher, pattern = prepared.data
+        newest = NewestMatches(
+            prefix=str(root).rstrip("/") + "/", matcher=matcher, keep=MAX_RESULTS
+        )
+        args = [*base_args(), "--files", *name_prefilter_args(pattern), *exclude_args(), str(root)]
+        result = await stream_rg(args, cwd=root, on_lines=newest.feed)
+        stderr = result.stderr.decode("utf-8", "replace").strip()
+        paths = newest.result()
+        incomplete: list[str] = []
+        if result.stopped == "timeout":
+            incomplete.append(timeout_note())
+        if result.returncode == 2 and stderr:
+            incomplete.append(f"(some paths could not be listed: {stderr.splitlines()[0]})")
         if not paths:
-            return ToolOutput(text="No files found", raw_output={"count": 0, "truncated": False})
-        truncated = len(paths) > MAX_RESULTS or result.truncated
-        text = "\n".join(paths[:MAX_RESULTS])
+            if result.returncode == 2 and not result.stopped and newest.listed == 0:
+                raise ToolError(f"Glob failed: {stderr or 'ripgrep exited with status 2'}")
+            if incomplete:
+                raise ToolError(
+                    "No matching file was found, but the search was incomplete: "
+                    + " ".join(incomplete)
+                )
+            return ToolOutput(
+                text="No files found", raw_output={"count": 0, "total": 0, "truncated": False}
+            )
+        truncated = newest.total > len(paths)
+        text = "\n".join(paths)
         if truncated:
             text += (
-                f"\n(Results are truncated: showing the {MAX_RESULTS} most recently modified "
-                "files. Consider using a more specific path or pattern.)"
+                f"\n(Results are truncated: showing the {len(paths)} most recently modified of "
+                f"{newest.total} matching files. Consider using a more specific path or pattern.)"
             )
+        if incomplete:
+            text += "\n" + "\n".join(incomplete)
         return ToolOutput(
-            text=text, raw_output={"count": min(len(paths), MAX_RESULTS), "truncated": truncated}
+            text=text,
+            raw_output={
+                "count": len(paths),
+                "total": newest.total,
+                "truncated": truncated or bool(incomplete),
+            },
         )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -11,7 +12,8 @@ from pydantic import ConfigDict, Field
 from lsp_agent.protocol.events import Location, ToolKind
 from lsp_agent.tools._files import model_safe
 from lsp_agent.tools._paths import display_path, resolve_search_path
-from lsp_agent.tools._rg import base_args, decode_paths, exclude_args, run_rg
+from lsp_agent.tools._rg import base_args, exclude_args, stream_rg, timeout_note
+from lsp_agent.tools._rgorder import CONTENT_ARGS, COUNT_ARGS, Ordered, PathOrdered
 from lsp_agent.tools._schema import tidy_schema
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 
@@ -22,6 +24,9 @@ MAX_COLUMNS = 500
 """Matched lines longer than this (bytes) are shown as a preview."""
 
 _MAX_RG_BYTES = 8 * 1024 * 1024
+# Content and count output is read past the kept budget (so the kept part is the true
+# path-order prefix and the totals are complete) up to this much, then ripgrep is stopped.
+_MAX_READ_BYTES = 64 * 1024 * 1024
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 
@@ -154,33 +159,45 @@ class GrepTool(Tool[GrepInput]):
         )
 
     async def call(self, inp: GrepInput, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
-        """Run ripgrep and format its output for the chosen mode."""
+        """Run ripgrep (unsorted, in parallel) and format its output for the chosen mode; the
+        path order of content and count output is restored in-process."""
         (root,) = prepared.paths
         mode: OutputMode = inp.output_mode or "files_with_matches"
-        result = await run_rg(
-            rg_args(inp, mode, root),
-            cwd=root if root.is_dir() else root.parent,
-            max_stdout_bytes=_MAX_RG_BYTES,
-        )
-        # ripgrep ends lines at "\n"; a CRLF file's "\r" would trail every line.
-        lines = [line.removesuffix("\r") for line in decode_paths(result.stdout)]
+        cwd = root if root.is_dir() else root.parent
+        ordered: Ordered | None = None
+        if mode == "files_with_matches":
+            listing = _Listing(max_bytes=_MAX_RG_BYTES)
+            result = await stream_rg(rg_args(inp, mode, root), cwd=cwd, on_lines=listing.feed)
+            lines = listing.lines()
+        else:
+            collector = PathOrdered(count=mode == "count", budget_bytes=_MAX_RG_BYTES)
+            read = _ReadCap(max_bytes=_MAX_READ_BYTES, then=collector.feed)
+            result = await stream_rg(rg_args(inp, mode, root), cwd=cwd, on_lines=read.feed)
+            ordered = collector.result()
+            lines = ordered.lines
         stderr = result.stderr.decode("utf-8", "replace").strip()
-        if result.returncode == 2 and not lines:
+        if result.returncode == 2 and not lines and not result.stopped:
             raise ToolError(f"Grep failed: {stderr or 'ripgrep exited with status 2'}")
-        if not lines:
-            empty = "No files found" if mode == "files_with_matches" else "No matches found"
-            return ToolOutput(text=empty, raw_output={"mode": mode, "count": 0})
         notes: list[str] = []
-        if result.truncated:
+        if result.stopped == "limit" or (ordered is not None and ordered.cut):
             notes.append("(ripgrep output was cut off: too much output; narrow the search)")
+        if result.stopped == "timeout":
+            notes.append(timeout_note())
         if result.returncode == 2 and stderr:
             notes.append(f"(some files could not be searched: {stderr.splitlines()[0]})")
-        if mode == "files_with_matches":
+        if not lines:
+            if notes:
+                raise ToolError(
+                    "No match was found, but the search was incomplete: " + " ".join(notes)
+                )
+            empty = "No files found" if mode == "files_with_matches" else "No matches found"
+            return ToolOutput(text=empty, raw_output={"mode": mode, "count": 0})
+        if ordered is None:
             text, count = _files_output(lines, inp.head_limit)
         elif mode == "count":
-            text, count = _count_output(lines, inp.head_limit)
+            text, count = _count_output(ordered, inp.head_limit)
         else:
-            text, count = _content_output(lines, inp.head_limit)
+            text, count = _content_output(ordered, inp.head_limit)
         if len(text) > MAX_OUTPUT_CHARS:
             cut = text.rfind("\n", 0, MAX_OUTPUT_CHARS)
             text = text[: cut if cut > 0 else MAX_OUTPUT_CHARS]
@@ -191,6 +208,37 @@ class GrepTool(Tool[GrepInput]):
         if notes:
             text += "\n" + "\n".join(notes)
         return ToolOutput(text=model_safe(text), raw_output={"mode": mode, "count": count})
+
+
+class _Listing:
+    """The paths of files-with-matches output, up to ``max_bytes`` of them."""
+
+    def __init__(self, *, max_bytes: int) -> None:
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._max = max_bytes
+
+    def feed(self, data: bytes) -> bool:
+        self._chunks.append(data)
+        self._size += len(data) + 1
+        return self._size <= self._max
+
+    def lines(self) -> list[str]:
+        return [
+            line for line in b"\n".join(self._chunks).decode("utf-8", "replace").split("\n") if line
+        ]
+
+
+class _ReadCap:
+    """Passes output on until ``max_bytes`` were read, then asks ripgrep to stop."""
+
+    def __init__(self, *, max_bytes: int, then: Callable[[bytes], bool]) -> None:
+        self._left = max_bytes
+        self._then = then
+
+    def feed(self, data: bytes) -> bool:
+        self._left -= len(data) + 1
+        return self._then(data) and self._left >= 0
 
 
 def rg_args(inp: GrepInput, mode: OutputMode, root: Path) -> list[str]:
@@ -210,7 +258,8 @@ def rg_args(inp: GrepInput, mode: OutputMode, root: Path) -> list[str]:
     if mode == "files_with_matches":
         args.append("--files-with-matches")
     elif mode == "count":
-        args += ["--count", "--with-filename", "--sort=path"]
+        # Unsorted (so ripgrep searches in parallel); the tool restores path order.
+        args += ["--count", "--with-filename", *COUNT_ARGS]
     else:
         args += [
             "--no-heading",
@@ -218,8 +267,7 @@ def rg_args(inp: GrepInput, mode: OutputMode, root: Path) -> list[str]:
             "--line-number" if inp.line_numbers is not False else "--no-line-number",
             f"--max-columns={MAX_COLUMNS}",
             "--max-columns-preview",
-            # Single-threaded, but the same search always gives the same text.
-            "--sort=path",
+            *CONTENT_ARGS,
         ]
         # Specific flags after -C so that they win, as in ripgrep's own precedence.
         if inp.context is not None:
@@ -248,24 +296,21 @@ def _files_output(paths: list[str], head_limit: int | None) -> tuple[str, int]:
     return text, len(ordered)
 
 
-def _count_output(lines: list[str], head_limit: int | None) -> tuple[str, int]:
-    total = 0
-    for line in lines:
-        _, _, count = line.rpartition(":")
-        if count.isdigit():
-            total += int(count)
+def _count_output(ordered: Ordered, head_limit: int | None) -> tuple[str, int]:
+    lines, files, total = ordered.lines, ordered.total_lines, ordered.total_count
     shown = lines[:head_limit] if head_limit else lines
     text = "\n".join(shown)
-    if len(shown) < len(lines):
-        text += f"\n(showing the first {len(shown)} of {len(lines)} files)"
-    files = "file" if len(lines) == 1 else "files"
-    text += f"\n\nFound {total} matching lines in {len(lines)} {files}."
+    if len(shown) < files:
+        text += f"\n(showing the first {len(shown)} of {files} files)"
+    plural = "file" if files == 1 else "files"
+    text += f"\n\nFound {total} matching lines in {files} {plural}."
     return text, total
 
 
-def _content_output(lines: list[str], head_limit: int | None) -> tuple[str, int]:
+def _content_output(ordered: Ordered, head_limit: int | None) -> tuple[str, int]:
+    lines, total = ordered.lines, ordered.total_lines
     shown = lines[:head_limit] if head_limit else lines
     text = "\n".join(shown)
-    if len(shown) < len(lines):
-        text += f"\n(showing the first {len(shown)} of {len(lines)} lines)"
-    return text, len(lines)
+    if len(shown) < total:
+        text += f"\n(showing the first {len(shown)} of {total} lines)"
+    return text, total

@@ -109,7 +109,8 @@ async def test_glob_result_set_and_order(
         assert out.text == "No files found"
         return
     assert out.text.split("\n") == absolute(tree, expected)
-    assert out.raw_output == {"count": len(expected), "truncated": False}
+    assert out.raw_output is not None
+    assert (out.raw_output["count"], out.raw_output["truncated"]) == (len(expected), False)
 
 
 async def test_glob_everything_is_newest_first(tree: Env) -> None:

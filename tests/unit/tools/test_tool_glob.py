@@ -29,7 +29,7 @@ async def test_matches_sorted_newest_first_absolute(env: Env) -> None:
     touch(env.path("notes.txt"), 4_000_000)
     out = await env.run(GLOB, {"pattern": "**/*.py"})
     assert out.text.split("\n") == [str(new), str(mid), str(old)]
-    assert out.raw_output == {"count": 3, "truncated": False}
+    assert out.raw_output == {"count": 3, "total": 3, "truncated": False}
 
 
 async def test_name_pattern_matches_at_any_depth_and_slash_anchors(env: Env) -> None:
@@ -72,7 +72,8 @@ async def test_results_capped_with_note(env: Env) -> None:
     assert lines[0] == str(env.path(f"f{MAX_RESULTS + 4:03}.txt"))
     assert len([line for line in lines if line.startswith("/")]) == MAX_RESULTS
     assert "truncated" in lines[-1]
-    assert out.raw_output == {"count": MAX_RESULTS, "truncated": True}
+    assert f"showing the {MAX_RESULTS} most recently modified of {MAX_RESULTS + 5}" in lines[-1]
+    assert out.raw_output == {"count": MAX_RESULTS, "total": MAX_RESULTS + 5, "truncated": True}
 
 
 async def test_relative_path_resolves_against_cwd(env: Env) -> None:
