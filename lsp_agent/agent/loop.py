@@ -262,7 +262,7 @@ class _Turn:
             model=env.config.model,
             system=env.system,
             messages=self.state.messages,
-            tools=tuple(t.spec() for t in env.executor.tools),
+            tools=env.executor.tools.specs(),
             max_tokens=self.state.max_tokens,
         )
         announced: set[str] = set()

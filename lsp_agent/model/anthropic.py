@@ -39,7 +39,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -157,13 +157,42 @@ def _without_lone_surrogates(value: Any) -> Any:
     return value
 
 
-def to_api_params(request: ModelRequest) -> dict[str, Any]:
+ConvertedMessages = dict[int, tuple[Message, dict[str, Any]]]
+"""Messages already converted to API form, by ``id`` of the (frozen) message; the message is
+held too, so that its ``id`` cannot be reused while the entry lives."""
+
+
+def convert_messages(
+    messages: Sequence[Message], previous: ConvertedMessages
+) -> tuple[list[dict[str, Any]], ConvertedMessages]:
+    """``messages`` in API form (lone surrogates replaced), reusing the conversions in
+    ``previous``: the history only grows between requests, so each message is converted once
+    rather than at every request. Returns the converted list and the conversions of exactly
+    these messages (for the next call). The returned dicts are shared: do not modify them."""
+    converted: ConvertedMessages = {}
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        entry = previous.get(id(message))
+        if entry is None or entry[0] is not message:
+            entry = (message, _without_lone_surrogates(_message_param(message)))
+        converted[id(message)] = entry
+        out.append(entry[1])
+    return out, converted
+
+
+def to_api_params(
+    request: ModelRequest, *, converted: Sequence[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The keyword arguments of ``messages.create`` for ``request`` (JSON-ready dicts;
-    ``stream`` not included). See the module doc for the cache breakpoints."""
+    ``stream`` not included). See the module doc for the cache breakpoints. ``converted``:
+    the request's messages already in API form (:func:`convert_messages`); they are not
+    modified."""
+    if converted is None:
+        converted = [_without_lone_surrogates(_message_param(m)) for m in request.messages]
     params: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
-        "messages": [_without_lone_surrogates(_message_param(m)) for m in request.messages],
+        "messages": list(converted),
     }
     if request.system:
         system: list[dict[str, Any]] = [{"type": "text", "text": part} for part in request.system]
@@ -175,11 +204,16 @@ def to_api_params(request: ModelRequest) -> dict[str, Any]:
             for t in request.tools
         ]
     if params["messages"]:
-        content = params["messages"][-1]["content"]
-        for block in reversed(content):
+        # A copy of the last message: the converted messages are shared between requests,
+        # and the breakpoint moves on with the next one.
+        last = dict(params["messages"][-1])
+        content = last["content"] = list(last["content"])
+        for index in reversed(range(len(content))):
+            block = content[index]
             if block["type"] != "thinking" and not (block["type"] == "text" and not block["text"]):
-                block["cache_control"] = dict(_CACHE)
+                content[index] = {**block, "cache_control": dict(_CACHE)}
                 break
+        params["messages"][-1] = last
     if request.thinking_budget is not None:
         params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
     return params
@@ -364,6 +398,7 @@ class AnthropicModel:
         self._max_retries = max_retries
         self._timeout_s = timeout_s
         self._client: AsyncAnthropic | None = None
+        self._converted: ConvertedMessages = {}
 
     @classmethod
     def from_env(
@@ -433,7 +468,8 @@ class AnthropicModel:
         import httpx2
 
         client = self._get_client()
-        params = to_api_params(request)
+        messages, self._converted = convert_messages(request.messages, self._converted)
+        params = to_api_params(request, converted=messages)
         accumulator = _Accumulator()
         try:
             raw = await client.messages.create(**params, stream=True)

@@ -259,3 +259,34 @@ async def test_cache_breakpoint_skips_a_trailing_thinking_block(
     last = server.requests[0]["messages"][-1]["content"]
     assert last[0]["cache_control"] == {"type": "ephemeral"}
     assert "cache_control" not in last[1]
+
+
+async def test_a_growing_history_moves_the_breakpoint_and_keeps_surrogates_replaced(
+    serve: StartServer, make_model: MakeModel
+) -> None:
+    # The model converts each message once and reuses it: the breakpoint of the first request
+    # must not stay on its last message, and replacements must hold in later requests.
+    server = await serve(scenario(reply("one"), reply("two")))
+    model = make_model(server.base_url)
+    first = (Message.user_text("bad \ud800 text"),)
+    await collect(model, simple_request(messages=first))
+    second = (
+        *first,
+        Message(role="assistant", content=(TextBlock(text="one"),)),
+        Message.user_text("next"),
+    )
+    await collect(model, simple_request(messages=second))
+    body0, body1 = (request["messages"] for request in server.requests)
+    assert body0 == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "bad \ufffd text", "cache_control": {"type": "ephemeral"}}
+            ],
+        }
+    ]
+    assert body1[0] == {"role": "user", "content": [{"type": "text", "text": "bad \ufffd text"}]}
+    assert body1[2]["content"] == [
+        {"type": "text", "text": "next", "cache_control": {"type": "ephemeral"}}
+    ]
+    assert "cache_control" not in json.dumps(body1[:2])
