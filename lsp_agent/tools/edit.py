@@ -10,25 +10,13 @@ from pydantic import ConfigDict, Field
 
 from lsp_agent.protocol.documents import FileChange
 from lsp_agent.protocol.events import Location, ToolKind
-from lsp_agent.tools._files import (
-    apply_prepared,
-    check_encodable,
-    check_fresh,
-    model_safe,
-    read_optional,
-)
+from lsp_agent.tools._files import apply_prepared, check_encodable, check_fresh, read_optional
 from lsp_agent.tools._paths import display_path, not_found_hint, resolve_file_path
 from lsp_agent.tools._replace import replace_exact
 from lsp_agent.tools._schema import tidy_schema
-from lsp_agent.tools._text import dominant_eol, numbered, split_lines, to_lf, with_eol
+from lsp_agent.tools._text import dominant_eol, to_lf, with_eol
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 from lsp_agent.tools.diffing import diff_item
-
-SNIPPET_CONTEXT = 4
-"""Unchanged lines shown before and after the edited region in the confirmation."""
-
-SNIPPET_MAX_LINES = 40
-"""Edited lines shown at most in the confirmation."""
 
 DESCRIPTION = """\
 Performs exact string replacements in files.
@@ -165,20 +153,9 @@ class EditTool(Tool[EditInput]):
                 "were replaced with new_string."
             )
         else:
-            text = (
-                f"The file {path} has been updated. Here's the result of running `cat -n` on a "
-                f"snippet of the edited file:\n{snippet(snapshot.text, plan)}"
-            )
+            # The model wrote the new text itself: echoing it back (as a numbered snippet)
+            # only costs tokens in every later request. Where it landed is what it lacks.
+            last = plan.first_line + max(plan.first_span, 1) - 1
+            lines = f"line {last}" if last == plan.first_line else f"lines {plan.first_line}-{last}"
+            text = f"The file {path} has been updated successfully ({lines})."
         return ToolOutput(text=text, content=prepared.content, raw_output=raw_output)
-
-
-def snippet(text: str, plan: _EditPlan) -> str:
-    """The edited lines of ``text`` with a few lines of context, ``cat -n`` style."""
-    lines = split_lines(text)
-    first = max(1, plan.first_line - SNIPPET_CONTEXT)
-    span = min(plan.first_span, SNIPPET_MAX_LINES)
-    last = min(len(lines), plan.first_line + span - 1 + SNIPPET_CONTEXT)
-    listing = model_safe(numbered(lines[first - 1 : last], first))
-    if plan.first_span > SNIPPET_MAX_LINES:
-        listing += f"\n(… {plan.first_span - SNIPPET_MAX_LINES} more edited lines not shown)"
-    return listing
