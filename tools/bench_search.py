@@ -37,6 +37,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -242,10 +243,10 @@ def run(root: Path, *, rounds: int, out_json: Path | None) -> None:
     results: dict[str, dict[str, list[float]]] = {}
     for query in queries(root):
         configs: list[tuple[str, Callable[[], float]]] = [
-            ("tool", lambda q=query: time_tool(q, root)),
-            ("rg same", lambda q=query: time_argv(q.same, root)),
-            ("rg plain", lambda q=query: time_argv(q.plain, root)),
-            ("rg sorted", lambda q=query: time_argv(q.sorted, root)),
+            ("tool", partial(time_tool, query, root)),
+            ("rg same", partial(time_argv, query.same, root)),
+            ("rg plain", partial(time_argv, query.plain, root)),
+            ("rg sorted", partial(time_argv, query.sorted, root)),
         ]
         times: dict[str, list[float]] = {name: [] for name, _ in configs}
         for _, measure in configs:  # warm-up round
