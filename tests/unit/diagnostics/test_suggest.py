@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from lsp_agent.diagnostics.config import SuggestConfig
 from lsp_agent.diagnostics.model import Diagnostic, Position, Range
 from lsp_agent.diagnostics.suggest import (
@@ -54,9 +56,40 @@ class Fixer:
         return request.region.replace("undefined", "3")
 
 
-def engine(fixer: Fixer, ready: list[Suggestion], *, min_interval_ms: int = 0) -> SuggestionEngine:
-    settings = SuggestConfig(enabled=True, delay_ms=20, min_interval_ms=min_interval_ms)
-    return SuggestionEngine(config=settings, compute=fixer, on_ready=ready.append)
+class Clock:
+    """The engine's injected clock (monotonic seconds), moved only by the test."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+async def settle() -> None:
+    """Let everything that is due now run: timers set for "now", the tasks they start and the
+    first steps of those tasks. Event-loop turns, no wall-clock time: with the engine's delays
+    at 0 (or passed on the injected clock), whatever it would start has started afterwards."""
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+def engine(
+    fixer: Fixer,
+    ready: list[Suggestion],
+    *,
+    min_interval_ms: int = 0,
+    delay_ms: int = 0,
+    enabled: bool = True,
+    clock: Clock | None = None,
+) -> SuggestionEngine:
+    settings = SuggestConfig(enabled=enabled, delay_ms=delay_ms, min_interval_ms=min_interval_ms)
+    return SuggestionEngine(
+        config=settings, compute=fixer, on_ready=ready.append, clock=clock or Clock()
+    )
 
 
 async def test_a_persisting_error_gets_one_suggestion() -> None:
@@ -73,7 +106,7 @@ async def test_a_persisting_error_gets_one_suggestion() -> None:
     assert (first, last) == (0, 4)
     assert "c = 3" in suggestion.new and suggestion.title.startswith("AI fix")
     eng.diagnostics_changed(P, 1, TEXT, [error(2)])  # still there: no second job
-    await asyncio.sleep(0.05)
+    await settle()
     assert len(fixer.requests) == 1
     eng.close()
 
@@ -88,7 +121,7 @@ async def test_a_user_edit_in_the_region_cancels_the_job() -> None:
     await eventually(lambda: fixer.cancelled == 1)
     assert eng.cancelled_jobs == 1
     fixer.release.set()
-    await asyncio.sleep(0.05)
+    await settle()
     assert ready == [] and eng.suggestions(P) == []
     eng.close()
 
@@ -113,8 +146,8 @@ async def test_an_edit_elsewhere_keeps_the_job_and_the_suggestion_moves() -> Non
 
 
 async def test_starts_are_rate_limited_across_documents() -> None:
-    fixer, ready = Fixer(), list[Suggestion]()
-    eng = engine(fixer, ready, min_interval_ms=60_000)
+    fixer, ready, clock = Fixer(), list[Suggestion](), Clock()
+    eng = engine(fixer, ready, min_interval_ms=60_000, clock=clock)
     other = Path("/w/other.py")
     for path in (P, other):
         eng.document_changed(path, 1, TEXT, None)
@@ -122,8 +155,30 @@ async def test_starts_are_rate_limited_across_documents() -> None:
     await asyncio.wait_for(fixer.started.wait(), 5)
     fixer.release.set()
     await eventually(lambda: bool(ready))
-    await asyncio.sleep(0.1)
-    assert len(fixer.requests) == 1  # the second document waits for the interval
+    clock.advance(59.9)
+    eng.diagnostics_changed(other, 1, TEXT, [error(2)])
+    await settle()
+    assert [r.path for r in fixer.requests] == [P]  # the second document waits for the interval
+    clock.advance(0.1)
+    eng.diagnostics_changed(other, 1, TEXT, [error(2)])
+    await settle()
+    assert [r.path for r in fixer.requests] == [P, other]  # ...and no longer
+    eng.close()
+
+
+async def test_an_error_must_persist_for_the_delay_on_the_injected_clock() -> None:
+    fixer, ready, clock = Fixer(), list[Suggestion](), Clock()
+    eng = engine(fixer, ready, delay_ms=4000, clock=clock)
+    eng.document_changed(P, 1, TEXT, None)
+    eng.diagnostics_changed(P, 1, TEXT, [error(2)])
+    clock.advance(3.9)
+    eng.diagnostics_changed(P, 1, TEXT, [error(2)])  # the same error, seen again
+    await settle()
+    assert fixer.requests == []
+    clock.advance(0.1)
+    eng.diagnostics_changed(P, 1, TEXT, [error(2)])
+    await settle()
+    assert len(fixer.requests) == 1  # 4 s since it was first seen
     eng.close()
 
 
@@ -138,12 +193,21 @@ async def test_a_vanished_error_cancels_its_job() -> None:
     eng.close()
 
 
-async def test_disabled_engine_never_computes() -> None:
+@pytest.mark.parametrize("enabled", [False, True])
+async def test_disabled_engine_never_computes(enabled: bool) -> None:
+    # No delay and no rate limit: an enabled engine computes within `settle()` (the True case
+    # proves it), so the False case fails if the engine ignores its switch.
     fixer, ready = Fixer(), list[Suggestion]()
-    eng = SuggestionEngine(config=SuggestConfig(), compute=fixer, on_ready=ready.append)
+    eng = engine(fixer, ready, enabled=enabled)
+    eng.document_changed(P, 1, TEXT, None)
     eng.diagnostics_changed(P, 1, TEXT, [error(2)])
-    await asyncio.sleep(0.05)
-    assert fixer.requests == []
+    await settle()
+    assert len(fixer.requests) == (1 if enabled else 0)
+    eng.close()
+
+
+def test_suggestions_are_off_by_default() -> None:
+    assert SuggestConfig().enabled is False
 
 
 def test_parse_fix_reply_takes_the_first_fence() -> None:
