@@ -2,7 +2,9 @@
 
 Placeholders (see ``Layout.fill``): ``{R}`` root, ``{S}`` a sentinel file that the call creates
 if it runs, ``{V}`` a victim file it would change, ``{O}`` a directory outside the root,
-``{E}`` the sibling ``proj-evil`` (shares the root's name prefix), ``{H}`` the home directory.
+``{E}`` the sibling ``proj-evil`` (shares the root's name prefix), ``{H}`` the home directory,
+``{P}`` (in ``control`` only) the id of a process the test starts with the secret in its
+environment.
 
 ``effect`` says how running the call would show: ``"sentinel"`` ({S} appears), ``"victim"``
 ({V} changes), ``"leak"`` (its output shows the secret text ``outside secret``: the content of
@@ -39,6 +41,11 @@ class Case:
     cli_deny: tuple[str, ...] = ()
     trusted: bool = True
     effect: Effect = "sentinel"
+    control: str | None = None
+    """The command ``test_sentinels_are_real`` runs instead of ``input["command"]`` to show the
+    effect, when the command's own output depends on the machine: the same program and options
+    narrowed to the process ``{P}`` the test starts (the whole process list of a busy machine
+    exceeds the Bash tool's output cap, which cuts the middle where the secret may be)."""
     tags: tuple[str, ...] = field(default=())
 
 
@@ -1137,8 +1144,15 @@ ENVIRONMENT = [
     B("declare-px", "declare -px", "ask", "declare", effect="leak"),
     B("typeset-p", "typeset -p", "ask", "typeset", effect="leak"),
     B("proc-self-environ", "cat /proc/self/environ", "ask", "outside", effect="leak"),
-    B("ps-environment", "ps exww", "ask", "environment", effect="leak"),
-    B("ps-environment-bsd-words", "ps auxeww", "ask", "environment", effect="leak"),
+    B("ps-environment", "ps exww", "ask", "environment", effect="leak", control="ps eww -p {P}"),
+    B(
+        "ps-environment-bsd-words",
+        "ps auxeww",
+        "ask",
+        "environment",
+        effect="leak",
+        control="ps ueww -p {P}",
+    ),
     B("ps-list-ok", "ps -ef", "allow", effect="none"),
     B("jq-env", "jq -n env", "ask", "environment", effect="leak"),
     B("jq-ENV", "jq -n '$ENV.CORPUS_SECRET_TOKEN'", "ask", "environment", effect="leak"),

@@ -6,12 +6,16 @@ ReadTool, the executor, a DiskHost whose prompts are declined) and must leave no
 sentinel file is not created, the victim file is unchanged (``test_refused_call_has_no_effect``).
 ``test_sentinels_are_real`` runs the same Bash commands directly and shows they *do* have the
 effect (create the sentinel, change the victim, or print the secret text), so the absence above
-means something. The benign corpus must be allowed without asking.
+means something; a command whose output depends on the whole machine is run in its ``control``
+form, narrowed to a process the test starts (and decided the same way). The benign corpus
+must be allowed without asking.
 """
 
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -191,7 +195,18 @@ async def test_sentinels_are_real(layout: Layout, case: Case) -> None:
         workspace=Workspace(host=host, roots=(layout.root,)),
         read_state=ReadState(),
     )
-    inp = BashInput(command=filled_input(layout, case)["command"], timeout=20_000)
+    command = filled_input(layout, case)["command"]
+    witness = None
+    if case.control is not None:
+        witness = subprocess.Popen(  # inherits CORPUS_SECRET_TOKEN, like any child would
+            [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+        )
+        command = layout.fill(case.control.replace("{P}", str(witness.pid)), sentinel)
+        control = engine_for(layout, case).decide(
+            tool="Bash", read_only=False, kind="execute", paths=(), raw_input={"command": command}
+        )
+        assert (control.behavior, case.reason in control.reason) == (case.expect, True), control
+    inp = BashInput(command=command, timeout=20_000)
     try:
         output = await tool.call(inp, await tool.prepare(inp, ctx), ctx)
         if case.effect == "sentinel":
@@ -201,6 +216,9 @@ async def test_sentinels_are_real(layout: Layout, case: Case) -> None:
         else:
             assert not victim.exists() or victim.read_text() != VICTIM_TEXT
     finally:
+        if witness is not None:
+            witness.kill()
+            witness.communicate()
         sentinel.unlink(missing_ok=True)
         victim.write_text(VICTIM_TEXT)
         for junk in ("nohup.out", "victim.txt.bak"):
