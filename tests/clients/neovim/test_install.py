@@ -66,6 +66,7 @@ def test_plain_package_install(nvim: Path, tmp_path: Path) -> None:
             "AgentChat",
             "AgentFix",
             "AgentLog",
+            "AgentMcp",
             "AgentMode",
             "AgentReview",
             "AgentSessions",
