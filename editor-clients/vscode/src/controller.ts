@@ -14,7 +14,7 @@ import { decisionOrigin, describeOrigin, resolvedLabel } from './shared/permissi
 import { rankPaths, resolvePrompt, type MentionIo, type SelectionBlockInput } from './prompt/mentions';
 import type { ReviewController } from './review/reviewController';
 import type { MentionCandidate, PanelSnapshot, SelectionInfo, SessionSummary, ToHost, ToWebview } from './shared/messages';
-import type { ContentBlock, PromptResult, SessionDidEndParams, SessionDidStartParams, SessionUpdateParams } from './shared/protocol';
+import type { ContentBlock, McpAction, McpServerInfo, McpServersResult, PromptResult, SessionDidEndParams, SessionDidStartParams, SessionUpdateParams } from './shared/protocol';
 import {
   addNotice,
   addPermission,
@@ -75,6 +75,7 @@ export class ChatController implements vscode.Disposable {
   private selection: SelectionInfo | undefined;
   private fileIndex: { at: number; paths: Map<string, string> } | undefined;
   private creating: Promise<SessionState> | undefined;
+  private mcpServers: McpServerInfo[] = [];
 
   /** Fires when anything shown in the status bar may have changed. */
   readonly onDidChange = this.changed.event;
@@ -85,6 +86,7 @@ export class ChatController implements vscode.Disposable {
       deps.broker.onDidResolve((r) => this.onPermissionResolved(r)),
       deps.client.onDidChangeStatus((status) => {
         this.post({ type: 'serverStatus', status });
+        if (status.phase === 'running') void this.refreshMcp();
         if (status.phase !== 'running') this.failRunningTurns(status.message ?? 'The server stopped.');
         this.changed.fire();
       }),
@@ -117,7 +119,32 @@ export class ChatController implements vscode.Disposable {
       history: this.history(),
       ...(this.selection ? { selection: this.selection } : {}),
       editedProposals: this.deps.client.capabilities !== undefined,
+      mcpServers: this.mcpServers,
     };
+  }
+
+  // ---- MCP servers ----------------------------------------------------------------------------
+
+  /** `lspAgent/mcp/didChange`, or the answer of a list/approve/reconnect request. */
+  mcpChanged(result: McpServersResult): void {
+    this.mcpServers = Array.isArray(result?.servers) ? result.servers : [];
+    this.post({ type: 'mcpServers', servers: this.mcpServers });
+  }
+
+  private async refreshMcp(): Promise<void> {
+    try {
+      this.mcpChanged(await this.deps.client.mcpList());
+    } catch (error) {
+      this.deps.log.warn(`Listing the MCP servers failed: ${errorMessage(error)}`);
+    }
+  }
+
+  private async mcpAction(action: McpAction, name: string): Promise<void> {
+    try {
+      this.mcpChanged(await this.deps.client.mcpAct(action, name));
+    } catch (error) {
+      this.notify(undefined, 'error', `MCP server ${name}: ${errorMessage(error)}`);
+    }
   }
 
   private post(message: ToWebview): void {
@@ -593,6 +620,9 @@ export class ChatController implements vscode.Disposable {
         return;
       case 'listSessions':
         this.post({ type: 'sessionList', sessions: await this.listSessions() });
+        return;
+      case 'mcpAction':
+        await this.mcpAction(message.action, message.name);
         return;
     }
   }

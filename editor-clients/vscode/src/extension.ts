@@ -107,6 +107,7 @@ export function activate(context: vscode.ExtensionContext, createClient: ClientF
       requestPermission: (params, token) => broker.request(params, token),
       saveDocuments: (params) => saveDocuments(params, log),
       didChangeFiles: (params) => didChangeFiles(params, log),
+      mcpDidChange: (params) => ref.controller?.mcpChanged(params),
     },
   });
 

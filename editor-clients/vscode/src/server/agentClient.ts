@@ -18,6 +18,8 @@ import {
   Methods,
   type DiagnosticsDidChangeParams,
   type DidChangeFilesParams,
+  type McpAction,
+  type McpServersResult,
   type NewSessionParams,
   type NewSessionResult,
   type PromptParams,
@@ -71,6 +73,8 @@ export interface AgentHandlers {
   requestPermission(params: RequestPermissionParams, token: vscode.CancellationToken): Promise<RequestPermissionResult>;
   saveDocuments(params: SaveDocumentsParams): Promise<SaveDocumentsResult>;
   didChangeFiles(params: DidChangeFilesParams): void;
+  /** The MCP servers' state or configuration changed. */
+  mcpDidChange?(params: McpServersResult): void;
 }
 
 export interface AgentClientOptions {
@@ -318,6 +322,7 @@ export class AgentClient implements vscode.Disposable {
     client.onNotification(Methods.sessionDidStart, (params: SessionDidStartParams) => h.sessionDidStart(params));
     client.onNotification(Methods.sessionDidEnd, (params: SessionDidEndParams) => h.sessionDidEnd(params));
     client.onNotification(Methods.didChangeFiles, (params: DidChangeFilesParams) => h.didChangeFiles(params));
+    client.onNotification(Methods.mcpDidChange, (params: McpServersResult) => h.mcpDidChange?.(params));
     client.onRequest(Methods.requestPermission, (params: RequestPermissionParams, token) => h.requestPermission(params, token));
     client.onRequest(Methods.saveDocuments, (params: SaveDocumentsParams) => h.saveDocuments(params));
     return client;
@@ -350,6 +355,16 @@ export class AgentClient implements vscode.Disposable {
 
   async listSessions(): Promise<SessionListResult> {
     return this.running().sendRequest<SessionListResult>(Methods.sessionList, {});
+  }
+
+  async mcpList(): Promise<McpServersResult> {
+    return this.running().sendRequest<McpServersResult>(Methods.mcpList, {});
+  }
+
+  /** Approve, reject or reconnect one MCP server (approval covers its current definition). */
+  async mcpAct(action: McpAction, name: string): Promise<McpServersResult> {
+    if (action === 'reconnect') return this.running().sendRequest<McpServersResult>(Methods.mcpReconnect, { name });
+    return this.running().sendRequest<McpServersResult>(Methods.mcpApprove, { name, approved: action === 'approve' });
   }
 
   /** Send bridged diagnostics; silently dropped while no server runs (they are re-sent on change). */

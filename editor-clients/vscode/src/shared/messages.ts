@@ -6,7 +6,7 @@
  * `ToWebviewHost` messages. Both sides validate what they receive (`isWebviewMessage`).
  */
 
-import { RULE_SCOPES, type ContentBlock, type PromptResult, type RequestPermissionParams, type RuleScope, type SessionUpdate } from './protocol';
+import { RULE_SCOPES, type ContentBlock, type McpAction, type McpServerInfo, type PromptResult, type RequestPermissionParams, type RuleScope, type SessionUpdate } from './protocol';
 import type { Attachment, PermissionState, SessionState } from './state';
 
 export type ServerPhase = 'starting' | 'running' | 'stopped' | 'restarting' | 'missing' | 'incompatible' | 'failed';
@@ -56,6 +56,8 @@ export interface PanelSnapshot {
   history: string[];
   selection?: SelectionInfo;
   editedProposals: boolean;
+  /** The MCP servers of the workspace, as last reported by the server. */
+  mcpServers?: McpServerInfo[];
 }
 
 export type ToWebview =
@@ -83,7 +85,8 @@ export type ToWebview =
   | { type: 'mentionResults'; query: string; items: MentionCandidate[] }
   | { type: 'notice'; sessionId?: string; level: 'info' | 'warning' | 'error'; text: string }
   | { type: 'focusPrompt'; text?: string }
-  | { type: 'sessionList'; sessions: SessionSummary[] };
+  | { type: 'sessionList'; sessions: SessionSummary[] }
+  | { type: 'mcpServers'; servers: McpServerInfo[] };
 
 export type ToHost =
   | { type: 'ready' }
@@ -101,7 +104,8 @@ export type ToHost =
   | { type: 'openLocation'; uri: string; line?: number }
   | { type: 'openLink'; href: string }
   | { type: 'runAction'; id: HostAction['id'] }
-  | { type: 'listSessions' };
+  | { type: 'listSessions' }
+  | { type: 'mcpAction'; action: McpAction; name: string };
 
 const HOST_TYPES: ReadonlySet<string> = new Set([
   'ready',
@@ -120,6 +124,7 @@ const HOST_TYPES: ReadonlySet<string> = new Set([
   'openLink',
   'runAction',
   'listSessions',
+  'mcpAction',
 ]);
 
 /** Shape check of a message from the webview: an object with a known `type` and string fields where required. */
@@ -157,6 +162,8 @@ export function isToHost(value: unknown): value is ToHost {
       return str('href');
     case 'runAction':
       return str('id');
+    case 'mcpAction':
+      return str('name') && (msg.action === 'approve' || msg.action === 'reject' || msg.action === 'reconnect');
     default:
       return true;
   }

@@ -27,7 +27,31 @@ export const Methods = {
   diagnosticsDidChange: 'lspAgent/diagnostics/didChange',
   sessionDidStart: 'lspAgent/session/didStart',
   sessionDidEnd: 'lspAgent/session/didEnd',
+  mcpList: 'lspAgent/mcp/list',
+  mcpApprove: 'lspAgent/mcp/approve',
+  mcpReconnect: 'lspAgent/mcp/reconnect',
+  mcpDidChange: 'lspAgent/mcp/didChange',
 } as const;
+
+/** One MCP server as `lspAgent/mcp/list` and `lspAgent/mcp/didChange` describe it (protocol.md §15). */
+export interface McpServerInfo {
+  name: string;
+  scope: string;
+  transport: string;
+  /** starting, ready, failed, needs_approval, untrusted, disabled, denied, invalid, idle, stopped */
+  state: string;
+  error: string | null;
+  tools: number;
+  description: string;
+}
+
+/** The answer of every `lspAgent/mcp/*` request and the `didChange` payload. */
+export interface McpServersResult {
+  cwd: string;
+  servers: McpServerInfo[];
+}
+
+export type McpAction = 'approve' | 'reject' | 'reconnect';
 
 /**
  * `workspace/executeCommand` commands the server advertises (`executeCommandProvider`). The

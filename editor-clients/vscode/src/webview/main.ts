@@ -5,7 +5,7 @@
  */
 
 import type { HostAction, MentionCandidate, PanelSnapshot, SelectionInfo, ServerStatus, SessionSummary, ToHost, ToWebview } from '../shared/messages';
-import type { PlanEntry, RuleScope } from '../shared/protocol';
+import type { McpServerInfo, PlanEntry, RuleScope } from '../shared/protocol';
 import {
   addNotice,
   addPermission,
@@ -52,6 +52,8 @@ const state = {
   historyIndex: -1,
   historyDraft: '',
   globalNotices: [] as { level: string; text: string }[],
+  mcpServers: [] as McpServerInfo[],
+  mcpOpen: false,
 };
 
 function post(message: ToHost): void {
@@ -77,6 +79,7 @@ const sessionsButton = h(
 const sessionList = h('div', { class: 'session-list', role: 'menu', 'aria-label': 'All chats', hidden: true });
 const header = h('header', { class: 'topbar' }, tabs, sessionsButton, newChatButton, sessionList);
 const banner = h('div', { class: 'banner', hidden: true });
+const mcpBox = h('section', { class: 'mcp', hidden: true, 'aria-label': 'MCP servers' });
 const transcript = h('main', { class: 'transcript', role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation' });
 const planBox = h('section', { class: 'plan', hidden: true, 'aria-label': 'Plan' });
 const attachmentsRow = h('div', { class: 'attachments composer-attachments' });
@@ -114,7 +117,7 @@ const composer = h(
   ),
 );
 clear(app);
-app.append(header, banner, transcript, planBox, composer);
+app.append(header, banner, mcpBox, transcript, planBox, composer);
 app.removeAttribute('aria-busy');
 
 // ---- rendering ----------------------------------------------------------------------------------
@@ -148,6 +151,7 @@ const actions: TranscriptActions = {
 function render(): void {
   renderTabs();
   renderBanner();
+  renderMcp();
   renderTranscript();
   renderPlan();
   renderComposer();
@@ -250,6 +254,67 @@ function renderBanner(): void {
   for (const n of state.globalNotices) {
     banner.append(h('div', { class: `notice ${n.level}` }, icon(n.level === 'error' ? 'error' : 'info'), h('span', {}, n.text)));
   }
+}
+
+const MCP_ICONS: Record<string, string> = {
+  ready: 'pass',
+  starting: 'loading',
+  failed: 'error',
+  invalid: 'error',
+  needs_approval: 'shield',
+};
+
+/** The MCP servers section: hidden without servers; open by itself while one needs attention. */
+function renderMcp(): void {
+  const servers = state.mcpServers;
+  clear(mcpBox);
+  mcpBox.hidden = servers.length === 0;
+  if (servers.length === 0) return;
+  const waiting = servers.filter((s) => s.state === 'needs_approval').length;
+  const failed = servers.filter((s) => s.state === 'failed' || s.state === 'invalid').length;
+  const ready = servers.filter((s) => s.state === 'ready').length;
+  const open = state.mcpOpen || waiting > 0 || failed > 0;
+  const parts = [`${ready}/${servers.length} ready`];
+  if (waiting > 0) parts.push(`${waiting} awaiting approval`);
+  if (failed > 0) parts.push(`${failed} failed`);
+  const toggle = h(
+    'button',
+    { class: 'mcp-toggle', 'aria-expanded': String(open), onclick: () => { state.mcpOpen = !open; scheduleRender(); } },
+    icon(open ? 'chevron-down' : 'chevron-right'),
+    h('strong', {}, 'MCP servers'),
+    h('span', { class: 'mcp-summary' }, parts.join(' · ')),
+  );
+  mcpBox.append(toggle);
+  if (!open) return;
+  const list = h('ul', { class: 'mcp-list' });
+  for (const server of servers) {
+    const act = (action: 'approve' | 'reject' | 'reconnect', label: string, primary = false): HTMLElement =>
+      h('button', { class: `button ${primary ? 'primary' : 'secondary'}`, onclick: () => post({ type: 'mcpAction', action, name: server.name }) }, label);
+    const buttons: HTMLElement[] = [];
+    if (server.state === 'needs_approval') buttons.push(act('approve', 'Approve', true), act('reject', 'Reject'));
+    if (server.state === 'failed') buttons.push(act('reconnect', 'Reconnect'));
+    const iconName = MCP_ICONS[server.state] ?? 'circle-outline';
+    list.append(
+      h(
+        'li',
+        { class: `mcp-server ${server.state}`, 'data-mcp-server': server.name },
+        h(
+          'div',
+          { class: 'mcp-row' },
+          icon(iconName, server.state === 'starting' ? 'codicon-modifier-spin' : undefined),
+          h('span', { class: 'mcp-name' }, server.name),
+          h('span', { class: 'mcp-state' }, server.state.replace('_', ' ')),
+          server.state === 'ready' ? h('span', { class: 'mcp-tools' }, `${server.tools} tool${server.tools === 1 ? '' : 's'}`) : null,
+          h('span', { class: 'mcp-scope', title: server.description }, server.scope),
+          h('span', { class: 'spacer' }),
+          ...buttons,
+        ),
+        server.state !== 'ready' && server.error ? h('p', { class: 'mcp-error' }, server.error) : null,
+        server.state === 'needs_approval' ? h('p', { class: 'mcp-command' }, h('code', {}, server.description)) : null,
+      ),
+    );
+  }
+  mcpBox.append(list);
 }
 
 function emptyState(): HTMLElement {
@@ -782,6 +847,7 @@ function applySnapshot(snapshot: PanelSnapshot): void {
   state.history = snapshot.history;
   state.selection = snapshot.selection;
   state.editedProposals = snapshot.editedProposals;
+  state.mcpServers = snapshot.mcpServers ?? [];
   renderedSession = undefined;
   loadDraft();
 }
@@ -867,6 +933,9 @@ function handle(message: ToWebview): void {
     case 'sessionList':
       renderSessionList(message.sessions);
       return;
+    case 'mcpServers':
+      state.mcpServers = message.servers;
+      break;
     case 'focusPrompt':
       if (message.text !== undefined) {
         promptBox.value = message.text;

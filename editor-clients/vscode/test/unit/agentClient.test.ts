@@ -111,6 +111,7 @@ describe('AgentClient', () => {
     assert.deepEqual(c.clientOptions.initializationOptions, { lspAgent: { trusted: true } });
     assert.deepEqual(c.clientOptions.documentSelector, [{ scheme: 'file' }, { scheme: 'untitled' }]);
     assert.deepEqual([...c.handlers.keys()].sort(), [
+      'lspAgent/mcp/didChange',
       'lspAgent/session/didEnd',
       'lspAgent/session/didStart',
       'lspAgent/session/requestPermission',

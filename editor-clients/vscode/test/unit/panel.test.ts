@@ -35,6 +35,10 @@ describe('isToHost', () => {
     assert.equal(isToHost({ type: 'eval', code: 'x' }), false);
     assert.equal(isToHost(null), false);
     assert.equal(isToHost('ready'), false);
+    assert.equal(isToHost({ type: 'mcpAction', action: 'approve', name: 'github' }), true);
+    assert.equal(isToHost({ type: 'mcpAction', action: 'reconnect', name: 'github' }), true);
+    assert.equal(isToHost({ type: 'mcpAction', action: 'run', name: 'github' }), false);
+    assert.equal(isToHost({ type: 'mcpAction', action: 'approve' }), false);
   });
 });
 

@@ -337,6 +337,54 @@ describe('chat webview', () => {
     await page.context().close();
   });
 
+  it('lists the MCP servers and approves, rejects or reconnects one', async () => {
+    const p = await openPanel(harness);
+    const page = p.page;
+    assert.equal(await page.locator('.mcp').isVisible(), false, 'hidden without servers');
+    const server = (name: string, state: string, extra: Record<string, unknown> = {}) => ({
+      name,
+      scope: 'project',
+      transport: 'stdio',
+      state,
+      error: null,
+      tools: 0,
+      description: `npx -y ${name}-server`,
+      ...extra,
+    });
+    await p.send({
+      type: 'mcpServers',
+      servers: [
+        server('github', 'ready', { tools: 12, scope: 'user' }),
+        server('tracker', 'needs_approval', { error: 'a project server (.mcp.json) runs only after you approve it' }),
+        server('db', 'failed', { error: 'command not found: pg-mcp\nstderr:\nboom' }),
+      ],
+    });
+    assert.equal(await page.locator('.mcp').isVisible(), true);
+    // Open by itself while a server needs attention.
+    assert.equal(await text(p, '.mcp-summary'), '1/3 ready · 1 awaiting approval · 1 failed');
+    assert.equal(await text(p, '[data-mcp-server="github"] .mcp-tools'), '12 tools');
+    assert.match(await text(p, '[data-mcp-server="tracker"] .mcp-command'), /npx -y tracker-server/);
+    assert.match(await text(p, '[data-mcp-server="db"] .mcp-error'), /command not found: pg-mcp/);
+    await p.screenshot('panel-mcp-servers.png');
+    await page.locator('[data-mcp-server="tracker"] button', { hasText: 'Approve' }).click();
+    assert.deepEqual(await p.waitForPost((m) => m.type === 'mcpAction', 'mcpAction'), { type: 'mcpAction', action: 'approve', name: 'tracker' });
+    await page.locator('[data-mcp-server="db"] button', { hasText: 'Reconnect' }).click();
+    assert.deepEqual(await p.waitForPost((m) => m.type === 'mcpAction' && m.action === 'reconnect', 'reconnect'), {
+      type: 'mcpAction',
+      action: 'reconnect',
+      name: 'db',
+    });
+    // All ready: the section folds to its summary line.
+    await p.send({ type: 'mcpServers', servers: [server('github', 'ready', { tools: 12 })] });
+    assert.equal(await text(p, '.mcp-summary'), '1/1 ready');
+    assert.equal(await page.locator('.mcp-list').count(), 0);
+    await page.locator('.mcp-toggle').click();
+    await page.locator('.mcp-list li').first().waitFor(); // rendered on the next frame
+    assert.equal(await page.locator('.mcp-list li').count(), 1);
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
   it('switches tabs with the keyboard and keeps drafts per chat', async () => {
     const p = await openPanel(harness);
     const a = createSession({ id: 'a', title: 'Refactor parser' });
