@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -310,7 +311,7 @@ async def launch(tmp_path: Path, preset: str) -> AsyncIterator[Launch]:
         await scripted.start()
         env = scripted_env(scripted.base_url, model="claude-test")
         env["HOME"] = str(home)
-        env["PYTHONPATH"] = str(REPO_ROOT)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
         config = ClientServerConfig(
             server_command=SERVER_COMMAND, client_factory=make_client, server_env=env
         )

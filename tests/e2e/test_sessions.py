@@ -96,7 +96,10 @@ async def test_session_lifecycle_and_bad_input(launch: Launch) -> None:
 
 def test_importing_the_door_does_not_import_the_sdk() -> None:
     code = "import sys, lsp_agent.lsp.server; sys.exit(1 if 'anthropic' in sys.modules else 0)"
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+    }
     assert subprocess.run([sys.executable, "-c", code], env=env, check=False).returncode == 0
 
 

@@ -94,7 +94,7 @@ def initialize_only(options: Any) -> tuple[dict[str, Any], set[str]]:
     ``options`` as ``initializationOptions``), then ``shutdown`` and ``exit``. Returns the
     ``initialize`` answer and the modules the process imported."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env["PYTHONPATH"] = str(REPO_ROOT)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.Popen(
         [sys.executable, "-X", "importtime", "-m", "lsp_agent", "serve"],
         stdin=subprocess.PIPE,
@@ -160,7 +160,10 @@ def test_importing_the_server_module_loads_no_agent_code() -> None:
         " 'anthropic', 'pydantic'))]\n"
         "sys.exit(str(bad) if bad else 0)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+    }
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, check=False, capture_output=True, text=True
     )

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import copy
 import json
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -326,7 +327,7 @@ async def run_case(case: LspCase, tmp: Path) -> dict[str, Any]:
     model_url = await scripted.start()
     env = scripted_env(model_url, model="claude-test")
     env["HOME"] = str(home)
-    env["PYTHONPATH"] = str(REPO_ROOT)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     config = ClientServerConfig(
         server_command=SERVER_COMMAND, client_factory=_make_client, server_env=env
     )

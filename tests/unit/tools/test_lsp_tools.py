@@ -15,8 +15,7 @@ from lsp_agent.tools.base import ReadState, Tool, ToolContext, ToolError, ToolOu
 from lsp_agent.tools.lsp_tools import LspTool, RenameTool
 from lsp_agent.workspace.disk_host import DiskHost
 from lsp_agent.workspace.workspace import Workspace
-
-from .conftest import basedpyright_config
+from tests.unit.diagnostics.conftest import basedpyright_config
 
 MODELS = '''\
 class Item:

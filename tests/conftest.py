@@ -1,0 +1,47 @@
+"""Session-wide guards for the whole suite.
+
+Network: tests reach only servers they start on loopback (the scripted Messages-API server,
+MCP fixture servers, language servers over stdio). :mod:`tests.netguard.sitecustomize` refuses
+any other connection, in this process and in every Python subprocess that inherits the
+environment, and the autouse fixture below fails the test during which one was attempted —
+even when the code under test swallowed the refusal.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.netguard import sitecustomize as netguard
+
+NETGUARD_DIR = Path(netguard.__file__).parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Install the guard here and hand it to subprocesses through the environment."""
+    if not os.environ.get(netguard.LOG_VARIABLE):
+        log = Path(tempfile.gettempdir()) / f"lsp-agent-netguard-{os.getpid()}.log"
+        os.environ[netguard.LOG_VARIABLE] = str(log)
+        config.add_cleanup(lambda: log.unlink(missing_ok=True))
+    log = Path(os.environ[netguard.LOG_VARIABLE])
+    log.touch()
+    path = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(NETGUARD_DIR), path]))
+    netguard.install(str(log))
+
+
+@pytest.fixture(autouse=True)
+def loopback_only() -> Iterator[None]:
+    """Fail the test if it (or a subprocess it started) tried a non-loopback connection."""
+    log = Path(os.environ[netguard.LOG_VARIABLE])
+    start = log.stat().st_size
+    yield
+    with log.open(encoding="utf-8") as f:
+        f.seek(start)
+        attempts = f.read()
+    if attempts:
+        pytest.fail("a connection to a non-loopback address was attempted:\n" + attempts)

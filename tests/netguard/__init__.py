@@ -1,0 +1,1 @@
+"""The loopback guard for the test suite; see :mod:`tests.netguard.sitecustomize`."""
