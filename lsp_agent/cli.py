@@ -190,6 +190,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--verbose", action="store_true", help="show tool progress and debug logs on stderr"
     )
 
+    daemon = commands.add_parser(
+        "daemon",
+        help="start, stop or query the background process that gives `run -p` a warm start",
+        description="A per-user background process (Unix socket, private to this user) that "
+        "runs `lsp-agent run -p` invocations with everything already loaded. While it runs, "
+        "`run -p` hands its whole invocation (arguments, directory, environment, stdin/stdout/"
+        "stderr) to it and the result is the same as running in-process; with no daemon, or "
+        "one that does not answer within a second, `run -p` runs in-process. Set "
+        "LSP_AGENT_NO_DAEMON=1 to never use it.",
+    )
+    daemon.add_argument("action", choices=("start", "stop", "status", "serve"))
+    daemon.add_argument(
+        "--idle-timeout",
+        type=_positive_int,
+        default=1800,
+        metavar="S",
+        help="exit after S seconds without a run (default 1800)",
+    )
+
     demo = commands.add_parser(
         "demo",
         help="watch the agent fix a bug in a bundled project through the LSP door",
@@ -268,8 +287,11 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, handover: bool = True) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``), run the subcommand, return its exit code.
+
+    ``run`` is handed over to the background daemon when one runs (``handover``; the daemon
+    itself calls this with ``handover=False``).
 
     Called without ``argv`` (the console script, ``python -m lsp_agent``), a finished ``run``
     ends the process at once after flushing its output (:func:`_exit_now`): tearing down
@@ -283,10 +305,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             return _serve(args)
         if args.command == "run":
-            code = _run(args)
+            handed = _hand_over(sys.argv[1:] if argv is None else list(argv)) if handover else None
+            code = _run(args) if handed is None else handed
             if argv is None:
                 _exit_now(code)
             return code
+        if args.command == "daemon":
+            return _daemon(args)
         if args.command == "demo":
             return _demo(args)
     except UsageError as exc:
@@ -343,6 +368,112 @@ def _existing_file(value: str | None, *, flag: str) -> Path | None:
     if not path.is_file():
         raise UsageError(f"{flag} {value!r}: no such file")
     return path
+
+
+def _hand_over(argv: list[str]) -> int | None:
+    import os
+
+    from lsp_agent.daemon.client import hand_over
+
+    return hand_over(argv, environ=os.environ, cwd=os.getcwd())
+
+
+def _daemon(args: argparse.Namespace) -> int:
+    import os
+
+    from lsp_agent.daemon import client
+
+    if not client.supported():
+        raise UsageError("the daemon needs Linux (Unix sockets with peer credentials)")
+    if args.action == "serve":
+        from lsp_agent.daemon.paths import socket_path
+        from lsp_agent.daemon.server import DaemonConfig, DaemonRunningError, serve
+
+        config = DaemonConfig(
+            socket_path=socket_path(os.environ),
+            idle_timeout_s=float(args.idle_timeout),
+            main=lambda run_argv: main(run_argv, handover=False),
+            preload=_preload_run,
+        )
+        try:
+            return serve(config)
+        except (DaemonRunningError, PermissionError) as exc:
+            print(f"lsp-agent: {exc}", file=sys.stderr)
+            return 1
+    if args.action == "status":
+        info = client.status(os.environ)
+        if info is None:
+            print("lsp-agent daemon: not running")
+            return 1
+        print(
+            f"lsp-agent daemon: running (pid {info['pid']}, {info['running']} running, "
+            f"{info['served']} served)"
+        )
+        return 0
+    if args.action == "stop":
+        stopped = client.stop(os.environ)
+        print("lsp-agent daemon: stopped" if stopped else "lsp-agent daemon: not running")
+        return 0
+    return _start_daemon(args.idle_timeout)
+
+
+def _start_daemon(idle_timeout: int) -> int:
+    import os
+    import subprocess
+    import time
+
+    from lsp_agent.daemon import client
+    from lsp_agent.daemon.paths import ensure_private_dir, socket_path
+
+    info = client.status(os.environ)
+    if info is not None:
+        print(f"lsp-agent daemon: already running (pid {info['pid']})")
+        return 0
+    path = socket_path(os.environ)
+    try:
+        ensure_private_dir(path.parent)
+    except PermissionError as exc:
+        print(f"lsp-agent: {exc}", file=sys.stderr)
+        return 1
+    log_path = client.daemon_log(os.environ)
+    with open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log:
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "lsp_agent",
+                "daemon",
+                "serve",
+                "--idle-timeout",
+                str(idle_timeout),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            cwd="/",
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        info = client.status(os.environ)
+        if info is not None:
+            print(f"lsp-agent daemon: started (pid {info['pid']}, socket {path})")
+            return 0
+        time.sleep(0.05)
+    print(f"lsp-agent: the daemon did not start; see {log_path}", file=sys.stderr)
+    return 1
+
+
+def _preload_run() -> None:
+    """Import what a ``run -p`` loads before its first model request."""
+    import anthropic  # noqa: F401
+
+    import lsp_agent.headless.runner
+    import lsp_agent.model.anthropic
+    import lsp_agent.sessions.manager  # noqa: F401
+    from lsp_agent.tools.registry import default_tools
+
+    default_tools().specs()
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -25,11 +25,15 @@ CALC = "def add(a, b):\n    return a - b\n"
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every CLI run gets an empty home: the user's own ``~/.claude/settings.json`` must not
-    change what a test sees."""
+    """Every CLI run gets an empty home and runtime directory: the user's own
+    ``~/.claude/settings.json`` must not change what a test sees."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    # Nor may a background daemon of the user's take over the runs (its socket lives here).
+    runtime = tmp_path / "xdg-runtime"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     return home
 
 
@@ -73,16 +77,18 @@ def run_cli(
     scenario: Scenario,
     cwd: Path,
     env: dict[str, str] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> Run:
     """Run ``python -m lsp_agent ARGS`` in ``cwd`` against ``scenario`` (``{{cwd}}`` is
-    ``cwd``); the server is stopped afterwards and returned for inspection."""
+    ``cwd``); the server is stopped afterwards and returned for inspection. ``extra_env`` is
+    added to the default environment."""
     server = ScriptedServerThread(scenario=scenario, variables={"cwd": str(cwd)})
     base_url = server.start()
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "lsp_agent", *args],
             cwd=cwd,
-            env=env or cli_env(base_url),
+            env=env or cli_env(base_url, **(extra_env or {})),
             capture_output=True,
             text=True,
             timeout=RUN_TIMEOUT_S,

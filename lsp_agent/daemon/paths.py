@@ -1,0 +1,98 @@
+"""Where the daemon's socket lives, and the checks that keep it private.
+
+The socket is ``$XDG_RUNTIME_DIR/lsp-agent/daemon.sock`` when ``XDG_RUNTIME_DIR`` names a
+directory (the per-user runtime directory of the XDG Base Directory specification), else
+``/tmp/lsp-agent-<uid>/daemon.sock``. Its directory must belong to the user and give no access
+to anyone else (mode ``0700``), and the socket itself must belong to the user with mode
+``0600``; the client refuses anything else (fail closed: it then runs in-process), and the
+server checks each peer's uid as well (:func:`peer_uid`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import stat
+import struct
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+SOCKET_NAME = "daemon.sock"
+LOG_NAME = "daemon.log"
+
+
+def runtime_dir(environ: Mapping[str, str]) -> Path:
+    """The daemon's directory for this user (not created here)."""
+    xdg = environ.get("XDG_RUNTIME_DIR", "")
+    if xdg and os.path.isabs(xdg) and os.path.isdir(xdg):
+        return Path(xdg) / "lsp-agent"
+    return Path(tempfile.gettempdir()) / f"lsp-agent-{os.getuid()}"
+
+
+def socket_path(environ: Mapping[str, str]) -> Path:
+    """The daemon's socket for this user."""
+    return runtime_dir(environ) / SOCKET_NAME
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` (mode ``0700``) or check an existing one.
+
+    Raises ``PermissionError`` naming the problem when it exists but belongs to another user,
+    is not a directory or is open to others.
+    """
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o700)
+    problem = private_dir_problem(path)
+    if problem:
+        raise PermissionError(problem)
+
+
+def private_dir_problem(path: Path) -> str | None:
+    """Why ``path`` is not a private directory of this user, or ``None`` when it is."""
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{path} is not a directory"
+    if info.st_uid != os.getuid():
+        return f"{path} belongs to uid {info.st_uid}, not to this user"
+    if info.st_mode & 0o077:
+        return f"{path} is open to other users (mode {stat.S_IMODE(info.st_mode):o})"
+    return None
+
+
+def socket_problem(path: Path) -> str | None:
+    """Why the socket at ``path`` (and its directory) must not be trusted, or ``None``.
+    A missing socket (or directory) is a problem too (``"no daemon"``)."""
+    if not os.path.lexists(path.parent):
+        return "no daemon"
+    problem = private_dir_problem(path.parent)
+    if problem:
+        return problem
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return "no daemon"
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    if not stat.S_ISSOCK(info.st_mode):
+        return f"{path} is not a socket"
+    if info.st_uid != os.getuid():
+        return f"{path} belongs to uid {info.st_uid}, not to this user"
+    if stat.S_IMODE(info.st_mode) & 0o177:
+        return f"{path} has loose permissions (mode {stat.S_IMODE(info.st_mode):o})"
+    return None
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    """The uid of the process at the other end of a Unix socket (``SO_PEERCRED``), or
+    ``None`` where the platform does not say (then the connection is refused)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    raw = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", raw)
+    return int(uid)

@@ -1,0 +1,340 @@
+"""The daemon: accepts invocations on its socket and runs each in a forked child.
+
+One thread, a selector loop: the process must be single-threaded whenever it forks. A child
+is a copy of the warm process (agent, SDK and dependencies imported by ``preload``) that takes
+over the client's invocation (:func:`_become`) and runs the normal command-line entry point;
+the daemon reports the child's exit code to the client, forwards the client's signals, and
+ends the child's process group when the client goes away. The daemon exits after
+``idle_timeout_s`` seconds without a client or a running child, and on ``stop``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import locale
+import logging
+import os
+import selectors
+import signal
+import socket
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsp_agent.daemon.paths import ensure_private_dir, peer_uid
+from lsp_agent.daemon.wire import Reader, build_key, send
+
+log = logging.getLogger(__name__)
+
+HANDSHAKE_TIMEOUT_S = 2.0
+"""How long a connecting client may take to send its first message (seconds)."""
+
+_TICK_S = 0.2
+_FORWARDED_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+
+
+@dataclass(frozen=True, kw_only=True)
+class DaemonConfig:
+    """What the daemon runs. ``main`` is the command-line entry point (argv without the
+    program name → exit code) that must not hand over to a daemon itself; ``preload`` imports
+    what a run needs, before the first fork."""
+
+    socket_path: Path
+    idle_timeout_s: float
+    main: Callable[[list[str]], int]
+    preload: Callable[[], None]
+
+
+@dataclass(kw_only=True)
+class _Run:
+    conn: socket.socket
+    reader: Reader
+    pid: int
+
+
+@dataclass(kw_only=True)
+class _State:
+    runs: dict[int, _Run] = field(default_factory=dict)
+    served: int = 0
+    last_activity: float = field(default_factory=time.monotonic)
+    stopping: bool = False
+
+
+class DaemonRunningError(Exception):
+    """Another daemon already answers on the socket."""
+
+
+def serve(config: DaemonConfig) -> int:
+    """Run the daemon in this process until it is stopped or idle; returns 0.
+
+    Raises :class:`DaemonRunningError` when a daemon already answers on the socket, and
+    ``PermissionError`` when the socket's directory is not private to this user.
+    """
+    path = config.socket_path
+    ensure_private_dir(path.parent)
+    listener = _bind(path)
+    try:
+        config.preload()
+        key = build_key()
+        state = _State()
+        selector = selectors.DefaultSelector()
+        selector.register(listener, selectors.EVENT_READ, None)
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGTERM, lambda *_: _raise_exit())
+        log.info("daemon listening on %s (pid %d)", path, os.getpid())
+        while not (state.stopping and not state.runs):
+            for sel_key, _ in selector.select(_TICK_S):
+                if sel_key.fileobj is listener:
+                    _accept(listener, selector, state, config, key)
+                else:
+                    _client_event(sel_key.data, selector)
+            _reap(state, selector)
+            idle = time.monotonic() - state.last_activity
+            if not state.runs and idle > config.idle_timeout_s:
+                log.info("idle for %.0f s: exiting", idle)
+                break
+    except SystemExit:
+        pass
+    finally:
+        _unbind(listener, path)
+    return 0
+
+
+def _raise_exit() -> None:
+    raise SystemExit(0)
+
+
+def _bind(path: Path) -> socket.socket:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # a stale socket from a daemon that died
+    else:
+        raise DaemonRunningError(f"a daemon already answers on {path}")
+    finally:
+        probe.close()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        listener.bind(str(path))
+    finally:
+        os.umask(old_umask)
+    os.chmod(path, 0o600)
+    listener.listen(16)
+    listener.setblocking(False)
+    return listener
+
+
+def _unbind(listener: socket.socket, path: Path) -> None:
+    listener.close()
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+def _accept(
+    listener: socket.socket,
+    selector: selectors.BaseSelector,
+    state: _State,
+    config: DaemonConfig,
+    key: str,
+) -> None:
+    try:
+        conn, _ = listener.accept()
+    except BlockingIOError:
+        return
+    state.last_activity = time.monotonic()
+    uid = peer_uid(conn)
+    if uid != os.getuid():
+        log.warning("refused a connection from uid %s", uid)
+        conn.close()
+        return
+    conn.settimeout(HANDSHAKE_TIMEOUT_S)
+    reader = Reader(conn)
+    try:
+        message = reader.read()
+    except (OSError, ValueError) as exc:
+        log.warning("bad first message: %s", exc)
+        _close_all(conn, reader.fds)
+        return
+    op = (message or {}).get("op")
+    if op == "status":
+        _reply(
+            conn,
+            {
+                "ok": True,
+                "pid": os.getpid(),
+                "build": key,
+                "running": len(state.runs),
+                "served": state.served,
+            },
+        )
+        _close_all(conn, reader.fds)
+    elif op == "stop":
+        state.stopping = True
+        _reply(conn, {"ok": True, "pid": os.getpid()})
+        _close_all(conn, reader.fds)
+        selector.unregister(listener)
+    elif op == "run" and message is not None:
+        problem = _run_problem(message, key)
+        if problem:
+            _reply(conn, {"error": problem})
+            _close_all(conn, reader.fds)
+            return
+        # Only now the client sends its descriptors: a daemon that never answered must not
+        # hold the client's stdout open (its reader would wait for an end that never comes).
+        _reply(conn, {"ok": True, "send": "fds"})
+        try:
+            follow = reader.read()
+        except (OSError, ValueError):
+            follow = None
+        if (follow or {}).get("op") != "fds" or len(reader.fds) != 3:
+            _reply(conn, {"error": "expected the client's stdin, stdout and stderr"})
+            _close_all(conn, reader.fds)
+            return
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child never returns (covered end to end)
+            _become(config, message, reader.fds, [listener, conn])
+        for fd in reader.fds:
+            os.close(fd)
+        reader.fds.clear()
+        state.served += 1
+        run = _Run(conn=conn, reader=reader, pid=pid)
+        state.runs[pid] = run
+        _reply(conn, {"ok": True, "pid": pid})
+        conn.settimeout(None)
+        selector.register(conn, selectors.EVENT_READ, run)
+    else:
+        _reply(conn, {"error": f"unknown request {op!r}"})
+        _close_all(conn, reader.fds)
+
+
+def _run_problem(message: dict[str, Any], key: str) -> str | None:
+    if message.get("build") != key:
+        return f"the daemon runs another build of lsp-agent ({key}, client {message.get('build')})"
+    argv, cwd, env = message.get("argv"), message.get("cwd"), message.get("env")
+    if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+        return "argv must be a list of strings"
+    if not isinstance(cwd, str) or not os.path.isabs(cwd):
+        return "cwd must be an absolute path"
+    if not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
+        return "env must map names to strings"
+    return None
+
+
+def _reply(conn: socket.socket, message: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):
+        send(conn, message)
+
+
+def _close_all(conn: socket.socket, fds: Sequence[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    conn.close()
+
+
+def _client_event(run: _Run, selector: selectors.BaseSelector) -> None:
+    try:
+        message = run.reader.read()
+    except (OSError, ValueError):
+        message = None
+    if message is None:
+        # The client went away (killed, or its terminal closed): end what it started.
+        selector.unregister(run.conn)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGTERM)
+        return
+    number = message.get("signal")
+    if message.get("op") == "signal" and isinstance(number, int) and number in _FORWARDED_SIGNALS:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(run.pid, number)
+
+
+def _reap(state: _State, selector: selectors.BaseSelector) -> None:
+    while state.runs:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        run = state.runs.pop(pid, None)
+        if run is None:
+            continue
+        state.last_activity = time.monotonic()
+        code = os.waitstatus_to_exitcode(status)
+        # A child killed by a signal: the shell convention, 128 + signal number.
+        _reply(run.conn, {"exit": code if code >= 0 else 128 - code})
+        with contextlib.suppress(KeyError, ValueError):
+            selector.unregister(run.conn)
+        run.conn.close()
+
+
+def _become(
+    config: DaemonConfig, message: dict[str, Any], fds: Sequence[int], sockets: list[socket.socket]
+) -> None:
+    """In the forked child: take over the client's invocation and run it; never returns."""
+    code = 1
+    try:
+        os.setsid()
+        for sock in sockets:
+            sock.close()
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(message["cwd"])
+        os.environ.clear()
+        os.environ.update(message["env"])
+        with contextlib.suppress(locale.Error):
+            locale.setlocale(locale.LC_CTYPE, "")
+        _reopen_std_streams()
+        argv: list[str] = message["argv"]
+        sys.argv = ["lsp-agent", *argv]
+        code = config.main(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        logging.shutdown()
+        os._exit(code)
+
+
+def _reopen_std_streams() -> None:
+    """New ``sys.stdin/stdout/stderr`` over descriptors 0-2 as Python would set them up for a
+    process started with this environment (encoding, buffering of a terminal or a pipe)."""
+    env = os.environ
+    encoding, _, errors = env.get("PYTHONIOENCODING", "").partition(":")
+    if not encoding:
+        encoding = "utf-8" if env.get("PYTHONUTF8") == "1" else locale.getpreferredencoding(False)
+    unbuffered = bool(env.get("PYTHONUNBUFFERED"))
+
+    def wrap(fd: int, mode: str, stream_errors: str) -> io.TextIOWrapper:
+        raw = io.FileIO(fd, mode, closefd=False)
+        buffered = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
+        return io.TextIOWrapper(
+            buffered,
+            encoding=encoding,
+            errors=errors or stream_errors,
+            line_buffering=mode == "w" and raw.isatty(),
+            write_through=mode == "w" and unbuffered,
+        )
+
+    sys.stdin = wrap(0, "r", "strict")
+    sys.stdout = wrap(1, "w", "strict")
+    sys.stderr = wrap(2, "w", "backslashreplace")

@@ -1,0 +1,77 @@
+"""The daemon's messages: one JSON object per line over the Unix socket; the client's standard
+descriptors travel with its first message (``SCM_RIGHTS``).
+
+A run: client ``{"op": "run", "build": B, "argv": [...], "cwd": D, "env": {...}}``; daemon
+``{"ok": true, "send": "fds"}`` (or ``{"error": "..."}``); client ``{"op": "fds"}`` with its
+stdin, stdout and stderr attached; daemon ``{"ok": true, "pid": P}``; later possibly client
+``{"op": "signal", "signal": N}``; at the end daemon ``{"exit": CODE}``. Also
+``{"op": "status"}`` and ``{"op": "stop"}``, each answered with ``{"ok": true, ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from lsp_agent import __version__
+
+MAX_MESSAGE_BYTES = 1 << 20
+"""Longest message accepted (bytes); an environment is a few KiB."""
+
+
+def build_key() -> str:
+    """Identifies the code a process runs: the version, where the package lives and the newest
+    modification time of its modules (an editable install changes without a version bump). A daemon
+    whose key differs from the client's is an older (or newer) build and is not used."""
+    newest = 0
+    count = 0
+    package = str(Path(__file__).resolve().parent.parent)
+    stack = [package]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                    stack.append(entry.path)
+                elif entry.name.endswith(".py"):
+                    newest = max(newest, entry.stat().st_mtime_ns)
+                    count += 1
+    return f"{__version__}:{package}:{count}:{newest}"
+
+
+def send(sock: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
+    """Send one message (with ``fds`` attached, if any)."""
+    data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+    if fds:
+        socket.send_fds(sock, [data], fds)
+    else:
+        sock.sendall(data)
+
+
+class Reader:
+    """Reads messages (and descriptors sent with them) from one socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._buffer = b""
+        self.fds: list[int] = []
+
+    def read(self) -> dict[str, Any] | None:
+        """The next message; ``None`` at end of stream. Raises ``ValueError`` for a message
+        that is not a JSON object or too long, ``OSError`` (``TimeoutError``) from the socket.
+        Descriptors that arrive are added to :attr:`fds` (the caller owns them)."""
+        while b"\n" not in self._buffer:
+            if len(self._buffer) > MAX_MESSAGE_BYTES:
+                raise ValueError("message too long")
+            data, fds, _flags, _addr = socket.recv_fds(self._sock, 65536, 8)
+            self.fds.extend(fds)
+            if not data:
+                return None
+            self._buffer += data
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        value = json.loads(line)
+        if not isinstance(value, dict):
+            raise ValueError("a message must be a JSON object")
+        return value
