@@ -12,11 +12,14 @@ Interleaved in one run, round by round (order rotating):
     127.0.0.1 (it answers one text turn, so the run ends normally).
 ``python -c pass``
     interpreter start alone.
+``run -p via daemon`` (with ``--daemon``)
+    the same command while a daemon started by ``lsp-agent daemon start`` runs (in a scratch
+    runtime directory): the warm start.
 
 Prints medians in ms (min-max) and, per round, run -p minus import anthropic (the time that is
 the agent's own on that path). The goal: at most 150 ms.
 
-    python tools/bench_cold_start.py [--rounds 15] [--bytecode env|cached]
+    python tools/bench_cold_start.py [--rounds 15] [--bytecode env|cached] [--daemon]
 """
 
 from __future__ import annotations
@@ -111,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="cached: bytecode kept in a scratch PYTHONPYCACHEPREFIX for every module (what a "
         "wheel install gets); env: the environment as it is",
     )
+    parser.add_argument("--daemon", action="store_true", help="also time run -p via a daemon")
     args = parser.parse_args(argv)
     arrivals = _Arrivals()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(arrivals))
@@ -135,10 +139,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         subprocess.run(argv, cwd=work, env=env, check=True, stdout=subprocess.DEVNULL)
         return (time.perf_counter() - start) * 1000
 
-    def spawn_to_request() -> float:
+    (work / "run").mkdir(mode=0o700)
+    env["XDG_RUNTIME_DIR"] = str(work / "run")
+    daemon_env = dict(env)
+    env["LSP_AGENT_NO_DAEMON"] = "1"
+
+    def spawn_to_request(run_env: dict[str, str] = env) -> float:
         seen = len(arrivals.times)
         start = time.perf_counter()
-        done = subprocess.run(run_p, cwd=work, env=env, capture_output=True, check=False)
+        done = subprocess.run(run_p, cwd=work, env=run_env, capture_output=True, check=False)
         if done.returncode != 0 or len(arrivals.times) != seen + 1:
             raise RuntimeError(f"run -p failed: {done.stderr.decode()[-2000:]}")
         return (arrivals.times[seen] - start) * 1000
@@ -148,6 +157,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "run -p → first request": spawn_to_request,
         "python -c pass": lambda: spawn_to_exit([python, "-c", "pass"]),
     }
+    if args.daemon:
+        subprocess.run([agent, "daemon", "start"], env=daemon_env, check=True)
+        configs["run -p via daemon → first request"] = lambda: spawn_to_request(daemon_env)
     times: dict[str, list[float]] = {name: [] for name in configs}
     names = list(configs)
     for r in range(args.warmup + args.rounds):
@@ -157,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             if r >= args.warmup:
                 times[name].append(value)
     server.shutdown()
+    if args.daemon:
+        subprocess.run([agent, "daemon", "stop"], env=daemon_env, check=False)
     load = os.getloadavg()[0]
     print(
         f"{args.rounds} rounds after {args.warmup} warm-up, interleaved; bytecode {args.bytecode}"
@@ -170,6 +184,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         a - b
         for a, b in zip(times["run -p → first request"], times["import anthropic"], strict=True)
     ]
+    if args.daemon:
+        warm = times["run -p via daemon → first request"]
+        ratios = [a / b for a, b in zip(warm, times["run -p → first request"], strict=True)]
+        print(
+            f"\nvia daemon / cold, per round: median {statistics.median(ratios):.2f} "
+            f"({min(ratios):.2f} to {max(ratios):.2f})"
+        )
     print(
         "\nrun -p → first request minus import anthropic, per round: median "
         f"{statistics.median(extra):.0f} ms ({min(extra):.0f} to {max(extra):.0f})"
