@@ -14,8 +14,9 @@ from pathlib import Path
 import anthropic
 import pytest
 
-from lsp_agent.model.scenario import reply, scenario
-from lsp_agent.model.scripted import SCRIPTED_API_KEY, ScriptedServerThread
+from lsp_agent.testing.scenario import reply, scenario
+from lsp_agent.testing.scripted import SCRIPTED_API_KEY
+from lsp_agent.testing.thread import ScriptedServerThread
 from tests.netguard import sitecustomize as netguard
 
 UNROUTED = "192.0.2.1"

@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.agent.loop import AgentConfig
-from lsp_agent.model.scenario import Scenario, reply, scenario, text, tool_use
 from lsp_agent.model.types import (
     AssistantResponse,
     ModelRequest,
@@ -56,6 +55,7 @@ from lsp_agent.model.types import (
 )
 from lsp_agent.protocol.prompt import PromptText
 from lsp_agent.sessions.manager import SessionManager
+from lsp_agent.testing.scenario import Scenario, reply, scenario, text, tool_use
 from lsp_agent.workspace.disk_host import DiskHost
 
 SMALL_FILE = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(20))
@@ -144,7 +144,7 @@ class ScriptedProcess:
             [
                 sys.executable,
                 "-m",
-                "lsp_agent.model.scripted",
+                "lsp_agent.testing",
                 "--scenario",
                 str(script),
                 "--port-file",

@@ -196,8 +196,9 @@ class _Demo:
         transcript.root = root
 
     async def run(self) -> int:
-        from lsp_agent.model.scenario import load_scenario
-        from lsp_agent.model.scripted import ScriptedServerThread, scripted_env
+        from lsp_agent.testing.scenario import load_scenario
+        from lsp_agent.testing.scripted import scripted_env
+        from lsp_agent.testing.thread import ScriptedServerThread
 
         t = self.transcript
         before = snapshot(self.root)
@@ -281,7 +282,7 @@ class _Demo:
             else:
                 t.info("note: ruff did not verify the last version of the file the agent edited")
         if scripted is not None:
-            from lsp_agent.model.scripted import summary_problems
+            from lsp_agent.testing.scripted import summary_problems
 
             problems = summary_problems(
                 scripted.failures, scripted.unconsumed(), scripted.server.scenario

@@ -30,8 +30,8 @@ from pytest_lsp.protocol import LanguageClientProtocol
 
 from lsp_agent.lsp import methods
 from lsp_agent.lsp.protocol import RawNotification, RawRequest, RawResponse
-from lsp_agent.model.scenario import Scenario
-from lsp_agent.model.scripted import ScriptedServer, scripted_env
+from lsp_agent.testing.scenario import Scenario
+from lsp_agent.testing.scripted import ScriptedServer, scripted_env
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVER_COMMAND = [

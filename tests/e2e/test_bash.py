@@ -3,7 +3,7 @@ and clean buffers whose files Bash changed are flagged for reload."""
 
 from __future__ import annotations
 
-from lsp_agent.model.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
 
 from .conftest import Launch
 

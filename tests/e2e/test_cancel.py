@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from lsp_agent.lsp import methods
-from lsp_agent.model.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
 
 from .conftest import VSCODE_ONLY, WAIT_S, Launch, assert_history_consistent
 

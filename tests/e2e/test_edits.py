@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from lsp_agent.model.scenario import Step, ToolResultExpect, expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import Step, ToolResultExpect, expecting, reply, scenario, tool_use
 
 from .conftest import VSCODE_ONLY, Launch
 

@@ -13,7 +13,7 @@ from typing import Any
 from lsprotocol import types
 
 from lsp_agent.lsp import methods
-from lsp_agent.model.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
 from tests.e2e_mcp.conftest import stdio_entry
 
 from .conftest import VSCODE_ONLY, Editor, Launch

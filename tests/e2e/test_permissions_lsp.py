@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lsp_agent.model.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
 
 from .conftest import Launch
 

@@ -11,7 +11,7 @@ import pytest
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from lsp_agent.lsp import methods
-from lsp_agent.model.scenario import error, expecting, reply, scenario
+from lsp_agent.testing.scenario import error, expecting, reply, scenario
 
 from .conftest import REPO_ROOT, VSCODE_ONLY, WAIT_S, Launch
 

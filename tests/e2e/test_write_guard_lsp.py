@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.model.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
 
 from .conftest import Launch
 

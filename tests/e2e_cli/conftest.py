@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from lsp_agent.model.scenario import Scenario
-from lsp_agent.model.scripted import ScriptedServerThread, scripted_env
+from lsp_agent.testing.scenario import Scenario
+from lsp_agent.testing.scripted import scripted_env
+from lsp_agent.testing.thread import ScriptedServerThread
 
 RUN_TIMEOUT_S = 60
 """Upper bound for one CLI run; generous, never a timing assertion."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.model.scenario import reply, scenario
+from lsp_agent.testing.scenario import reply, scenario
 from tests.e2e_cli.conftest import RUN_TIMEOUT_S, ScriptedServerThread, cli_env, run_cli
 from tests.e2e_cli.test_run_formats import ARGS, FIXED, fix_add
 

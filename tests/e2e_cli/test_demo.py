@@ -132,8 +132,9 @@ def test_demo_with_an_api_key_uses_the_configured_endpoint(tmp_path: Path) -> No
     server, standing in for the API) instead of starting its bundled one."""
     from importlib import resources
 
-    from lsp_agent.model.scenario import load_scenario
-    from lsp_agent.model.scripted import ScriptedServerThread, scripted_env
+    from lsp_agent.testing.scenario import load_scenario
+    from lsp_agent.testing.scripted import scripted_env
+    from lsp_agent.testing.thread import ScriptedServerThread
 
     workdir = (tmp_path / "demo").resolve()
     scenario = load_scenario(str(resources.files("lsp_agent.demo").joinpath("scenario.json")))

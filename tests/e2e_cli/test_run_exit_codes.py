@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from lsp_agent.model.scenario import reply, scenario, tool_use
-from lsp_agent.model.scripted import ScriptedServerThread
+from lsp_agent.testing.scenario import reply, scenario, tool_use
+from lsp_agent.testing.thread import ScriptedServerThread
 from tests.e2e_cli.conftest import RUN_TIMEOUT_S, cli_env, run_cli
 
 

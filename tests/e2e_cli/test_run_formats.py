@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lsp_agent.model.scenario import ToolResultExpect, expecting, reply, scenario, text, tool_use
+from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, text, tool_use
 from tests.e2e_cli.conftest import run_cli
 
 FIXED = "def add(a, b):\n    return a + b\n"
@@ -112,7 +112,7 @@ def test_prompt_from_stdin(project: Path, tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from lsp_agent.model.scripted import ScriptedServerThread
+    from lsp_agent.testing.thread import ScriptedServerThread
     from tests.e2e_cli.conftest import RUN_TIMEOUT_S, cli_env
 
     with ScriptedServerThread(scenario=fix_add(), variables={"cwd": str(project)}) as server:

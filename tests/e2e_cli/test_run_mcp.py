@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lsp_agent.model.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
 from tests.e2e_cli.conftest import run_cli
 from tests.e2e_mcp.conftest import stdio_entry
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.model.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
 from tests.e2e_cli.conftest import CALC, run_cli
 
 FIXED = "def add(a, b):\n    return a + b\n"

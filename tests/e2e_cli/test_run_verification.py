@@ -9,15 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.model.scenario import (
-    ToolResultExpect,
-    expecting,
-    reply,
-    scenario,
-    tool_use,
-    user_message_text,
-)
-from lsp_agent.model.scenario import text as say
+from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import text as say
+from lsp_agent.testing.wire import user_message_text
 from tests.e2e_cli.conftest import CALC, run_cli
 
 RUFF_VERIFY = {"timeoutMs": 20_000}

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.model.scenario import (
+from lsp_agent.testing.scenario import (
     Scenario,
     ToolResultExpect,
     expecting,
@@ -21,7 +21,7 @@ from lsp_agent.model.scenario import (
     scenario,
     tool_use,
 )
-from lsp_agent.model.scripted import ScriptedServerThread
+from lsp_agent.testing.thread import ScriptedServerThread
 from tests.e2e_cli.conftest import CALC, RUN_TIMEOUT_S, Run, cli_env
 
 PYTEST = "python -m pytest -q -p no:cacheprovider test_calc.py"

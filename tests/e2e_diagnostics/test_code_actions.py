@@ -10,7 +10,7 @@ from lsprotocol import types
 
 from lsp_agent.lsp.action_prompts import COMMAND_FIX
 from lsp_agent.lsp.code_actions import KIND_ASK, KIND_EXPLAIN, KIND_SUGGESTION
-from lsp_agent.model.scenario import expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import expecting, reply, scenario, tool_use
 
 from .conftest import (
     VSCODE_ONLY,

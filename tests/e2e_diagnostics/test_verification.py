@@ -7,7 +7,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from lsp_agent.model.scenario import Step, expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import Step, expecting, reply, scenario, tool_use
 
 from .conftest import (
     VSCODE_ONLY,

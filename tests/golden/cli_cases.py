@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.model.scenario import (
+from lsp_agent.testing.scenario import (
     Scenario,
     ScriptedUsage,
     Step,
@@ -30,8 +30,8 @@ from lsp_agent.model.scenario import (
     thinking,
     tool_use,
 )
-from lsp_agent.model.scenario import reply as _reply
-from lsp_agent.model.scripted import ScriptedServerThread
+from lsp_agent.testing.scenario import reply as _reply
+from lsp_agent.testing.thread import ScriptedServerThread
 from tests.e2e_cli.conftest import CALC, RUN_TIMEOUT_S, cli_env
 from tests.golden.normalise import normaliser
 

@@ -25,7 +25,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
 from lsp_agent.lsp import methods
-from lsp_agent.model.scenario import (
+from lsp_agent.testing.scenario import (
     Scenario,
     ScriptedUsage,
     Step,
@@ -34,8 +34,8 @@ from lsp_agent.model.scenario import (
     scenario,
     tool_use,
 )
-from lsp_agent.model.scenario import reply as _reply
-from lsp_agent.model.scripted import ScriptedServer, scripted_env
+from lsp_agent.testing.scenario import reply as _reply
+from lsp_agent.testing.scripted import ScriptedServer, scripted_env
 from tests.e2e.conftest import (
     PRESETS,
     REPO_ROOT,

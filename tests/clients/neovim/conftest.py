@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.model.scenario import Scenario
-from lsp_agent.model.scripted import ScriptedServerThread, scripted_env
+from lsp_agent.testing.scenario import Scenario
+from lsp_agent.testing.scripted import scripted_env
+from lsp_agent.testing.thread import ScriptedServerThread
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 PLUGIN = REPO_ROOT / "editor-clients" / "neovim"

@@ -13,7 +13,7 @@ import re
 import sys
 from pathlib import Path
 
-from lsp_agent.model.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
 
 from .conftest import RunIntegration
 

@@ -13,12 +13,12 @@ import pytest
 
 from lsp_agent.agent.loop import AgentConfig
 from lsp_agent.model.anthropic import AnthropicModel
-from lsp_agent.model.scenario import Scenario
-from lsp_agent.model.scripted import ScriptedServer
 from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
 from lsp_agent.protocol.events import SessionUpdate
 from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 from lsp_agent.sessions.manager import Session, SessionManager
+from lsp_agent.testing.scenario import Scenario
+from lsp_agent.testing.scripted import ScriptedServer
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 from lsp_agent.tools.registry import ToolRegistry
 

@@ -18,15 +18,6 @@ from lsp_agent.agent.loop import AgentConfig
 from lsp_agent.agent.turn_hooks import MAX_STOP_CONTINUATIONS, PROMPT_CONTEXT, STOP_FEEDBACK
 from lsp_agent.config.store import SettingsStore
 from lsp_agent.model.anthropic import AnthropicModel
-from lsp_agent.model.scenario import (
-    Scenario,
-    ToolResultExpect,
-    expecting,
-    reply,
-    scenario,
-    tool_use,
-)
-from lsp_agent.model.scripted import ScriptedServer
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
 from lsp_agent.protocol.events import AgentMessageChunk
 from lsp_agent.sessions.manager import (
@@ -36,6 +27,15 @@ from lsp_agent.sessions.manager import (
     SessionError,
     SessionManager,
 )
+from lsp_agent.testing.scenario import (
+    Scenario,
+    ToolResultExpect,
+    expecting,
+    reply,
+    scenario,
+    tool_use,
+)
+from lsp_agent.testing.scripted import ScriptedServer
 from lsp_agent.tools.base import Tool
 from lsp_agent.tools.registry import ToolRegistry
 

@@ -5,18 +5,11 @@ from __future__ import annotations
 import asyncio
 
 from lsp_agent.agent.loop import CONTINUE_NUDGE, INTERRUPTED_MARKER
-from lsp_agent.model.scenario import (
-    ToolResultExpect,
-    error,
-    expecting,
-    reply,
-    scenario,
-    tool_use,
-)
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
 from lsp_agent.protocol.events import AgentMessageChunk, ToolCall, ToolCallUpdate, UsageUpdate
 from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 from lsp_agent.protocol.prompt import PromptText
+from lsp_agent.testing.scenario import ToolResultExpect, error, expecting, reply, scenario, tool_use
 
 from .conftest import HarnessFactory
 
@@ -435,7 +428,7 @@ async def test_a_lone_surrogate_from_the_model_does_not_break_the_session(
 async def test_cancel_keeps_usage_and_marks_interrupted_calls_failed(
     harness: HarnessFactory,
 ) -> None:
-    from lsp_agent.model.scenario import ScriptedUsage
+    from lsp_agent.testing.scenario import ScriptedUsage
 
     h = await harness(
         scenario(

@@ -18,7 +18,7 @@ from lsp_agent.demo.runner import (
     project_diff,
     snapshot,
 )
-from lsp_agent.model.scenario import load_scenario
+from lsp_agent.testing.scenario import load_scenario
 
 
 def test_copy_project_brings_sources_and_tests(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from lsp_agent.demo.verification import (
     scenario_variables,
 )
 from lsp_agent.diagnostics.config import parse_settings
-from lsp_agent.model.scenario import load_scenario
+from lsp_agent.testing.scenario import load_scenario
 
 
 def _executable(path: Path) -> Path:

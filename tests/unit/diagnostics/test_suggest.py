@@ -17,8 +17,8 @@ from lsp_agent.diagnostics.suggest import (
     parse_fix_reply,
 )
 from lsp_agent.model.anthropic import AnthropicModel
-from lsp_agent.model.scenario import expecting, reply, scenario
-from lsp_agent.model.scripted import ScriptedServer
+from lsp_agent.testing.scenario import expecting, reply, scenario
+from lsp_agent.testing.scripted import ScriptedServer
 
 from .conftest import eventually
 

@@ -14,11 +14,11 @@ from lsp_agent.diagnostics.config import DiagnosticsSettings, VerifyConfig
 from lsp_agent.diagnostics.host import VerifyingHost
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.model.anthropic import AnthropicModel
-from lsp_agent.model.scenario import Scenario, expecting, reply, scenario, tool_use
-from lsp_agent.model.scripted import ScriptedServer
 from lsp_agent.protocol.events import SessionUpdate, ToolCall, ToolCallUpdate
 from lsp_agent.protocol.prompt import PromptText
 from lsp_agent.sessions.manager import Session, SessionManager
+from lsp_agent.testing.scenario import Scenario, expecting, reply, scenario, tool_use
+from lsp_agent.testing.scripted import ScriptedServer
 from lsp_agent.workspace.disk_host import DiskHost
 
 from .conftest import ruff_config

@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 import pytest
 
 from lsp_agent.model.anthropic import AnthropicModel
-from lsp_agent.model.scenario import Scenario
-from lsp_agent.model.scripted import ScriptedServer
 from lsp_agent.model.types import Message, ModelRequest, ModelStreamEvent, ToolSpec
+from lsp_agent.testing.scenario import Scenario
+from lsp_agent.testing.scripted import ScriptedServer
 
 TEST_KEY = "sk-test-not-a-real-key"
 

@@ -37,7 +37,7 @@ def test_key_and_token_together_are_refused() -> None:
 def test_importing_the_adapter_does_not_import_the_sdk() -> None:
     root = str(Path(lsp_agent.__file__).resolve().parent.parent)
     code = (
-        "import sys; import lsp_agent.model.anthropic, lsp_agent.model.scripted; "
+        "import sys; import lsp_agent.model.anthropic, lsp_agent.testing.scripted; "
         "print('anthropic' in sys.modules, 'httpx2' in sys.modules)"
     )
     result = subprocess.run(

@@ -11,8 +11,8 @@ import pytest
 
 from lsp_agent.model.anthropic import AnthropicModel
 from lsp_agent.model.base import ModelError
-from lsp_agent.model.scenario import SseError, error, expecting, reply, scenario
 from lsp_agent.model.types import ModelStreamEvent, ResponseDone, TextDelta
+from lsp_agent.testing.scenario import SseError, error, expecting, reply, scenario
 
 from .conftest import MakeModel, StartServer, collect, simple_request
 

@@ -5,15 +5,6 @@ from __future__ import annotations
 import json
 
 from lsp_agent.model.anthropic import INVALID_JSON_KEY
-from lsp_agent.model.scenario import (
-    ScriptedRaw,
-    ScriptedUsage,
-    reply,
-    scenario,
-    text,
-    thinking,
-    tool_use,
-)
 from lsp_agent.model.types import (
     Message,
     ResponseDone,
@@ -25,6 +16,15 @@ from lsp_agent.model.types import (
     ToolResultBlock,
     ToolUseBlock,
     ToolUseStart,
+)
+from lsp_agent.testing.scenario import (
+    ScriptedRaw,
+    ScriptedUsage,
+    reply,
+    scenario,
+    text,
+    thinking,
+    tool_use,
 )
 
 from .conftest import MakeModel, StartServer, collect, simple_request

@@ -10,12 +10,12 @@ import anthropic
 import httpx2
 import pytest
 
-from lsp_agent.model.scenario import (
+from lsp_agent.model.types import Message, ResponseDone, ToolResultBlock, ToolUseBlock
+from lsp_agent.testing.scenario import (
     Scenario,
     ScenarioError,
     ToolResultExpect,
     bundled_scenarios,
-    check_expect,
     error,
     expecting,
     load_scenario,
@@ -24,8 +24,8 @@ from lsp_agent.model.scenario import (
     scenario,
     tool_use,
 )
-from lsp_agent.model.scripted import ScriptedServerThread
-from lsp_agent.model.types import Message, ResponseDone, ToolResultBlock, ToolUseBlock
+from lsp_agent.testing.thread import ScriptedServerThread
+from lsp_agent.testing.wire import check_expect
 
 from .conftest import TEST_KEY, MakeModel, StartServer, collect, simple_request
 

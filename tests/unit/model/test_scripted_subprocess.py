@@ -1,4 +1,4 @@
-"""``python -m lsp_agent.model.scripted`` as a subprocess, talked to by AnthropicModel."""
+"""``python -m lsp_agent.testing`` as a subprocess, talked to by AnthropicModel."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ async def _start(*args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "lsp_agent.model.scripted",
+        "lsp_agent.testing",
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -146,11 +146,11 @@ async def test_a_rename_in_a_turn_is_approved_applied_and_verified(tmp_path: Pat
     from lsp_agent.agent.loop import AgentConfig
     from lsp_agent.diagnostics.config import VerifyConfig
     from lsp_agent.model.anthropic import AnthropicModel
-    from lsp_agent.model.scenario import expecting, reply, scenario, tool_use
-    from lsp_agent.model.scripted import ScriptedServer
     from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
     from lsp_agent.protocol.prompt import PromptText
     from lsp_agent.sessions.manager import SessionManager
+    from lsp_agent.testing.scenario import expecting, reply, scenario, tool_use
+    from lsp_agent.testing.scripted import ScriptedServer
     from lsp_agent.tools.lsp_tools import lsp_tools
     from lsp_agent.tools.registry import ToolRegistry, default_tools
 

@@ -52,7 +52,7 @@ async function startScripted(scenario: unknown, dir: string): Promise<Scripted> 
   const scenarioFile = join(dir, 'scenario.json');
   const portFile = join(dir, 'port');
   writeFileSync(scenarioFile, JSON.stringify(scenario));
-  const proc = spawn(python(), ['-m', 'lsp_agent.model.scripted', '--scenario', scenarioFile, '--port', '0', '--port-file', portFile, '--var', `cwd=${dir}`], {
+  const proc = spawn(python(), ['-m', 'lsp_agent.testing', '--scenario', scenarioFile, '--port', '0', '--port-file', portFile, '--var', `cwd=${dir}`], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';

@@ -1,4 +1,4 @@
-"""The scripted Messages-API server: plays a :class:`~lsp_agent.model.scenario.Scenario` over
+"""The scripted Messages-API server: plays a :class:`~lsp_agent.testing.scenario.Scenario` over
 real HTTP/1.1 on 127.0.0.1, for tests and the offline demo.
 
 Point any Messages-API client at it (``ANTHROPIC_BASE_URL=http://127.0.0.1:PORT``); the real
@@ -17,51 +17,47 @@ Three ways to run it:
 
 - ``async with ScriptedServer(scenario=..., variables=...) as server:`` inside an event loop
   (async tests); ``server.base_url`` is the endpoint.
-- ``with ScriptedServerThread(scenario=...) as server:`` from synchronous code: the server gets
-  its own thread and event loop, so a product running in a subprocess can talk to it while the
-  test inspects it.
-- ``python -m lsp_agent.model.scripted --scenario FILE_OR_NAME [--port 0] [--port-file F]
-  [--var NAME=VALUE]...``: writes the bound port to ``--port-file`` (atomically), or prints it
-  once on stdout when that option is absent; on SIGTERM/SIGINT prints a summary to stderr and
-  exits 1 if any request failed or any step was left unconsumed, else 0.
+- ``with ScriptedServerThread(scenario=...) as server:`` (:mod:`lsp_agent.testing.thread`)
+  from synchronous code: the server gets its own thread and event loop, so a product running
+  in a subprocess can talk to it while the test inspects it.
+- ``python -m lsp_agent.testing --scenario FILE_OR_NAME [--port 0] [--port-file F]
+  [--var NAME=VALUE]...`` (:mod:`lsp_agent.testing.__main__`) as a process.
 
 :func:`scripted_env` builds the environment for a subprocess that should use the server;
-scenarios are written as JSON files or with the builders of :mod:`lsp_agent.model.scenario`.
+scenarios are written as JSON files or with the builders of :mod:`lsp_agent.testing.scenario`.
 Every ``assert_done()`` raises :class:`AssertionError` listing failures and unconsumed steps.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import http
 import json
 import os
-import signal
-import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from lsp_agent.model.scenario import (
-    Scenario,
-    ScenarioError,
-    Step,
+from lsp_agent.testing.http11 import (
+    MAX_HEADER_BYTES,
+    BadRequestError,
+    Request,
+    head,
+    read_request,
+    sse_chunk,
+)
+from lsp_agent.testing.scenario import Scenario, Step
+from lsp_agent.testing.wire import (
     check_expect,
     error_body,
     error_type_for,
-    load_scenario,
     render_events,
     render_message,
 )
 
-_HOST = "127.0.0.1"
-_MAX_HEADER_BYTES = 64 * 1024
-_MAX_BODY_BYTES = 256 * 1024 * 1024
+HOST = "127.0.0.1"
 SCRIPTED_API_KEY = "sk-scripted-test-key"
 """The API key :func:`scripted_env` sets; the server accepts any key."""
 
@@ -94,98 +90,6 @@ class _State:
     exchanges: list[Exchange] = field(default_factory=list)
     disconnects: list[int] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-class _BadRequestError(Exception):
-    """The bytes on the wire are not an HTTP/1.1 request we can parse."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Request:
-    method: str
-    target: str
-    headers: dict[str, str]
-    body: bytes
-
-    @property
-    def path(self) -> str:
-        return self.target.split("?", 1)[0].rstrip("/") or "/"
-
-    @property
-    def keep_alive(self) -> bool:
-        return self.headers.get("connection", "").lower() != "close"
-
-
-async def _read_request(reader: asyncio.StreamReader) -> _Request | None:
-    """Read one request; ``None`` when the client closed the connection between requests."""
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except asyncio.IncompleteReadError as exc:
-        if not exc.partial.strip():
-            return None
-        raise _BadRequestError("connection closed inside the request head") from exc
-    except asyncio.LimitOverrunError as exc:
-        raise _BadRequestError("request head too large") from exc
-    lines = head.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-        raise _BadRequestError(f"bad request line {lines[0]!r}")
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if not line:
-            continue
-        name, sep, value = line.partition(":")
-        if not sep:
-            raise _BadRequestError(f"bad header line {line!r}")
-        headers[name.strip().lower()] = value.strip()
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        body = await _read_chunked(reader)
-    else:
-        try:
-            length = int(headers.get("content-length", "0"))
-        except ValueError as exc:
-            raise _BadRequestError("bad Content-Length") from exc
-        if not 0 <= length <= _MAX_BODY_BYTES:
-            raise _BadRequestError(f"Content-Length {length} out of range")
-        body = await reader.readexactly(length)
-    return _Request(method=parts[0], target=parts[1], headers=headers, body=body)
-
-
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    data = bytearray()
-    while True:
-        size_line = await reader.readline()
-        try:
-            size = int(size_line.split(b";", 1)[0].strip(), 16)
-        except ValueError as exc:
-            raise _BadRequestError("bad chunk size") from exc
-        if size == 0:
-            # Trailers (rare) end with an empty line.
-            while (await reader.readline()).strip():
-                pass
-            return bytes(data)
-        if len(data) + size > _MAX_BODY_BYTES:
-            raise _BadRequestError("chunked body too large")
-        data += await reader.readexactly(size)
-        await reader.readline()
-
-
-def _status_line(status: int) -> bytes:
-    try:
-        phrase = http.HTTPStatus(status).phrase
-    except ValueError:
-        phrase = "Overloaded" if status == 529 else "Error"
-    return f"HTTP/1.1 {status} {phrase}\r\n".encode("latin-1")
-
-
-def _head(status: int, headers: Sequence[tuple[str, str]]) -> bytes:
-    lines = b"".join(f"{k}: {v}\r\n".encode("latin-1") for k, v in headers)
-    return _status_line(status) + lines + b"\r\n"
-
-
-def _sse(name: str, data: Mapping[str, Any]) -> bytes:
-    payload = f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
-    return b"%x\r\n%s\r\n" % (len(payload), payload)
 
 
 class ScriptedServer:
@@ -221,7 +125,7 @@ class ScriptedServer:
         self._disconnected = asyncio.Event()
         self._stopping = False
         self._server = await asyncio.start_server(
-            self._on_connection, _HOST, self._port, limit=_MAX_HEADER_BYTES
+            self._on_connection, HOST, self._port, limit=MAX_HEADER_BYTES
         )
         return self.base_url
 
@@ -262,7 +166,7 @@ class ScriptedServer:
     @property
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT``, the value for ``ANTHROPIC_BASE_URL``."""
-        return f"http://{_HOST}:{self.port}"
+        return f"http://{HOST}:{self.port}"
 
     @property
     def scenario(self) -> Scenario:
@@ -329,8 +233,8 @@ class ScriptedServer:
         try:
             while True:
                 try:
-                    request = await _read_request(reader)
-                except _BadRequestError as exc:
+                    request = await read_request(reader)
+                except BadRequestError as exc:
                     await self._send_json(
                         writer, 400, error_body("invalid_request_error", str(exc))
                     )
@@ -356,7 +260,7 @@ class ScriptedServer:
 
     def _record(
         self,
-        request: _Request,
+        request: Request,
         body: Any,
         *,
         step: int | None,
@@ -381,7 +285,7 @@ class ScriptedServer:
         return f"req_scripted_{self._request_seq:04d}"
 
     async def _dispatch(
-        self, request: _Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> bool:
         """Answer one request; returns whether the connection may carry another."""
         try:
@@ -391,7 +295,7 @@ class ScriptedServer:
         path = request.path
         if request.method == "HEAD" and path == "/":
             self._record(request, body, step=None, outcome="other")
-            writer.write(_head(200, [("Content-Length", "0")]))
+            writer.write(head(200, [("Content-Length", "0")]))
             await writer.drain()
             return True
         if request.method == "POST" and path.endswith("/v1/messages/count_tokens"):
@@ -423,7 +327,7 @@ class ScriptedServer:
 
     async def _messages(
         self,
-        request: _Request,
+        request: Request,
         body: Any,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
@@ -510,7 +414,7 @@ class ScriptedServer:
         limit = step.interrupt_after
         try:
             writer.write(
-                _head(
+                head(
                     200,
                     [
                         ("Content-Type", "text/event-stream; charset=utf-8"),
@@ -523,7 +427,7 @@ class ScriptedServer:
             for sent, (name, data) in enumerate(events):
                 if limit is not None and sent >= limit:
                     break
-                writer.write(_sse(name, data))
+                writer.write(sse_chunk(name, data))
                 await writer.drain()
                 if step.chunk_delay_ms and name == "content_block_delta":
                     await asyncio.sleep(step.chunk_delay_ms / 1000)
@@ -543,7 +447,7 @@ class ScriptedServer:
                 error = error_body(
                     step.sse_error.type, step.sse_error.message, request_id=request_id
                 )
-                writer.write(_sse("error", error))
+                writer.write(sse_chunk("error", error))
             writer.write(b"0\r\n\r\n")
             await writer.drain()
             return True
@@ -570,7 +474,7 @@ class ScriptedServer:
         headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
         headers.append(("request-id", request_id or self._next_request_id()))
         headers += extra_headers
-        writer.write(_head(status, headers) + data)
+        writer.write(head(status, headers) + data)
         await writer.drain()
 
 
@@ -583,114 +487,6 @@ def summary_problems(
         note = scenario.steps[i].note
         problems.append(f"step {i} was not consumed" + (f" ({note})" if note else ""))
     return problems
-
-
-class ScriptedServerThread:
-    """A :class:`ScriptedServer` on its own thread and event loop, for synchronous code.
-
-    ``with ScriptedServerThread(scenario=...) as server:`` starts it; ``server.base_url`` is the
-    endpoint; leaving the block stops it (it does not call :meth:`assert_done`). Inspection
-    mirrors :class:`ScriptedServer` and is safe from the calling thread.
-    """
-
-    def __init__(
-        self,
-        *,
-        scenario: Scenario,
-        variables: Mapping[str, str] | None = None,
-        port: int = 0,
-        start_timeout_s: float = 10.0,
-    ) -> None:
-        self.server = ScriptedServer(scenario=scenario, variables=variables, port=port)
-        self._start_timeout_s = start_timeout_s
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-
-    def start(self) -> str:
-        """Start the thread and the server; returns the base URL. Raises what the server's
-        start raised, or ``TimeoutError`` after ``start_timeout_s`` seconds."""
-        self._thread = threading.Thread(target=self._run, name="scripted-server", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(self._start_timeout_s):
-            raise TimeoutError("the scripted server did not start")
-        if self._error is not None:
-            raise self._error
-        return self.server.base_url
-
-    def stop(self) -> None:
-        """Stop the server and join its thread (idempotent)."""
-        if self._loop is not None and self._stop is not None:
-            with contextlib.suppress(RuntimeError):  # loop already closed
-                self._loop.call_soon_threadsafe(self._stop.set)
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-            self._thread = None
-
-    def _run(self) -> None:
-        async def main() -> None:
-            self._loop = asyncio.get_running_loop()
-            self._stop = asyncio.Event()
-            try:
-                await self.server.start()
-            except BaseException as exc:
-                self._error = exc
-                self._ready.set()
-                return
-            self._ready.set()
-            try:
-                await self._stop.wait()
-            finally:
-                await self.server.stop()
-
-        asyncio.run(main())
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:PORT``."""
-        return self.server.base_url
-
-    @property
-    def requests(self) -> list[Any]:
-        """See :attr:`ScriptedServer.requests`."""
-        return self.server.requests
-
-    @property
-    def exchanges(self) -> list[Exchange]:
-        """See :attr:`ScriptedServer.exchanges`."""
-        return self.server.exchanges
-
-    @property
-    def failures(self) -> list[str]:
-        """See :attr:`ScriptedServer.failures`."""
-        return self.server.failures
-
-    @property
-    def disconnects(self) -> list[int]:
-        """See :attr:`ScriptedServer.disconnects`."""
-        return self.server.disconnects
-
-    def unconsumed(self) -> list[int]:
-        """See :meth:`ScriptedServer.unconsumed`."""
-        return self.server.unconsumed()
-
-    def assert_done(self) -> None:
-        """See :meth:`ScriptedServer.assert_done`."""
-        self.server.assert_done()
 
 
 def scripted_env(
@@ -710,85 +506,3 @@ def scripted_env(
     if model is not None:
         env["ANTHROPIC_MODEL"] = model
     return env
-
-
-# ---- command line -----------------------------------------------------------------------------
-
-
-def _parse_vars(pairs: Sequence[str]) -> dict[str, str]:
-    variables: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise ValueError(f"--var {pair!r}: expected NAME=VALUE")
-        variables[name] = value
-    return variables
-
-
-def _write_port_file(path: Path, port: int) -> None:
-    # Write then rename, so a reader polling for the file never sees it half written.
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(str(port), encoding="utf-8")
-    os.replace(tmp, path)
-
-
-async def _serve(server: ScriptedServer, port_file: Path | None) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):  # e.g. Windows
-            loop.add_signal_handler(sig, stop.set)
-    async with server:
-        if port_file is not None:
-            _write_port_file(port_file, server.port)
-        else:
-            print(server.port, flush=True)
-        await stop.wait()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the server from the command line; returns the exit status (see module doc)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m lsp_agent.model.scripted",
-        description="Scripted Messages-API server on 127.0.0.1 (tests and offline demo).",
-    )
-    parser.add_argument("--scenario", required=True, help="scenario JSON file or bundled name")
-    parser.add_argument("--port", type=int, default=0, help="TCP port (0: any free port)")
-    parser.add_argument("--port-file", type=Path, help="write the bound port here")
-    parser.add_argument(
-        "--var",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="value for {{NAME}} in the scenario (repeatable)",
-    )
-    args = parser.parse_args(argv)
-    try:
-        variables = _parse_vars(args.var)
-        scenario = load_scenario(args.scenario)
-    except (ValueError, ScenarioError) as exc:
-        print(f"scripted server: {exc}", file=sys.stderr)
-        return 2
-    server = ScriptedServer(scenario=scenario, variables=variables, port=args.port)
-    try:
-        asyncio.run(_serve(server, args.port_file))
-    except OSError as exc:
-        print(f"scripted server: cannot listen on {_HOST}:{args.port}: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        pass
-    problems = summary_problems(server.failures, server.unconsumed(), server.scenario)
-    total = len(server.scenario.steps)
-    played = total - len(server.unconsumed())
-    print(
-        f"scripted server: scenario {scenario.name!r}: {len(server.requests)} message requests, "
-        f"{played}/{total} steps consumed, {len(server.failures)} failures",
-        file=sys.stderr,
-    )
-    for line in problems:
-        print(f"scripted server: {line}", file=sys.stderr)
-    return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
