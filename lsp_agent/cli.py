@@ -287,11 +287,12 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def main(argv: Sequence[str] | None = None, *, handover: bool = True) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``), run the subcommand, return its exit code.
 
-    ``run`` is handed over to the background daemon when one runs (``handover``; the daemon
-    itself calls this with ``handover=False``).
+    Called without ``argv`` (a process of its own), ``run`` is handed over to the background
+    daemon when one runs; with an explicit ``argv`` (the daemon's own child, tests, embedding)
+    it runs here.
 
     Called without ``argv`` (the console script, ``python -m lsp_agent``), a finished ``run``
     ends the process at once after flushing its output (:func:`_exit_now`): tearing down
@@ -305,7 +306,7 @@ def main(argv: Sequence[str] | None = None, *, handover: bool = True) -> int:
         if args.command == "serve":
             return _serve(args)
         if args.command == "run":
-            handed = _hand_over(sys.argv[1:] if argv is None else list(argv)) if handover else None
+            handed = _hand_over(sys.argv[1:]) if argv is None else None
             code = _run(args) if handed is None else handed
             if argv is None:
                 _exit_now(code)
@@ -392,7 +393,7 @@ def _daemon(args: argparse.Namespace) -> int:
         config = DaemonConfig(
             socket_path=socket_path(os.environ),
             idle_timeout_s=float(args.idle_timeout),
-            main=lambda run_argv: main(run_argv, handover=False),
+            main=main,
             preload=_preload_run,
         )
         try:
