@@ -139,62 +139,75 @@ def parse_options(args: Sequence[str], table: Options) -> Parsed:
     Raises :class:`UnsafeError` for an unsafe, ``list``, unknown (unless ``permissive``) or
     ambiguous option, and for a value option missing its value.
     """
-    options: list[tuple[str, str | None]] = []
-    positionals: list[str] = []
-    reads: list[str] = []
+    parsed = Parsed(options=[], positionals=[], reads=[])
     i = 0
     while i < len(args):
         arg = args[i]
         if arg == "--":
-            positionals.extend(args[i + 1 :])
+            parsed.positionals.extend(args[i + 1 :])
             break
         if arg.startswith("--"):
-            raw, eq, value = arg.partition("=")
-            name, kind = _long(raw, table)
-            if kind in ("value", "read"):
-                if not eq:
-                    if i + 1 >= len(args):
-                        raise UnsafeError(f"{name} needs a value")
-                    value, i = args[i + 1], i + 1
-                options.append((name, value))
-                if kind == "read":
-                    reads.append(value)
-            else:
-                options.append((name, value if eq else None))
+            i = _long_option(args, i, table, parsed)
         elif arg.startswith("-") and arg != "-":
-            j = 1
-            while j < len(arg):
-                if table.numeric and arg[j].isdigit():
-                    k = j
-                    while k < len(arg) and arg[k].isdigit():
-                        k += 1
-                    options.append(("-" + arg[j:k], None))
-                    j = k
-                    continue
-                flag = "-" + arg[j]
-                kind = _short(flag, table)
-                if kind in ("value", "read"):
-                    rest = arg[j + 1 :]
-                    if not rest:
-                        if i + 1 >= len(args):
-                            raise UnsafeError(f"{flag} needs a value")
-                        rest, i = args[i + 1], i + 1
-                    options.append((flag, rest))
-                    if kind == "read":
-                        reads.append(rest)
-                    break
-                if kind == "optional":
-                    options.append((flag, arg[j + 1 :] or None))
-                    break
-                options.append((flag, None))
-                j += 1
+            i = _short_options(args, i, table, parsed)
         else:
-            positionals.append(arg)
+            parsed.positionals.append(arg)
             if table.posix:
-                positionals.extend(args[i + 1 :])
+                parsed.positionals.extend(args[i + 1 :])
                 break
         i += 1
-    return Parsed(options=options, positionals=positionals, reads=reads)
+    return parsed
+
+
+def _long_option(args: Sequence[str], i: int, table: Options, parsed: Parsed) -> int:
+    """Record the long option ``args[i]`` (``--name``, ``--name=value`` or ``--name value``);
+    returns the index of the last argument it used."""
+    raw, eq, value = args[i].partition("=")
+    name, kind = _long(raw, table)
+    if kind not in ("value", "read"):
+        parsed.options.append((name, value if eq else None))
+        return i
+    if not eq:
+        if i + 1 >= len(args):
+            raise UnsafeError(f"{name} needs a value")
+        value, i = args[i + 1], i + 1
+    parsed.options.append((name, value))
+    if kind == "read":
+        parsed.reads.append(value)
+    return i
+
+
+def _short_options(args: Sequence[str], i: int, table: Options, parsed: Parsed) -> int:
+    """Record the cluster of short options ``args[i]`` (``-abc``, ``-n5``, ``-o FILE``, and
+    ``-5`` for numeric tables); returns the index of the last argument it used."""
+    arg = args[i]
+    j = 1
+    while j < len(arg):
+        if table.numeric and arg[j].isdigit():
+            k = j
+            while k < len(arg) and arg[k].isdigit():
+                k += 1
+            parsed.options.append(("-" + arg[j:k], None))
+            j = k
+            continue
+        flag = "-" + arg[j]
+        kind = _short(flag, table)
+        if kind in ("value", "read"):
+            rest = arg[j + 1 :]
+            if not rest:
+                if i + 1 >= len(args):
+                    raise UnsafeError(f"{flag} needs a value")
+                rest, i = args[i + 1], i + 1
+            parsed.options.append((flag, rest))
+            if kind == "read":
+                parsed.reads.append(rest)
+            return i
+        if kind == "optional":
+            parsed.options.append((flag, arg[j + 1 :] or None))
+            return i
+        parsed.options.append((flag, None))
+        j += 1
+    return i
 
 
 def _refuse(name: str, kind: OptionKind) -> None:
