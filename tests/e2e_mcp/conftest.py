@@ -37,33 +37,45 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def http_server() -> Iterator[str]:
-    """The fixture server on streamable HTTP; yields its URL."""
-    port = free_port()
+def start_http(port: int, flag: str = "--http") -> subprocess.Popen[bytes]:
+    """Start the fixture server on 127.0.0.1:``port`` (``--http`` or ``--sse``) and wait until
+    it accepts connections."""
     proc = subprocess.Popen(
-        [sys.executable, str(FIXTURE), "--http", str(port), "--name", "web"],
+        [sys.executable, str(FIXTURE), flag, str(port), "--name", "web"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + START_WAIT_S
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                stop(proc)
+                raise RuntimeError("the HTTP fixture server did not start") from None
+            time.sleep(0.1)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a fixture server process (bounded)."""
+    proc.terminate()
     try:
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the HTTP fixture server did not start") from None
-                time.sleep(0.1)
+        proc.wait(5)
+    except subprocess.TimeoutExpired:  # uvicorn waits for open streams to close
+        proc.kill()
+        proc.wait(10)
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    """The fixture server on streamable HTTP; yields its URL."""
+    port = free_port()
+    proc = start_http(port)
+    try:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:  # uvicorn waits for open streams to close
-            proc.kill()
-            proc.wait(10)
+        stop(proc)
 
 
 def plan_of(servers: dict[str, Any]) -> McpPlan:

@@ -13,7 +13,7 @@ import pytest
 
 from lsp_agent.mcp.pool import McpPool
 from lsp_agent.tools.base import Tool, ToolError
-from tests.e2e_mcp.conftest import START_WAIT_S, stdio_entry
+from tests.e2e_mcp.conftest import START_WAIT_S, free_port, start_http, stdio_entry, stop
 
 
 class _Ctx:
@@ -72,6 +72,41 @@ async def test_http_server_works_the_same(make_pool: Any, http_server: str) -> N
     tools = await pool.tools()
     out = await call(by_name(tools, "mcp__web__echo"), {"text": "over http"})
     assert out.text == "echo: over http"
+
+
+async def test_legacy_sse_server(make_pool: Any) -> None:
+    port = free_port()
+    proc = start_http(port, "--sse")
+    try:
+        pool = make_pool({"old": {"type": "sse", "url": f"http://127.0.0.1:{port}/sse"}})
+        out = await call(by_name(await pool.tools(), "mcp__old__echo"), {"text": "over sse"})
+        assert out.text == "echo: over sse"
+        await pool.aclose()
+    finally:
+        stop(proc)
+
+
+async def test_an_http_server_that_goes_away_is_reconnected(make_pool: Any) -> None:
+    port = free_port()
+    proc = start_http(port)
+    try:
+        pool = make_pool(
+            {"web": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}},
+            restart_attempts=10,  # backoff 0.5 s doubling: minutes of retries, ample for a restart
+            backoff_initial_s=0.5,
+        )
+        echo = by_name(await pool.tools(), "mcp__web__echo")
+        assert (await call(echo, {"text": "1"})).text == "echo: 1"
+        stop(proc)
+        with pytest.raises(ToolError) as err:
+            await call(echo, {"text": "2"})
+        assert "web" in str(err.value)
+        assert pool.statuses()[0].state != "ready"
+        proc = start_http(port)  # the server comes back: the backoff loop reconnects
+        await wait_state(pool, "web", "ready")
+        assert (await call(echo, {"text": "3"})).text == "echo: 3"
+    finally:
+        stop(proc)
 
 
 async def test_progress_reaches_the_tool_call(make_pool: Any) -> None:

@@ -1,6 +1,6 @@
 """A real MCP server (the SDK's ``MCPServer``) for the tests, with switchable misbehaviour.
 
-Run as ``python fixture_server.py [--http PORT] [--garbage] [--flood-stderr N] [--hang]
+Run as ``python fixture_server.py [--http PORT | --sse PORT] [--garbage] [--flood-stderr N] [--hang]
 [--die] [--name NAME]``; stdio unless ``--http``.
 """
 
@@ -94,6 +94,7 @@ def build(name: str) -> MCPServer:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--sse", type=int, default=0)
     parser.add_argument("--name", default="fixture")
     parser.add_argument("--garbage", action="store_true")
     parser.add_argument("--flood-stderr", type=int, default=0)
@@ -114,6 +115,8 @@ def main() -> None:
     server = build(args.name)
     if args.http:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
+    elif args.sse:
+        server.run("sse", host="127.0.0.1", port=args.sse)
     else:
         server.run("stdio")
 
