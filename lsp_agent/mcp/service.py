@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.config.settings import SettingsProblem
-from lsp_agent.mcp.approvals import record_approval
+from lsp_agent.mcp.approvals import approvals_path, record_approval
 from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.sources import McpPlan, McpSources, plan_servers
 
@@ -51,6 +51,7 @@ class McpService:
         self.on_change = on_change
         self.plan: McpPlan = plan_servers(sources)
         self.pool: McpPool | None = None
+        self._seen = self._signature()
 
     @property
     def problems(self) -> tuple[SettingsProblem, ...]:
@@ -113,9 +114,31 @@ class McpService:
 
         return planned_statuses(self.plan)
 
+    def _signature(self) -> tuple[tuple[str, int, int] | None, ...]:
+        """``(path, mtime ns, size)`` of every file the plan depends on (``None``: absent)."""
+        paths = [
+            *self.plan.files,
+            *self.sources.settings_files.values(),
+            approvals_path(self.sources.home),
+        ]
+        out: list[tuple[str, int, int] | None] = []
+        for path in paths:
+            try:
+                st = path.stat()
+            except OSError:
+                out.append(None)
+            else:
+                out.append((str(path), st.st_mtime_ns, st.st_size))
+        return tuple(out)
+
     async def refresh(self) -> None:
-        """Read the configuration again and adopt it only if something changed (cheap: a few
-        small files; an edited ``.mcp.json`` takes effect at the next turn)."""
+        """Read the configuration again if a file it comes from changed, and adopt it if the
+        plan changed (an edited ``.mcp.json`` takes effect at the next turn; an unchanged set
+        of files costs a few ``stat`` calls)."""
+        signature = self._signature()
+        if signature == self._seen:
+            return
+        self._seen = signature
         plan = plan_servers(self.sources)
         if plan != self.plan:
             await self.reload()
@@ -125,6 +148,7 @@ class McpService:
         if sources is not None:
             self.sources = sources
         self.plan = plan_servers(self.sources)
+        self._seen = self._signature()
         if self.pool is not None:
             await self.pool.apply(self.plan)
         elif self.plan.enabled():

@@ -217,8 +217,10 @@ def _user_state(home: Path) -> tuple[dict[str, Any], str, tuple[SettingsProblem,
     except OSError as exc:
         return {}, "", (problem_at_start(path, f"cannot read: {exc}"),)
     try:
-        value = parse_document(text).value
-    except JsonSyntaxError as exc:
+        # json first: the file can be megabytes of Claude Code history; the positions scan
+        # (much slower) runs only when there are MCP definitions to report on.
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:
         return {}, text, (problem_at_start(path, f"invalid JSON: {exc}", text=text),)
     return (value if isinstance(value, dict) else {}), text, ()
 
@@ -228,12 +230,16 @@ def _user_scopes(
 ) -> tuple[McpFile, McpFile]:
     """The ``local`` and ``user`` definitions held in ``~/.claude.json``."""
     path = sources.home / USER_STATE_FILE
-    if not state:
-        return McpFile(path=path, exists=False), McpFile(path=path, exists=False)
-    spans = parse_document(text).spans
     project_key = str(sources.cwd)
     projects = state.get("projects")
     entry = projects.get(project_key) if isinstance(projects, dict) else None
+    has_local = isinstance(entry, dict) and "mcpServers" in entry
+    if not has_local and "mcpServers" not in state:
+        return McpFile(path=path, exists=False), McpFile(path=path, exists=False)
+    try:
+        spans = parse_document(text).spans
+    except JsonSyntaxError:
+        spans = {}
     local = McpFile(path=path, exists=False)
     if isinstance(entry, dict) and "mcpServers" in entry:
         servers, problems = parse_servers(
