@@ -379,123 +379,157 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_REASON_CHARS else text[:MAX_REASON_CHARS] + " …[truncated]"
 
 
-def _combine(event: HookEvent, runs: Sequence[HookRun]) -> HookOutcome:
-    block = False
-    reasons: list[str] = []
+_RANK = {"allow": 0, "ask": 1, "deny": 2}
+"""Several hooks' permission decisions merge to the strictest (deny > ask > allow)."""
+
+
+@dataclass(kw_only=True)
+class _Merge:
+    """The hooks' outputs merged so far, field by field (one merge rule per method)."""
+
+    event: HookEvent
+    block: bool = False
+    reasons: list[str] = field(default_factory=list)
     permission: PermissionDecision | None = None
-    permission_reasons: list[str] = []
+    permission_reasons: list[str] = field(default_factory=list)
     updated: dict[str, Any] | None = None
-    context: list[str] = []
-    stop = False
+    context: list[str] = field(default_factory=list)
+    stop: bool = False
     stop_reason: str | None = None
-    messages: list[str] = []
-    errors: list[str] = []
-    rank = {"allow": 0, "ask": 1, "deny": 2}
+    messages: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
-    def decide(value: PermissionDecision, why: str) -> None:
-        nonlocal permission
-        if permission is None or rank[value] > rank[permission]:
-            permission = value
+    def decide(self, value: PermissionDecision, why: str) -> None:
+        if self.permission is None or _RANK[value] > _RANK[self.permission]:
+            self.permission = value
         if why:
-            permission_reasons.append(why)
+            self.permission_reasons.append(why)
 
-    for run in runs:
-        name = f"{event} hook `{_short(run.command)}`"
+    def blocked(self, reason: str, why: str) -> None:
+        """A hook blocked: the reason is kept; before a tool call it is also a deny."""
+        self.block = True
+        self.reasons.append(reason)
+        if self.event == "PreToolUse":
+            self.decide("deny", why)
+
+    def exit_status(self, run: HookRun, name: str) -> bool:
+        """Merge what the process's end says; true when its output is not to be read."""
         if run.error is not None:
-            errors.append(f"{name} {run.error}")
+            self.errors.append(f"{name} {run.error}")
             log.warning("%s %s", name, run.error)
-            continue
+            return True
         if run.truncated:
-            errors.append(
+            self.errors.append(
                 f"{name} printed more than {MAX_OUTPUT_BYTES} bytes; the rest was dropped"
             )
         if run.exit_code == 2:
-            block = True
-            reasons.append(_cut(run.stderr) or f"{name} blocked this (exit code 2)")
-            if event == "PreToolUse":
-                decide("deny", _cut(run.stderr))
-            continue
+            self.blocked(_cut(run.stderr) or f"{name} blocked this (exit code 2)", _cut(run.stderr))
+            return True
         if run.exit_code != 0:
             detail = _cut(run.stderr) or _cut(run.stdout)
-            errors.append(
+            self.errors.append(
                 f"{name} failed with exit code {run.exit_code}" + (f": {detail}" if detail else "")
             )
             log.warning("%s failed with exit code %s: %s", name, run.exit_code, detail)
-            continue
-        out = run.output
-        if out is None:
-            if run.stdout.strip().startswith("{"):
-                errors.append(f"{name} printed invalid JSON; its output was ignored")
-            elif event in ("UserPromptSubmit", "SessionStart") and run.stdout.strip():
-                context.append(_cut(run.stdout))
-            continue
+            return True
+        return False
+
+    def plain_output(self, run: HookRun, name: str) -> None:
+        """Output that is not a JSON object: context for prompt and start hooks."""
+        if run.stdout.strip().startswith("{"):
+            self.errors.append(f"{name} printed invalid JSON; its output was ignored")
+        elif self.event in ("UserPromptSubmit", "SessionStart") and run.stdout.strip():
+            self.context.append(_cut(run.stdout))
+
+    def common(self, out: Mapping[str, Any], name: str) -> None:
+        """``continue``/``stopReason``, ``systemMessage`` and ``decision``/``reason``."""
         if out.get("continue") is False:
-            stop = True
+            self.stop = True
             reason = out.get("stopReason")
-            stop_reason = stop_reason or (
+            self.stop_reason = self.stop_reason or (
                 reason if isinstance(reason, str) else f"stopped by {name}"
             )
         message = out.get("systemMessage")
         if isinstance(message, str) and message.strip():
-            messages.append(_cut(message))
+            self.messages.append(_cut(message))
         decision = out.get("decision")
         reason = out.get("reason")
         reason_text = _cut(reason) if isinstance(reason, str) else ""
         if decision == "block":
-            block = True
-            reasons.append(reason_text or f"{name} blocked this")
-            if event == "PreToolUse":
-                decide("deny", reason_text)
-        elif decision == "approve" and event == "PreToolUse":
-            decide("allow", reason_text)
+            self.blocked(reason_text or f"{name} blocked this", reason_text)
+        elif decision == "approve" and self.event == "PreToolUse":
+            self.decide("allow", reason_text)
         elif decision not in (None, "approve", "undefined"):
-            errors.append(f"{name} returned an unknown decision {decision!r}; ignored")
+            self.errors.append(f"{name} returned an unknown decision {decision!r}; ignored")
+
+    def specific(self, out: Mapping[str, Any], name: str) -> None:
+        """``hookSpecificOutput``: ``additionalContext``; before a tool call also
+        ``permissionDecision`` and ``updatedInput``."""
         specific = out.get("hookSpecificOutput")
         if specific is not None and not isinstance(specific, dict):
-            errors.append(f"{name}: hookSpecificOutput must be an object; ignored")
-            specific = None
-        if specific:
-            extra = specific.get("additionalContext")
-            if isinstance(extra, str) and extra.strip():
-                context.append(_cut(extra))
-            if event == "PreToolUse":
-                choice = specific.get("permissionDecision")
-                why = specific.get("permissionDecisionReason")
-                why_text = _cut(why) if isinstance(why, str) else ""
-                if choice in ("allow", "deny", "ask"):
-                    decide(choice, why_text)
-                elif choice is not None:
-                    errors.append(
-                        f"{name} returned an unknown permissionDecision {choice!r}; ignored"
-                    )
-                new_input = specific.get("updatedInput")
-                if new_input is not None:
-                    if not isinstance(new_input, dict):
-                        errors.append(f"{name}: updatedInput must be an object; ignored")
-                    elif choice == "deny":
-                        pass
-                    elif updated is None:
-                        updated = new_input
-                    elif new_input != updated:
-                        errors.append(
-                            f"{name}: several hooks rewrote the input; only the first is used"
-                        )
-    if permission == "deny" and not block:
-        block = True
-        reasons.extend(permission_reasons[:1] or ["a PreToolUse hook denied this"])
-    return HookOutcome(
-        block=block,
-        reason="\n".join(r for r in reasons if r),
-        permission=permission,
-        permission_reason="\n".join(r for r in permission_reasons if r),
-        updated_input=updated if permission != "deny" and not block else None,
-        context=tuple(context),
-        stop=stop,
-        stop_reason=stop_reason,
-        messages=tuple(messages),
-        errors=tuple(errors),
-        runs=tuple(runs),
-    )
+            self.errors.append(f"{name}: hookSpecificOutput must be an object; ignored")
+            return
+        if not specific:
+            return
+        extra = specific.get("additionalContext")
+        if isinstance(extra, str) and extra.strip():
+            self.context.append(_cut(extra))
+        if self.event != "PreToolUse":
+            return
+        choice = specific.get("permissionDecision")
+        why = specific.get("permissionDecisionReason")
+        why_text = _cut(why) if isinstance(why, str) else ""
+        if choice in ("allow", "deny", "ask"):
+            self.decide(choice, why_text)
+        elif choice is not None:
+            self.errors.append(f"{name} returned an unknown permissionDecision {choice!r}; ignored")
+        self.updated_input(specific.get("updatedInput"), choice, name)
+
+    def updated_input(self, new_input: Any, choice: Any, name: str) -> None:
+        """The first hook's rewritten input wins; a denying hook's rewrite is ignored."""
+        if new_input is None:
+            return
+        if not isinstance(new_input, dict):
+            self.errors.append(f"{name}: updatedInput must be an object; ignored")
+        elif choice == "deny":
+            pass
+        elif self.updated is None:
+            self.updated = new_input
+        elif new_input != self.updated:
+            self.errors.append(f"{name}: several hooks rewrote the input; only the first is used")
+
+    def outcome(self, runs: Sequence[HookRun]) -> HookOutcome:
+        if self.permission == "deny" and not self.block:
+            self.block = True
+            self.reasons.extend(self.permission_reasons[:1] or ["a PreToolUse hook denied this"])
+        return HookOutcome(
+            block=self.block,
+            reason="\n".join(r for r in self.reasons if r),
+            permission=self.permission,
+            permission_reason="\n".join(r for r in self.permission_reasons if r),
+            updated_input=(self.updated if self.permission != "deny" and not self.block else None),
+            context=tuple(self.context),
+            stop=self.stop,
+            stop_reason=self.stop_reason,
+            messages=tuple(self.messages),
+            errors=tuple(self.errors),
+            runs=tuple(runs),
+        )
+
+
+def _combine(event: HookEvent, runs: Sequence[HookRun]) -> HookOutcome:
+    """Merge every hook run of one event into one outcome, field by field (:class:`_Merge`)."""
+    merged = _Merge(event=event)
+    for run in runs:
+        name = f"{event} hook `{_short(run.command)}`"
+        if merged.exit_status(run, name):
+            continue
+        if run.output is None:
+            merged.plain_output(run, name)
+            continue
+        merged.common(run.output, name)
+        merged.specific(run.output, name)
+    return merged.outcome(runs)
 
 
 def _short(command: str, limit: int = 60) -> str:
