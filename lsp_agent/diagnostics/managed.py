@@ -37,11 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from lsp_agent.diagnostics.client_side import answer_server_request, initialize_params
 from lsp_agent.diagnostics.config import ManagedServerConfig
 from lsp_agent.diagnostics.jsonrpc import (
     ConnectionClosedError,
     JsonRpcConnection,
-    MethodNotFoundError,
     ResponseError,
     RpcError,
 )
@@ -94,18 +94,6 @@ class _Document:
     @property
     def current(self) -> _Version:
         return self.versions[-1]
-
-
-def _section(settings: Any, section: Any) -> Any:
-    """``settings`` looked up by a dotted ``section`` (``None`` when absent)."""
-    if section is None or section == "":
-        return settings
-    value = settings
-    for part in str(section).split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
 
 
 class ManagedServer:
@@ -245,7 +233,9 @@ class ManagedServer:
         timeout = self.config.start_timeout_ms / 1000
         try:
             result = await connection.request(
-                "initialize", self._initialize_params(process.pid), timeout=timeout
+                "initialize",
+                initialize_params(self.roots, self.config.initialization_options),
+                timeout=timeout,
             )
         except TimeoutError:
             raise ServerUnavailableError(
@@ -270,34 +260,6 @@ class ManagedServer:
             self.encoding,
             "pull" if self.pull else "push",
         )
-
-    def _initialize_params(self, pid: int) -> dict[str, Any]:
-        folders = [
-            {"uri": path_to_uri(root), "name": root.name or str(root)} for root in self.roots
-        ]
-        params: dict[str, Any] = {
-            "processId": os.getpid(),
-            "clientInfo": {"name": "lsp-agent"},
-            "rootUri": folders[0]["uri"] if folders else None,
-            "workspaceFolders": folders or None,
-            "capabilities": {
-                "general": {"positionEncodings": ["utf-32", "utf-16", "utf-8"]},
-                "workspace": {"configuration": True, "workspaceFolders": True},
-                "textDocument": {
-                    "synchronization": {"dynamicRegistration": False, "didSave": False},
-                    "publishDiagnostics": {"versionSupport": True, "relatedInformation": False},
-                    "diagnostic": {"dynamicRegistration": False, "relatedDocumentSupport": False},
-                    "definition": {"linkSupport": False},
-                    "references": {},
-                    "hover": {"contentFormat": ["markdown", "plaintext"]},
-                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
-                    "rename": {"prepareSupport": True},
-                },
-            },
-        }
-        if self.config.initialization_options is not None:
-            params["initializationOptions"] = self.config.initialization_options
-        return params
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -596,28 +558,9 @@ class ManagedServer:
         return None
 
     async def _on_request(self, method: str, params: Any) -> Any:
-        if method == "workspace/configuration":
-            items = params.get("items") if isinstance(params, dict) else None
-            if not isinstance(items, list):
-                return []
-            return [
-                _section(
-                    self.config.settings, item.get("section") if isinstance(item, dict) else None
-                )
-                for item in items
-            ]
-        if method == "workspace/workspaceFolders":
-            return [{"uri": path_to_uri(r), "name": r.name or str(r)} for r in self.roots]
-        if method == "workspace/applyEdit":
-            return {"applied": False, "failureReason": "lsp-agent applies edits itself"}
-        if method in (
-            "client/registerCapability",
-            "client/unregisterCapability",
-            "window/workDoneProgress/create",
-            "window/showMessageRequest",
-        ) or method.endswith("/refresh"):
-            return None
-        raise MethodNotFoundError(method)
+        return answer_server_request(
+            method, params, settings=self.config.settings, roots=self.roots
+        )
 
     # ---- requests ------------------------------------------------------------------------------
 
