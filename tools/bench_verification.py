@@ -2,8 +2,9 @@
 """Verification latency after an edit, with real managed language servers.
 
 A Python module of ``--lines`` lines is edited ``--runs`` times through the change-set
-pipeline (``VerifyingHost`` over the disk), alternately introducing and removing an undefined
-name, and each batch is verified exactly as a turn does it (``TurnVerification``: the texts
+pipeline (``Workspace.apply`` over the disk, into the turn's journal), alternately introducing
+and removing an undefined name, and each batch is verified exactly as a turn does it
+(``TurnVerification``: the texts
 the edit wrote are given to the managed servers, their reports for exactly those texts are
 waited for, then classified). The figure is the time from the end of the edit to the verdict.
 The first edit is reported apart: it includes the server's start and the report on the text
@@ -29,12 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.diagnostics.config import DiagnosticsSettings, ManagedServerConfig, VerifyConfig
-from lsp_agent.diagnostics.host import VerifyingHost
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.diagnostics.turn import TurnVerification
 from lsp_agent.protocol.documents import FileChange
 from lsp_agent.workspace.disk_host import DiskHost
 from lsp_agent.workspace.textfile import read_text_file
+from lsp_agent.workspace.workspace import Workspace
 
 
 def _executable(name: str) -> str:
@@ -99,18 +100,20 @@ async def measure(server: str, runs: int, lines: int) -> dict[str, Any]:
     service = DiagnosticsService(
         settings=DiagnosticsSettings(servers=(server_config(server),)), roots=[root]
     )
-    host = VerifyingHost(inner=DiskHost(), diagnostics=service)
+    workspace = Workspace(host=DiskHost(), roots=(root,))
     config = VerifyConfig(timeout_ms=60_000)
     timings: list[float] = []
     first = 0.0
     verdict_errors: list[int] = []
     try:
-        turn = TurnVerification.start(host=host, config=config, cwd=root)
+        turn = TurnVerification.start(
+            diagnostics=service, config=config, cwd=root, workspace=workspace
+        )
         assert turn is not None
         for run in range(runs + 1):
             base = read_text_file(path)
             new_text = broken if run % 2 == 0 else clean
-            result = await host.apply_changes(
+            result = await workspace.apply(
                 [FileChange(path=path, base=base, new_text=new_text)], label="bench"
             )
             assert result.applied, result.failure

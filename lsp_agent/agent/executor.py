@@ -14,7 +14,7 @@ import asyncio
 import dataclasses
 import difflib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,12 +25,10 @@ from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
 from lsp_agent.permissions.engine import Decision, PermissionEngine
 from lsp_agent.protocol.events import (
     ContentItem,
-    SessionUpdate,
     TextContent,
     ToolCall,
     ToolCallUpdate,
 )
-from lsp_agent.protocol.host import Host
 from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolOutput
 from lsp_agent.tools.registry import ToolRegistry
@@ -46,16 +44,14 @@ INVALID_JSON_KEY = "__invalid_json__"
 
 @dataclass(frozen=True, kw_only=True)
 class ExecutorEnv:
-    """What the executor needs from the session."""
+    """What the executor needs: the turn's tools, the session's permission engine and hooks,
+    and the context every call gets (session id, workspace and host, diagnostics, emit)."""
 
-    session_id: str
     tools: ToolRegistry
     permissions: PermissionEngine
-    host: Host
-    context: ToolContext
-    emit: Callable[[SessionUpdate], None]
-    headless: bool = False
+    ctx: ToolContext
     hooks: HookRunner | None = None
+    headless: bool = False
 
 
 def _error(block: ToolUseBlock, text: str) -> ToolResultBlock:
@@ -118,7 +114,7 @@ async def _run_one(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> T
 
 def _report_failure(block: ToolUseBlock, result: ToolResultBlock, *, env: ExecutorEnv) -> None:
     text = ContentItem(content=TextContent(text=result.content))
-    env.emit(ToolCallUpdate(tool_call_id=block.id, status="failed", content=(text,)))
+    env.ctx.emit(ToolCallUpdate(tool_call_id=block.id, status="failed", content=(text,)))
 
 
 async def _attempt(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> ToolResultBlock:
@@ -160,10 +156,10 @@ async def _attempt(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> T
                 )
             raw_input = pre.updated_input
     try:
-        prepared = await tool.prepare(inp, env.context)
+        prepared = await tool.prepare(inp, env.ctx)
     except ToolError as exc:
         return _error(block, str(exc))
-    env.emit(
+    env.ctx.emit(
         ToolCallUpdate(
             tool_call_id=block.id,
             title=prepared.title,
@@ -175,7 +171,7 @@ async def _attempt(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> T
     if isinstance(verdict, str):
         return _error(block, verdict)
     prepared, note = _with_user_edits(prepared, verdict)
-    env.emit(ToolCallUpdate(tool_call_id=block.id, status="in_progress"))
+    env.ctx.emit(ToolCallUpdate(tool_call_id=block.id, status="in_progress"))
     ran.add(block.id)
     output = await _call(tool, inp, prepared, block, env=env)
     if note and not output.is_error:
@@ -186,7 +182,7 @@ async def _attempt(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> T
         )
     if env.hooks is not None:
         output = await _post_hooks(block, tool, raw_input, output, env=env, hooks=env.hooks)
-    env.emit(
+    env.ctx.emit(
         ToolCallUpdate(
             tool_call_id=block.id,
             status="failed" if output.is_error else "completed",
@@ -207,13 +203,13 @@ async def _call(
         shown.append(text)
         tail = "".join(shown)[-PROGRESS_TAIL_CHARS:]
         shown[:] = [tail]
-        env.emit(
+        env.ctx.emit(
             ToolCallUpdate(
                 tool_call_id=block.id, content=(ContentItem(content=TextContent(text=tail)),)
             )
         )
 
-    ctx = dataclasses.replace(env.context, progress=progress)
+    ctx = dataclasses.replace(env.ctx, progress=progress)
     try:
         if tool.reads_disk:
             await ctx.workspace.before_disk_read()
@@ -272,7 +268,7 @@ def _show_hook_notes(block: ToolUseBlock, outcome: HookOutcome, *, env: Executor
     """Hook messages and errors are for the user: shown on the tool call they concern."""
     notes = [*outcome.messages, *outcome.errors]
     if notes:
-        env.emit(
+        env.ctx.emit(
             ToolCallUpdate(
                 tool_call_id=block.id,
                 content=tuple(ContentItem(content=TextContent(text=f"[hook] {n}")) for n in notes),
@@ -365,7 +361,7 @@ async def _authorize(
             "non-interactive run. Allow it with --allowedTools or --permission-mode."
         )
     request = PermissionRequest(
-        session_id=env.session_id,
+        session_id=env.ctx.session_id,
         tool_call=ToolCall(
             tool_call_id=block.id,
             title=prepared.title,
@@ -383,7 +379,7 @@ async def _authorize(
     )
     if env.hooks is not None:
         env.hooks.notify(message=f"Claude needs your permission to use {tool.name}")
-    answer = await env.host.request_permission(request)
+    answer = await env.ctx.host.request_permission(request)
     kind = answer.kind(request.options)
     remember = dict(
         tool=tool.name,

@@ -11,15 +11,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
+from lsp_agent.agent.env import TurnEnv
+from lsp_agent.agent.executor import execute_tool_uses
 from lsp_agent.agent.turn_hooks import TurnHooks, check_stop, note_chunks, submit_prompt
-from lsp_agent.diagnostics.config import VerifyConfig
-from lsp_agent.model.anthropic import DEFAULT_MODEL
-from lsp_agent.model.base import Model, ModelError
+from lsp_agent.model.base import ModelError
 from lsp_agent.model.types import (
     AssistantResponse,
     ContentBlock,
@@ -45,7 +44,6 @@ from lsp_agent.protocol.events import (
     ToolKind,
     UsageUpdate,
 )
-from lsp_agent.protocol.permissions import PermissionMode
 
 if TYPE_CHECKING:
     from lsp_agent.diagnostics.turn import TurnVerification
@@ -76,32 +74,6 @@ INTERRUPTED_MARKER = "[Request interrupted by user]"
 
 
 @dataclass(frozen=True, kw_only=True)
-class AgentConfig:
-    """Per-server agent settings.
-
-    ``max_tokens`` is the output cap per request (tokens); after a ``max_tokens`` stop the
-    request is retried once with ``escalated_max_tokens``, then up to ``max_continue_nudges``
-    "continue" messages are sent. ``max_turns`` bounds model requests per prompt.
-    ``context_window`` (tokens) is only used for ``usage_update``. ``verify`` configures the
-    check of the agent's edits against diagnostics (docs/verification.md); it needs a host
-    that carries a diagnostics service.
-    """
-
-    model: str = DEFAULT_MODEL
-    permission_mode: PermissionMode = "default"
-    allowed_tools: tuple[str, ...] = ()
-    disallowed_tools: tuple[str, ...] = ()
-    max_turns: int | None = None
-    max_tokens: int = 16384
-    escalated_max_tokens: int = 64000
-    max_continue_nudges: int = 3
-    context_window: int = 200_000
-    headless: bool = False
-    append_system_prompt: str | None = None
-    verify: VerifyConfig = dataclasses.field(default_factory=VerifyConfig)
-
-
-@dataclass(frozen=True, kw_only=True)
 class LoopState:
     """The loop's state after one step (immutable: each step makes a new one)."""
 
@@ -128,19 +100,6 @@ TurnResult = TurnFinished
 """What :meth:`Session.prompt` returns."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class LoopEnv:
-    """What one run of the loop needs. ``commit`` stores each new message list in the session."""
-
-    model: Model
-    config: AgentConfig
-    system: tuple[str, ...]
-    executor: ExecutorEnv
-    commit: Callable[[tuple[Message, ...]], None]
-    aborted: Callable[[LoopState], None] | None = None
-    """Called with the last state when the turn is cancelled (usage of finished requests)."""
-
-
 def start_messages(history: tuple[Message, ...], user: Message) -> tuple[Message, ...]:
     """Append the user's message; a history that ends with a user message (an interrupted
     turn) is merged into it so roles keep alternating."""
@@ -154,7 +113,7 @@ def start_messages(history: tuple[Message, ...], user: Message) -> tuple[Message
     return (*history, user)
 
 
-async def agent_loop(state: LoopState, env: LoopEnv) -> AsyncIterator[SessionUpdate | TurnFinished]:
+async def agent_loop(state: LoopState, env: TurnEnv) -> AsyncIterator[SessionUpdate | TurnFinished]:
     """Run one prompt to its end; see the module docstring."""
     turn = _Turn(env=env, state=state)
     try:
@@ -179,7 +138,7 @@ async def agent_loop(state: LoopState, env: LoopEnv) -> AsyncIterator[SessionUpd
             # Tell the user too: interrupted calls must not keep spinning in the editor.
             for block in repaired[-1].content:
                 if isinstance(block, ToolResultBlock) and block.tool_use_id not in turn.results:
-                    env.executor.emit(
+                    env.ctx.emit(
                         ToolCallUpdate(
                             tool_call_id=block.tool_use_id,
                             status="failed",
@@ -201,7 +160,7 @@ class _Turn:
     """The steps of one prompt. ``state`` is replaced, never mutated; ``finished`` is set by the
     step that ends the turn; ``response`` is the latest complete model response."""
 
-    env: LoopEnv
+    env: TurnEnv
     state: LoopState
     finished: TurnFinished | None = None
     response: AssistantResponse | None = None
@@ -228,15 +187,13 @@ class _Turn:
     async def submit(self) -> AsyncIterator[SessionUpdate]:
         """UserPromptSubmit hooks, then the prompt enters the history; verification starts."""
         env = self.env
-        if env.executor.hooks is not None:
-            self.hooks = TurnHooks.around(env.executor.hooks)
-            self.env = env = dataclasses.replace(
-                env, executor=dataclasses.replace(env.executor, hooks=self.hooks)
-            )
+        if env.hooks is not None:
+            self.hooks = TurnHooks.around(env.hooks)
+            self.env = env = dataclasses.replace(env, hooks=self.hooks)
             gate = await submit_prompt(
                 self.hooks,
                 self.state.messages,
-                mode=env.executor.permissions.mode,
+                mode=env.permissions.mode,
                 marker=INTERRUPTED_MARKER,
             )
             for chunk in note_chunks(gate.notes):
@@ -252,7 +209,10 @@ class _Turn:
         from lsp_agent.diagnostics.turn import TurnVerification
 
         self.verification = TurnVerification.start(
-            host=env.executor.host, config=env.config.verify, cwd=env.executor.context.cwd
+            diagnostics=env.ctx.diagnostics,
+            config=env.config.verify,
+            cwd=env.ctx.cwd,
+            workspace=env.ctx.workspace,
         )
 
     async def request(self) -> AsyncIterator[SessionUpdate]:
@@ -262,7 +222,7 @@ class _Turn:
             model=env.config.model,
             system=env.system,
             messages=self.state.messages,
-            tools=env.executor.tools.specs(),
+            tools=env.tools.specs(),
             max_tokens=self.state.max_tokens,
         )
         announced: set[str] = set()
@@ -371,7 +331,7 @@ class _Turn:
                 return
         if self.hooks is not None:
             gate = await check_stop(
-                self.hooks, continued=self.stop_continues, mode=self.env.executor.permissions.mode
+                self.hooks, continued=self.stop_continues, mode=self.env.permissions.mode
             )
             for chunk in note_chunks(gate.notes):
                 yield chunk
@@ -382,18 +342,20 @@ class _Turn:
         self.finish("end_turn", "completed", text=assistant.text())
 
 
-def _kind(env: LoopEnv, name: str) -> ToolKind:
-    tool = env.executor.tools.get(name)
+def _kind(env: TurnEnv, name: str) -> ToolKind:
+    tool = env.tools.get(name)
     return tool.kind if tool is not None else "other"
 
 
 async def _run_tools(
-    uses: tuple[ToolUseBlock, ...], env: LoopEnv, results: dict[str, ToolResultBlock]
+    uses: tuple[ToolUseBlock, ...], env: TurnEnv, results: dict[str, ToolResultBlock]
 ) -> AsyncIterator[SessionUpdate]:
     """Run the tool calls while yielding the updates they emit (progress, status)."""
     queue: asyncio.Queue[SessionUpdate] = asyncio.Queue()
-    executor = dataclasses.replace(env.executor, emit=queue.put_nowait)
-    task = asyncio.ensure_future(execute_tool_uses(uses, env=executor, results=results))
+    pumped = dataclasses.replace(
+        env.executor, ctx=dataclasses.replace(env.ctx, emit=queue.put_nowait)
+    )
+    task = asyncio.ensure_future(execute_tool_uses(uses, env=pumped, results=results))
     try:
         while not task.done() or not queue.empty():
             getter = asyncio.ensure_future(queue.get())
@@ -413,7 +375,7 @@ async def _run_tools(
             await asyncio.gather(task, return_exceptions=True)
 
 
-def _commit(env: LoopEnv, state: LoopState, message: Message) -> LoopState:
+def _commit(env: TurnEnv, state: LoopState, message: Message) -> LoopState:
     new = dataclasses.replace(state, messages=(*state.messages, message))
     env.commit(new.messages)
     return new

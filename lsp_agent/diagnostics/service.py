@@ -2,9 +2,9 @@
 
 A door creates one :class:`DiagnosticsService` from the settings and its workspace roots,
 feeds it what the editor knows (buffer changes, bridged diagnostics) and hands it to the
-sessions by wrapping its host in :class:`~lsp_agent.diagnostics.host.VerifyingHost`. It is
-shared by all sessions; it starts managed servers only when first needed and stops them in
-:meth:`DiagnosticsService.shutdown`.
+composition root (:func:`lsp_agent.sessions.compose.build_sessions`), which gives it to every
+session's tool context and verification. It is shared by all sessions; it starts managed
+servers only when first needed and stops them in :meth:`DiagnosticsService.shutdown`.
 """
 
 from __future__ import annotations

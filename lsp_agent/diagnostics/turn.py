@@ -1,7 +1,8 @@
 """Verification inside one agent turn: what the agent loop calls.
 
 The loop makes one :class:`TurnVerification` per prompt (:meth:`TurnVerification.start`; it is
-``None`` when verification is off or the host has no diagnostics service). After each batch of
+``None`` when verification is off or the session has no diagnostics service). It opens the
+journal of the session's workspace, which records every change the turn applies. After each batch of
 tool calls it calls :meth:`TurnVerification.begin`: when the batch changed documents this gives
 a :class:`Check` whose ``started`` update is shown at once and whose :meth:`Check.run` waits
 (bounded) for the verdict, returning the attachment for the next request and the final update.
@@ -22,8 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsp_agent.diagnostics.config import VerifyConfig
-from lsp_agent.diagnostics.host import diagnostics_of
-from lsp_agent.diagnostics.journal import CURRENT_JOURNAL, AppliedChange, ChangeJournal
 from lsp_agent.diagnostics.model import Report
 from lsp_agent.diagnostics.render import (
     display_path,
@@ -36,6 +35,8 @@ from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.diagnostics.verify import FileVerdict, Target, Verdict
 from lsp_agent.protocol.documents import TextSnapshot
 from lsp_agent.protocol.events import ContentItem, TextContent, ToolCall, ToolCallUpdate
+from lsp_agent.workspace.journal import AppliedChange, ChangeJournal
+from lsp_agent.workspace.workspace import Workspace
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,6 +81,7 @@ class TurnVerification:
     service: DiagnosticsService
     config: VerifyConfig
     cwd: Path
+    workspace: Workspace
     journal: ChangeJournal
     baselines: dict[tuple[Path, str], Report] = field(default_factory=dict)
     bases: dict[Path, TextSnapshot | None] = field(default_factory=dict)
@@ -89,20 +91,29 @@ class TurnVerification:
     _prefix: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
     @classmethod
-    def start(cls, *, host: object, config: VerifyConfig, cwd: Path) -> TurnVerification | None:
-        """Begin verifying a turn: ``None`` when ``config.mode`` is ``off`` or ``host`` carries
-        no diagnostics service. Sets the journal of the current task's context, so edits made
-        by this turn's tool calls are recorded."""
-        service = diagnostics_of(host)
-        if service is None or config.mode == "off":
+    def start(
+        cls,
+        *,
+        diagnostics: DiagnosticsService | None,
+        config: VerifyConfig,
+        cwd: Path,
+        workspace: Workspace,
+    ) -> TurnVerification | None:
+        """Begin verifying a turn: ``None`` when ``config.mode`` is ``off`` or there is no
+        diagnostics service. Opens a journal on ``workspace`` (the session's), so edits made by
+        this turn's tool calls are recorded."""
+        if diagnostics is None or config.mode == "off":
             return None
         journal = ChangeJournal()
-        CURRENT_JOURNAL.set(journal)
-        return cls(service=service, config=config, cwd=cwd, journal=journal)
+        workspace.journal = journal
+        return cls(
+            service=diagnostics, config=config, cwd=cwd, workspace=workspace, journal=journal
+        )
 
     def close(self) -> None:
         """The turn is over: later applies are not recorded."""
-        self.journal.closed = True
+        if self.workspace.journal is self.journal:
+            self.workspace.journal = None
 
     async def after_batch(self) -> AsyncIterator[ToolCall | ToolCallUpdate | str]:
         """For the loop, after a batch of tool calls: yields the verification's updates and

@@ -2,8 +2,8 @@
 
 ``FILE`` holds the object the LSP door takes as ``initializationOptions.lspAgent.diagnostics``
 (``verify``, ``servers``, ...; schema in :mod:`lsp_agent.diagnostics.config`, documented in
-docs/verification.md). The run then works as the LSP door does: its host is wrapped in a
-:class:`~lsp_agent.diagnostics.host.VerifyingHost` over one
+docs/verification.md). The run then works as the LSP door does: the composition root
+(:func:`lsp_agent.sessions.compose.build_sessions`) gets one
 :class:`~lsp_agent.diagnostics.service.DiagnosticsService` rooted at the run's directory, the
 ``LSP`` and ``Rename`` tools are added when servers are configured, and after each batch of
 edits the next model request carries the ``<diagnostics-after-edit>`` report for the exact text
@@ -22,13 +22,9 @@ import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lsp_agent.agent.loop import AgentConfig
+from lsp_agent.agent.env import AgentConfig
 from lsp_agent.diagnostics.config import DiagnosticsSettings, SettingsError, parse_settings
-from lsp_agent.diagnostics.host import VerifyingHost
 from lsp_agent.diagnostics.service import DiagnosticsService
-from lsp_agent.protocol.host import Host
-from lsp_agent.tools.lsp_tools import lsp_tools
-from lsp_agent.tools.registry import ToolRegistry, default_tools
 
 log = logging.getLogger(__name__)
 
@@ -83,20 +79,9 @@ class HeadlessDiagnostics:
             log.warning("--diagnostics: no servers configured, so no edit can be verified")
         return cls(settings=settings, service=DiagnosticsService(settings=settings, roots=[cwd]))
 
-    def wrap(self, host: Host) -> Host:
-        """``host`` recording the run's edits for verification."""
-        return VerifyingHost(inner=host, diagnostics=self.service)
-
     def agent_config(self, config: AgentConfig) -> AgentConfig:
         """``config`` with the file's ``verify`` settings."""
         return replace(config, verify=self.settings.verify)
-
-    def tools(self) -> ToolRegistry:
-        """The built-in tools, plus ``LSP`` and ``Rename`` when servers are configured."""
-        tools = list(default_tools())
-        if self.settings.servers:
-            tools += lsp_tools()
-        return ToolRegistry(tools=tools)
 
     async def aclose(self) -> None:
         """Stop every managed server (``shutdown`` + ``exit``, then kill; bounded)."""

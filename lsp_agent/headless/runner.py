@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from lsp_agent.mcp.service import McpService
     from lsp_agent.model.base import Model
     from lsp_agent.model.types import ModelRequest, ModelStreamEvent
-    from lsp_agent.protocol.host import Host
 
 log = logging.getLogger(__name__)
 
@@ -130,14 +129,13 @@ async def _run(
     environ: Mapping[str, str],
     max_retries: int,
 ) -> int:
-    from lsp_agent.agent.loop import AgentConfig
+    from lsp_agent.agent.env import AgentConfig
     from lsp_agent.headless.events import EventStream
     from lsp_agent.headless.host import HeadlessHost
     from lsp_agent.model.anthropic import AnthropicModel, resolve_model_name
     from lsp_agent.protocol.permissions import PermissionMode
     from lsp_agent.protocol.prompt import PromptText
-    from lsp_agent.sessions.manager import SessionManager
-    from lsp_agent.tools.registry import default_tools
+    from lsp_agent.sessions.compose import build_sessions
     from lsp_agent.workspace.disk_host import DiskHost
 
     started = time.perf_counter()
@@ -184,15 +182,12 @@ async def _run(
         if stream is not None:
             stream.on_update(session_id, update)
 
-    host: Host = HeadlessHost(inner=DiskHost(), on_update=on_update)
-    if diagnostics is not None:
-        host = diagnostics.wrap(host)
     mcp = _mcp(options, settings=settings, environ=environ, err=err)
-    manager = SessionManager(
-        host=host,
+    manager = build_sessions(
+        host=HeadlessHost(inner=DiskHost(), on_update=on_update),
         model_factory=model_factory,
         config=config,
-        tools_factory=diagnostics.tools if diagnostics is not None else default_tools,
+        diagnostics=diagnostics.service if diagnostics is not None else None,
         settings=lambda _cwd: settings,
         mcp=lambda _cwd: mcp,
     )

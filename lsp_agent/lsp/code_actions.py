@@ -37,7 +37,6 @@ from lsp_agent.lsp import action_prompts as actions
 from lsp_agent.lsp import methods
 from lsp_agent.lsp.action_prompts import Problem
 from lsp_agent.lsp.errors import invalid_params
-from lsp_agent.lsp.host import CURRENT_SESSION
 from lsp_agent.lsp.progress import TurnProgress
 from lsp_agent.lsp.sessions_door import usage_json
 from lsp_agent.protocol.prompt import PromptPart
@@ -439,7 +438,6 @@ class CodeActions:
         progress = await TurnProgress.start(ls, on_cancel=session.cancel)
         ls.host.progress[session.id] = progress
         ls.diagnostics.last_session = session.id
-        token = CURRENT_SESSION.set(session.id)
         stop = "cancelled"
         error: str | None = None
         usage: dict[str, int] | None = None
@@ -451,11 +449,9 @@ class CodeActions:
             logger.exception("agent command turn failed")
             error = str(exc)
         finally:
-            CURRENT_SESSION.reset(token)
             progress.end(stop)
             if ls.host.progress.get(session.id) is progress:
                 del ls.host.progress[session.id]
-            ls.host.forget_session_tools(session.id)
             end: dict[str, Any] = {"sessionId": session.id, "stopReason": stop}
             if usage is not None:
                 end["usage"] = usage

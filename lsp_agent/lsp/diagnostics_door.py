@@ -23,18 +23,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from lsp_agent.agent.loop import AgentConfig
+from lsp_agent.agent.env import AgentConfig
 from lsp_agent.diagnostics.config import DiagnosticsSettings
-from lsp_agent.diagnostics.host import VerifyingHost
 from lsp_agent.diagnostics.managed import text_digest
 from lsp_agent.diagnostics.model import Diagnostic, Report
 from lsp_agent.diagnostics.positions import PositionEncoding
 from lsp_agent.diagnostics.service import BridgeRejectedError, DiagnosticsService
 from lsp_agent.diagnostics.suggest import Suggestion, SuggestionEngine, model_fix
 from lsp_agent.protocol.events import ContentItem, TextContent, ToolCall, ToolCallUpdate
-from lsp_agent.protocol.host import Host
-from lsp_agent.tools.lsp_tools import lsp_tools
-from lsp_agent.tools.registry import ToolRegistry, default_tools
 
 if TYPE_CHECKING:
     from lsp_agent.lsp.server import AgentLanguageServer
@@ -98,17 +94,6 @@ class DiagnosticsDoor:
                 on_ready=self._suggestion_ready,
             )
         return self._suggestions
-
-    def session_host(self) -> Host:
-        """The host sessions get: the editor host, recording edits for verification."""
-        return VerifyingHost(inner=self.server.host, diagnostics=self.service)
-
-    def tools_factory(self) -> ToolRegistry:
-        """The built-in tools, plus ``LSP`` and ``Rename`` when managed servers are set."""
-        tools = list(default_tools())
-        if self.settings.servers:
-            tools += lsp_tools()
-        return ToolRegistry(tools=tools)
 
     def agent_config(self, config: AgentConfig) -> AgentConfig:
         """``config`` with the ``verify`` settings of the client, when it sent any."""

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import uuid
 from collections.abc import Iterable, Sequence
@@ -49,12 +48,6 @@ from lsp_agent.workspace.textfile import (
 
 logger = logging.getLogger(__name__)
 
-CURRENT_SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "lsp_agent_current_session", default=None
-)
-"""The session whose prompt the current task serves (set by the prompt handler; tasks the
-turn spawns inherit it). Lets the host address permission prompts to the right session."""
-
 _REJECT = PermissionResponse(outcome="selected", option_id="reject_once")
 
 
@@ -82,7 +75,6 @@ class LspHost:
         """The client declared ``clientCapabilities.saveDocuments``."""
         self.progress: dict[str, TurnProgress] = {}
         """The running turn's progress, by session id."""
-        self._tool_sessions: dict[str, str] = {}
 
     @property
     def protocol(self) -> AgentProtocol:
@@ -327,7 +319,7 @@ class LspHost:
         in time → ``cancelled``; an error or malformed answer → reject. A turn cancel
         withdraws the prompt with ``$/cancelRequest``."""
         tool_call = request.tool_call
-        session_id = CURRENT_SESSION.get() or self._tool_sessions.get(tool_call.tool_call_id, "")
+        session_id = request.session_id or ""
         wire = tool_call.to_wire()
         self._add_uris(wire)
         reason = request.reason
@@ -393,17 +385,10 @@ class LspHost:
         wire = update.to_wire()
         self._add_uris(wire)
         self.protocol.notify(methods.SESSION_UPDATE, {"sessionId": session_id, "update": wire})
-        if isinstance(update, ToolCall):
-            self._tool_sessions[update.tool_call_id] = session_id
         if isinstance(update, ToolCall | ToolCallUpdate) and update.title:
             progress = self.progress.get(session_id)
             if progress is not None:
                 progress.report(update.title)
-
-    def forget_session_tools(self, session_id: str) -> None:
-        """Drop the tool-call -> session map entries of ``session_id`` (after its turn)."""
-        for tool_call_id in [k for k, v in self._tool_sessions.items() if v == session_id]:
-            del self._tool_sessions[tool_call_id]
 
     def _add_uris(self, wire: dict[str, Any]) -> None:
         for key in ("content", "locations"):

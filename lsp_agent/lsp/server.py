@@ -37,7 +37,7 @@ from lsp_agent.lsp.warmup import WarmUp
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from lsp_agent.agent.loop import AgentConfig
+    from lsp_agent.agent.env import AgentConfig
     from lsp_agent.diagnostics.config import DiagnosticsSettings
     from lsp_agent.lsp.code_actions import CodeActions
     from lsp_agent.lsp.diagnostics_door import DiagnosticsDoor
@@ -156,13 +156,13 @@ class AgentLanguageServer(LanguageServer):
         """The session manager (created on first use, after ``initialize``)."""
         if self._sessions is None:
             self.warm_up.wait_for_core()
-            from lsp_agent.sessions.manager import SessionManager
+            from lsp_agent.sessions.compose import build_sessions
 
-            self._sessions = SessionManager(
-                host=self.diagnostics.session_host(),
+            self._sessions = build_sessions(
+                host=self.host,
                 model_factory=self._model_factory or _default_model_factory,
                 config=self.agent_config(),
-                tools_factory=self.diagnostics.tools_factory,
+                diagnostics=self.diagnostics.service,
                 settings=self.settings_door.store_for,
                 mcp=self.mcp_door.service_for,
             )
@@ -179,7 +179,7 @@ class AgentLanguageServer(LanguageServer):
         permission mode from ``initializationOptions.lspAgent`` applied on top."""
         base = self._base_config
         if base is None:
-            from lsp_agent.agent.loop import AgentConfig
+            from lsp_agent.agent.env import AgentConfig
             from lsp_agent.model.anthropic import resolve_model_name
 
             base = AgentConfig(model=resolve_model_name(None))

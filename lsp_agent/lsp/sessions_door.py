@@ -15,7 +15,6 @@ from pygls.exceptions import JsonRpcException
 
 from lsp_agent.lsp import methods
 from lsp_agent.lsp.errors import MODEL_ERROR, ModelError, SessionBusyError, invalid_params
-from lsp_agent.lsp.host import CURRENT_SESSION
 from lsp_agent.lsp.params import (
     ListSessionsParams,
     NewSessionParams,
@@ -104,7 +103,6 @@ async def session_prompt(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
     parts = prompt_parts(params.prompt, method=methods.SESSION_PROMPT, buffer=ls.host.buffer)
     progress = await TurnProgress.start(ls, on_cancel=session.cancel)
     ls.host.progress[session.id] = progress
-    token = CURRENT_SESSION.set(session.id)
     stop = "cancelled"
     try:
         result = await session.prompt(parts)
@@ -112,11 +110,9 @@ async def session_prompt(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
     except SessionError as exc:
         raise SessionBusyError(str(exc)) from None
     finally:
-        CURRENT_SESSION.reset(token)
         progress.end(stop)
         if ls.host.progress.get(session.id) is progress:
             del ls.host.progress[session.id]
-        ls.host.forget_session_tools(session.id)
     usage = usage_json(result.usage)
     if result.error is not None:
         raise ModelError(result.error, data={"stopReason": result.stop_reason, "usage": usage})

@@ -20,10 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lsp_agent.agent.executor import ExecutorEnv
+from lsp_agent.agent.env import AgentConfig, TurnEnv
 from lsp_agent.agent.loop import (
-    AgentConfig,
-    LoopEnv,
     LoopState,
     TurnFinished,
     TurnResult,
@@ -32,6 +30,7 @@ from lsp_agent.agent.loop import (
 )
 from lsp_agent.agent.prompt import system_prompt
 from lsp_agent.config.store import SettingsStore
+from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.mcp.service import McpService
 from lsp_agent.model.base import Model
@@ -86,6 +85,8 @@ class Session:
     usage: Usage = field(default_factory=Usage)
     settings: SettingsStore | None = None
     hooks: HookRunner | None = None
+    diagnostics: DiagnosticsService | None = None
+    """The door's diagnostics service (verification, the LSP tools), if it has one."""
     mcp: McpService | None = None
     """The project's MCP servers (shared with the other sessions of the directory): their
     tools join the built-ins at the start of every turn."""
@@ -151,26 +152,21 @@ class Session:
                 messages=start_messages(self.history, user), max_tokens=self.config.max_tokens
             )
             tools, system = await self._turn_tools()
-            env = LoopEnv(
+            env = TurnEnv(
                 model=self.model,
                 config=self.config,
                 system=system,
-                executor=ExecutorEnv(
+                tools=tools,
+                permissions=self.permissions,
+                hooks=self.hooks,
+                ctx=ToolContext(
                     session_id=self.id,
-                    tools=tools,
-                    permissions=self.permissions,
-                    host=self.host,
-                    context=ToolContext(
-                        session_id=self.id,
-                        cwd=self.cwd,
-                        roots=self.roots,
-                        workspace=self.workspace,
-                        read_state=self.read_state,
-                        progress=lambda _text: None,
-                    ),
+                    cwd=self.cwd,
+                    roots=self.roots,
+                    workspace=self.workspace,
+                    read_state=self.read_state,
+                    diagnostics=self.diagnostics,
                     emit=self._emit,
-                    headless=self.config.headless,
-                    hooks=self.hooks,
                 ),
                 commit=self._commit,
                 aborted=last.append,
@@ -290,7 +286,9 @@ class SessionManager:
     ``settings`` returns the :class:`SettingsStore` of a session's directory: its rules,
     ``defaultMode`` and hooks then apply to the session, and "always" answers with a
     ``project``/``user`` scope are saved through it. Without it sessions use only ``config``
-    (CLI-style rules) and run no hooks.
+    (CLI-style rules) and run no hooks. ``diagnostics`` is the door's diagnostics service,
+    shared by every session's verification and language-server tools. Doors build the manager
+    with :func:`lsp_agent.sessions.compose.build_sessions`.
     """
 
     def __init__(
@@ -302,8 +300,10 @@ class SessionManager:
         tools_factory: Callable[[], ToolRegistry] = default_tools,
         settings: SettingsFactory | None = None,
         mcp: Callable[[Path], McpService | None] | None = None,
+        diagnostics: DiagnosticsService | None = None,
     ) -> None:
         self.host = host
+        self.diagnostics = diagnostics
         self.model_factory = model_factory
         self.config = config
         self.tools_factory = tools_factory
@@ -369,6 +369,7 @@ class SessionManager:
             settings=store,
             hooks=hooks,
             mcp=self.mcp(cwd) if self.mcp is not None else None,
+            diagnostics=self.diagnostics,
         )
         self.sessions[session_id] = session
         session.start_hooks()

@@ -27,9 +27,11 @@ from pydantic import BaseModel, ConfigDict
 
 from lsp_agent.model.types import ToolSpec
 from lsp_agent.protocol.documents import FileChange
-from lsp_agent.protocol.events import Location, ToolCallContent, ToolKind
+from lsp_agent.protocol.events import Location, SessionUpdate, ToolCallContent, ToolKind
 
 if TYPE_CHECKING:
+    from lsp_agent.diagnostics.service import DiagnosticsService
+    from lsp_agent.protocol.host import Host
     from lsp_agent.workspace.workspace import Workspace
 
 
@@ -91,18 +93,39 @@ class ReadState:
     digests: dict[Path, str] = field(default_factory=dict)
 
 
-@dataclass(kw_only=True)
+def _discard(_item: object) -> None:
+    """The default sink of :attr:`ToolContext.emit` and :attr:`ToolContext.progress`."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolContext:
-    """Everything a tool may use. ``cwd`` is the session's working directory (absolute);
-    ``roots`` are the directories the session may touch; ``progress`` streams text to the
-    user while the tool runs (Bash output)."""
+    """Everything a tool call may use, handed explicitly to ``prepare`` and ``call`` (the run
+    context of the call; nothing reaches a tool any other way).
+
+    ``session_id`` names the session the call works for; ``cwd`` is its working directory
+    (absolute) and ``roots`` the directories it may touch. ``workspace`` reads and changes
+    documents through the door's :class:`~lsp_agent.protocol.host.Host` (:attr:`host`).
+    ``read_state`` is what the session read so far. ``diagnostics`` is the session's
+    diagnostics service (managed language servers, the editor's diagnostics), ``None`` when
+    the door has none. ``emit`` sends a session update to this session's user; ``progress``
+    streams the call's output so far (Bash output), set by the executor for each call.
+    Cancellation is the task's: a cancelled turn raises ``CancelledError`` at the tool's
+    ``await``, and a tool cleans up in ``finally`` (Bash kills its process group).
+    """
 
     session_id: str
     cwd: Path
     roots: tuple[Path, ...]
     workspace: Workspace
     read_state: ReadState
-    progress: Callable[[str], None] = lambda _text: None
+    diagnostics: DiagnosticsService | None = None
+    emit: Callable[[SessionUpdate], None] = _discard
+    progress: Callable[[str], None] = _discard
+
+    @property
+    def host(self) -> Host:
+        """The door's host (the one the workspace works through)."""
+        return self.workspace.host
 
 
 class Tool(ABC, Generic[InputT]):

@@ -16,7 +16,6 @@ from typing import Any, ClassVar, Literal
 from pydantic import ConfigDict, Field
 
 from lsp_agent.diagnostics.config import VerifyConfig
-from lsp_agent.diagnostics.host import diagnostics_of
 from lsp_agent.diagnostics.model import Diagnostic
 from lsp_agent.diagnostics.positions import split_lines
 from lsp_agent.diagnostics.queries import LanguageQueries, Place, QueryError, Symbol
@@ -97,7 +96,7 @@ class RenameInput(ToolInput):
 
 
 def _queries(ctx: ToolContext) -> LanguageQueries:
-    service = diagnostics_of(ctx.workspace.host)
+    service = ctx.diagnostics
     if service is None or not service.servers:
         raise ToolError(
             "No language servers are configured for this session (settings: "
@@ -288,7 +287,7 @@ class LspTool(Tool[LspInput]):
 
 
 def _all_severities(ctx: ToolContext) -> VerifyConfig:
-    service = diagnostics_of(ctx.workspace.host)
+    service = ctx.diagnostics
     base = service.settings.verify if service is not None else VerifyConfig()
     return base.model_copy(update={"min_severity": "information"})
 

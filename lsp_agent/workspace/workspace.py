@@ -2,16 +2,20 @@
 
 Tools read through :meth:`Workspace.read` so they see the user's unsaved text, and change files
 only through :meth:`Workspace.apply` (the change-set pipeline: the door applies open buffers
-through the editor and writes closed files atomically).
+through the editor and writes closed files atomically). While a journal is open
+(:attr:`Workspace.journal`, opened by verification for one turn) every applied change is
+recorded in it.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
 from lsp_agent.protocol.host import Host
+from lsp_agent.workspace.journal import AppliedChange, ChangeJournal
 from lsp_agent.workspace.textfile import read_text_file
 
 
@@ -19,13 +23,15 @@ class Workspace:
     """Reads and changes documents on behalf of one session.
 
     ``edited`` collects every path the agent changed, so that disk-reading tools can ask the
-    door to save exactly those buffers first.
+    door to save exactly those buffers first. ``journal``, when set, records every change
+    applied (see the module docstring).
     """
 
     def __init__(self, *, host: Host, roots: Sequence[Path]) -> None:
         self.host = host
         self.roots = tuple(roots)
         self.edited: set[Path] = set()
+        self.journal: ChangeJournal | None = None
 
     def read(self, path: Path) -> TextSnapshot:
         """The current text of ``path``: the open buffer, else the file on disk.
@@ -39,10 +45,15 @@ class Workspace:
         return read_text_file(path)
 
     async def apply(self, changes: Sequence[FileChange], *, label: str) -> ApplyResult:
-        """Apply ``changes`` through the door (see :meth:`Host.apply_changes`)."""
+        """Apply ``changes`` through the door (see :meth:`Host.apply_changes`) and record what
+        was applied in the open journal (even a partly applied batch: its snapshots say which
+        documents did change)."""
         result = await self.host.apply_changes(changes, label=label)
         if result.applied:
             self.edited.update(change.path for change in changes)
+        if self.journal is not None:
+            for change in applied_changes(changes, result, at=time.monotonic()):
+                self.journal.record(change)
         return result
 
     async def before_disk_read(self) -> None:
@@ -56,3 +67,30 @@ class Workspace:
     async def after_disk_write(self, paths: Sequence[Path] = ()) -> None:
         """Tell the door the disk may have changed (refresh clean buffers)."""
         await self.host.files_changed_on_disk(paths)
+
+
+def applied_changes(
+    changes: Sequence[FileChange], result: ApplyResult, *, at: float
+) -> list[AppliedChange]:
+    """What applying ``changes`` did, per document: the snapshots the door returned, and for
+    an applied batch the requested text of documents the door gave no snapshot for."""
+    by_path = {change.path: change for change in changes}
+    applied = [
+        AppliedChange(path=s.path, base=by_path[s.path].base, new=s, at=at)
+        for s in result.snapshots
+        if s.path in by_path
+    ]
+    if result.applied:
+        # Doors may leave out snapshots; the text is then what the change asked for.
+        recorded = {s.path for s in result.snapshots}
+        applied += [
+            AppliedChange(
+                path=c.path,
+                base=c.base,
+                new=TextSnapshot(path=c.path, text=c.new_text),
+                at=at,
+            )
+            for c in changes
+            if c.path not in recorded
+        ]
+    return applied

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lsp_agent.agent.loop import AgentConfig
+from lsp_agent.agent.env import AgentConfig
 from lsp_agent.model.anthropic import AnthropicModel
 from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
 from lsp_agent.protocol.events import SessionUpdate

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lsp_agent.agent.loop import AgentConfig
+from lsp_agent.agent.env import AgentConfig
 from lsp_agent.agent.turn_hooks import MAX_STOP_CONTINUATIONS, PROMPT_CONTEXT, STOP_FEEDBACK
 from lsp_agent.config.store import SettingsStore
 from lsp_agent.model.anthropic import AnthropicModel

@@ -213,18 +213,15 @@ async def test_a_broken_deny_rule_never_lets_the_command_run(env: Env) -> None:
         victim.write_text("precious\n")
         host = DiskHost(permission_handler=decline)
         executor_env = ExecutorEnv(
-            session_id="s",
             tools=default_tools(),
             permissions=env.engine(store, mode=mode),
-            host=host,
-            context=ToolContext(
+            ctx=ToolContext(
                 session_id="s",
                 cwd=env.cwd,
                 roots=(env.cwd,),
                 workspace=Workspace(host=host, roots=(env.cwd,)),
                 read_state=ReadState(),
             ),
-            emit=lambda _update: None,
         )
         await execute_tool_uses(
             [ToolUseBlock(id="t", name="Bash", input={"command": "rm victim.txt"})],

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from lsp_agent.agent.loop import AgentConfig
+from lsp_agent.agent.env import AgentConfig
 from lsp_agent.diagnostics.config import DiagnosticsSettings, VerifyConfig
-from lsp_agent.diagnostics.host import VerifyingHost
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.model.anthropic import AnthropicModel
 from lsp_agent.protocol.events import SessionUpdate, ToolCall, ToolCallUpdate
 from lsp_agent.protocol.prompt import PromptText
-from lsp_agent.sessions.manager import Session, SessionManager
+from lsp_agent.sessions.compose import build_sessions
+from lsp_agent.sessions.manager import Session
 from lsp_agent.testing.scenario import Scenario, expecting, reply, scenario, tool_use
 from lsp_agent.testing.scripted import ScriptedServer
 from lsp_agent.workspace.disk_host import DiskHost
@@ -61,14 +61,11 @@ async def run_turn(tmp_path: Path) -> AsyncIterator[RunFactory]:
         )
         cleanups.append(server.stop)
         cleanups.append(service.shutdown)
-        host = VerifyingHost(
-            inner=DiskHost(on_update=lambda _sid, update: updates.append(update)),
-            diagnostics=service,
-        )
-        manager = SessionManager(
-            host=host,
+        manager = build_sessions(
+            host=DiskHost(on_update=lambda _sid, update: updates.append(update)),
             model_factory=lambda: AnthropicModel(api_key="k", base_url=base_url, max_retries=0),
             config=AgentConfig(model="claude-test", permission_mode="acceptEdits", verify=verify),
+            diagnostics=service,
         )
         return Run(
             session=manager.new(cwd=tmp_path), server=server, updates=updates, service=service

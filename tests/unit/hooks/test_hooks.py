@@ -66,20 +66,17 @@ class Harness:
 
         host = DiskHost(permission_handler=handler)
         self.env = ExecutorEnv(
-            session_id="sess-1",
             tools=default_tools(),
             permissions=PermissionEngine(
                 mode="default", roots=(root,), home=root, policy=lambda: policy
             ),
-            host=host,
-            context=ToolContext(
+            ctx=ToolContext(
                 session_id="sess-1",
                 cwd=root,
                 roots=(root,),
                 workspace=Workspace(host=host, roots=(root,)),
                 read_state=ReadState(),
             ),
-            emit=lambda _u: None,
             hooks=hooks,
         )
 

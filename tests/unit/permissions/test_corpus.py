@@ -140,18 +140,15 @@ async def test_refused_call_has_no_effect(layout: Layout, case: Case) -> None:
     if case.tool == "Edit":
         state.digests[resolve(victim)] = read_text_file(victim).digest
     env = ExecutorEnv(
-        session_id="corpus",
         tools=default_tools(),
         permissions=engine,
-        host=host,
-        context=ToolContext(
+        ctx=ToolContext(
             session_id="corpus",
             cwd=layout.root,
             roots=(layout.root,),
             workspace=Workspace(host=host, roots=(layout.root,)),
             read_state=state,
         ),
-        emit=lambda _update: None,
     )
     (result,) = await execute_tool_uses(
         [ToolUseBlock(id="t1", name=case.tool, input=raw)], env=env, results={}
@@ -242,18 +239,15 @@ async def test_allowed_call_runs_without_asking(layout: Layout, case: Case) -> N
     if case.tool == "Edit":
         state.digests[resolve(victim)] = read_text_file(victim).digest
     env = ExecutorEnv(
-        session_id="corpus",
         tools=default_tools(),
         permissions=engine_for(layout, case),
-        host=host,
-        context=ToolContext(
+        ctx=ToolContext(
             session_id="corpus",
             cwd=layout.root,
             roots=(layout.root,),
             workspace=Workspace(host=host, roots=(layout.root,)),
             read_state=state,
         ),
-        emit=lambda _update: None,
     )
     raw = filled_input(layout, case)
     try:

@@ -325,18 +325,15 @@ async def test_an_unanalysable_command_offers_no_always_through_the_executor(
 
     host = DiskHost(permission_handler=always_reject)
     env = ExecutorEnv(
-        session_id="s",
         tools=default_tools(),
         permissions=e,
-        host=host,
-        context=ToolContext(
+        ctx=ToolContext(
             session_id="s",
             cwd=root,
             roots=(root,),
             workspace=Workspace(host=host, roots=(root,)),
             read_state=ReadState(),
         ),
-        emit=lambda _update: None,
     )
     for index, command in enumerate(["touch a\r b", "make -n"]):
         await execute_tool_uses(

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from lsp_agent.diagnostics.config import DiagnosticsSettings
-from lsp_agent.diagnostics.host import VerifyingHost
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.tools.base import ReadState, Tool, ToolContext, ToolError, ToolOutput
 from lsp_agent.tools.lsp_tools import LspTool, RenameTool
@@ -49,13 +48,13 @@ async def ctx(project: Path) -> AsyncIterator[ToolContext]:
     service = DiagnosticsService(
         settings=DiagnosticsSettings(servers=(basedpyright_config(),)), roots=[project]
     )
-    host = VerifyingHost(inner=DiskHost(), diagnostics=service)
     yield ToolContext(
         session_id="s",
         cwd=project,
         roots=(project,),
-        workspace=Workspace(host=host, roots=(project,)),
+        workspace=Workspace(host=DiskHost(), roots=(project,)),
         read_state=ReadState(),
+        diagnostics=service,
     )
     await service.shutdown()
 
@@ -143,16 +142,14 @@ async def test_tools_without_a_service_explain_themselves(project: Path) -> None
 
 
 async def test_a_rename_in_a_turn_is_approved_applied_and_verified(tmp_path: Path) -> None:
-    from lsp_agent.agent.loop import AgentConfig
+    from lsp_agent.agent.env import AgentConfig
     from lsp_agent.diagnostics.config import VerifyConfig
     from lsp_agent.model.anthropic import AnthropicModel
     from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
     from lsp_agent.protocol.prompt import PromptText
-    from lsp_agent.sessions.manager import SessionManager
+    from lsp_agent.sessions.compose import build_sessions
     from lsp_agent.testing.scenario import expecting, reply, scenario, tool_use
     from lsp_agent.testing.scripted import ScriptedServer
-    from lsp_agent.tools.lsp_tools import lsp_tools
-    from lsp_agent.tools.registry import ToolRegistry, default_tools
 
     (tmp_path / "shop").mkdir()
     (tmp_path / "shop" / "__init__.py").write_text("")
@@ -189,13 +186,13 @@ async def test_a_rename_in_a_turn_is_approved_applied_and_verified(tmp_path: Pat
         settings=DiagnosticsSettings(servers=(basedpyright_config(),)), roots=[tmp_path]
     )
     async with ScriptedServer(scenario=script, variables={"cwd": str(tmp_path)}) as server:
-        manager = SessionManager(
-            host=VerifyingHost(inner=DiskHost(permission_handler=approve), diagnostics=service),
+        manager = build_sessions(
+            host=DiskHost(permission_handler=approve),
             model_factory=lambda: AnthropicModel(
                 api_key="k", base_url=server.base_url, max_retries=0
             ),
             config=AgentConfig(model="claude-test", verify=VerifyConfig(timeout_ms=30_000)),
-            tools_factory=lambda: ToolRegistry(tools=[*default_tools(), *lsp_tools()]),
+            diagnostics=service,
         )
         session = manager.new(cwd=tmp_path)
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -144,7 +145,7 @@ async def test_progress_streams_before_the_command_ends(env: Env) -> None:
         if "ready" in text:
             flag.touch()
 
-    env.ctx.progress = on_progress
+    env.ctx = dataclasses.replace(env.ctx, progress=on_progress)
     out = await env.run(BASH, {"command": command})
     assert out.text == "ready\nseen"
 

@@ -1,15 +1,14 @@
 """Which documents a turn changed, from which text to which.
 
-:class:`~lsp_agent.diagnostics.host.VerifyingHost` records every change the change-set pipeline
-applies into the journal of the turn that applied it. The turn is found through a context
-variable that :class:`~lsp_agent.diagnostics.turn.TurnVerification` sets when the turn starts:
-tool calls run in tasks created by the turn, which inherit it, so concurrent sessions sharing
-one host never see each other's edits.
+:meth:`~lsp_agent.workspace.workspace.Workspace.apply` records every change it applied into the
+workspace's journal while one is open; verification
+(:class:`~lsp_agent.diagnostics.turn.TurnVerification`) opens one for its turn and takes the
+changes after each batch of tool calls. A workspace belongs to one session, so concurrent
+sessions sharing one host never see each other's edits.
 """
 
 from __future__ import annotations
 
-import contextvars
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,22 +32,14 @@ class ChangeJournal:
     """The changes of one turn, in order. ``take()`` returns those not taken yet."""
 
     entries: list[AppliedChange] = field(default_factory=list)
-    closed: bool = False
     _taken: int = 0
 
     def record(self, change: AppliedChange) -> None:
-        """Append ``change`` (ignored once the turn is over)."""
-        if not self.closed:
-            self.entries.append(change)
+        """Append ``change``."""
+        self.entries.append(change)
 
     def take(self) -> list[AppliedChange]:
         """The changes recorded since the previous call."""
         fresh = self.entries[self._taken :]
         self._taken = len(self.entries)
         return fresh
-
-
-CURRENT_JOURNAL: contextvars.ContextVar[ChangeJournal | None] = contextvars.ContextVar(
-    "lsp_agent_change_journal", default=None
-)
-"""The journal of the turn the current task works for (``None`` outside a verified turn)."""

@@ -1,0 +1,87 @@
+"""What one turn needs, in one place: :class:`AgentConfig` (the server's agent settings) and
+:class:`TurnEnv` (the model, the session's tools, permission engine and hooks, and the
+:class:`~lsp_agent.tools.base.ToolContext` every tool call gets).
+
+The loop and the executor read everything from a :class:`TurnEnv` handed to them as a
+parameter; nothing reaches them through context variables or attribute discovery.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lsp_agent.agent.executor import ExecutorEnv
+from lsp_agent.diagnostics.config import VerifyConfig
+from lsp_agent.hooks.runner import HookRunner
+from lsp_agent.model.anthropic import DEFAULT_MODEL
+from lsp_agent.model.base import Model
+from lsp_agent.model.types import Message
+from lsp_agent.permissions.engine import PermissionEngine
+from lsp_agent.protocol.permissions import PermissionMode
+from lsp_agent.tools.base import ToolContext
+from lsp_agent.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from lsp_agent.agent.loop import LoopState
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentConfig:
+    """Per-server agent settings.
+
+    ``max_tokens`` is the output cap per request (tokens); after a ``max_tokens`` stop the
+    request is retried once with ``escalated_max_tokens``, then up to ``max_continue_nudges``
+    "continue" messages are sent. ``max_turns`` bounds model requests per prompt.
+    ``context_window`` (tokens) is only used for ``usage_update``. ``verify`` configures the
+    check of the agent's edits against diagnostics (docs/verification.md); it needs a host
+    that carries a diagnostics service.
+    """
+
+    model: str = DEFAULT_MODEL
+    permission_mode: PermissionMode = "default"
+    allowed_tools: tuple[str, ...] = ()
+    disallowed_tools: tuple[str, ...] = ()
+    max_turns: int | None = None
+    max_tokens: int = 16384
+    escalated_max_tokens: int = 64000
+    max_continue_nudges: int = 3
+    context_window: int = 200_000
+    headless: bool = False
+    append_system_prompt: str | None = None
+    verify: VerifyConfig = dataclasses.field(default_factory=VerifyConfig)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnEnv:
+    """What one run of the loop needs.
+
+    ``system`` and ``tools`` are this turn's (built-ins, then MCP tools). ``ctx`` is the
+    context every tool call gets: the session id, the workspace and through it the door's
+    host, the diagnostics service and ``emit``, the one channel updates leave by.
+    ``commit`` stores each new message list in the session; ``aborted`` is called with the
+    last state when the turn is cancelled (usage of finished requests).
+    """
+
+    model: Model
+    config: AgentConfig
+    system: tuple[str, ...]
+    tools: ToolRegistry
+    permissions: PermissionEngine
+    ctx: ToolContext
+    commit: Callable[[tuple[Message, ...]], None]
+    hooks: HookRunner | None = None
+    aborted: Callable[[LoopState], None] | None = None
+
+    @property
+    def executor(self) -> ExecutorEnv:
+        """The part of this environment the tool executor reads."""
+        return ExecutorEnv(
+            tools=self.tools,
+            permissions=self.permissions,
+            ctx=self.ctx,
+            hooks=self.hooks,
+            headless=self.config.headless,
+        )

@@ -1,0 +1,62 @@
+"""The composition root: the one place a door's parts become a working core.
+
+Every door (the LSP server, ``run -p``, later ACP and subagents) builds its sessions with
+:func:`build_sessions`, from door-neutral parts: the :class:`~lsp_agent.protocol.host.Host` it
+implements, a model factory, the agent settings (:class:`~lsp_agent.agent.env.AgentConfig`,
+which carries the verification settings), and optionally the diagnostics service, the settings
+stores and the MCP services it keeps. Nothing below the doors knows which door it serves; a
+door differs only in the parts it hands in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsp_agent.agent.env import AgentConfig
+from lsp_agent.diagnostics.service import DiagnosticsService
+from lsp_agent.mcp.service import McpService
+from lsp_agent.model.base import Model
+from lsp_agent.protocol.host import Host
+from lsp_agent.sessions.manager import SessionManager, SettingsFactory
+from lsp_agent.tools.base import Tool
+from lsp_agent.tools.lsp_tools import lsp_tools
+from lsp_agent.tools.registry import ToolRegistry, default_tools
+
+
+def build_sessions(
+    *,
+    host: Host,
+    model_factory: Callable[[], Model],
+    config: AgentConfig,
+    diagnostics: DiagnosticsService | None = None,
+    settings: SettingsFactory | None = None,
+    mcp: Callable[[Path], McpService | None] | None = None,
+) -> SessionManager:
+    """The session manager of a door.
+
+    ``host`` is the door's host, used as it is (every session's workspace records its own
+    changes, so no wrapper is needed). ``diagnostics`` (``None``: the door has none) is given
+    to every session: verification of its edits as ``config.verify`` says, and the ``LSP`` and
+    ``Rename`` tools when it manages language servers. ``settings`` and ``mcp`` return the
+    settings store and the MCP service of a project directory (see :class:`SessionManager`).
+    """
+    return SessionManager(
+        host=host,
+        model_factory=model_factory,
+        config=config,
+        tools_factory=lambda: session_tools(diagnostics),
+        settings=settings,
+        mcp=mcp,
+        diagnostics=diagnostics,
+    )
+
+
+def session_tools(diagnostics: DiagnosticsService | None) -> ToolRegistry:
+    """The built-in tools, plus ``LSP`` and ``Rename`` when ``diagnostics`` has managed
+    language servers configured."""
+    tools: list[Tool[Any]] = list(default_tools())
+    if diagnostics is not None and diagnostics.settings.servers:
+        tools += lsp_tools()
+    return ToolRegistry(tools=tools)
