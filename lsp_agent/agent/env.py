@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lsp_agent.agent.executor import ExecutorEnv
+from lsp_agent.agent.executor import ExecutorEnv, Unattended
 from lsp_agent.diagnostics.config import VerifyConfig
 from lsp_agent.hooks.runner import HookRunner
 from lsp_agent.model.anthropic import DEFAULT_MODEL
@@ -30,14 +30,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True)
 class AgentConfig:
-    """Per-server agent settings.
+    """The agent settings a door hands to the composition root (door-neutral).
 
     ``max_tokens`` is the output cap per request (tokens); after a ``max_tokens`` stop the
     request is retried once with ``escalated_max_tokens``, then up to ``max_continue_nudges``
     "continue" messages are sent. ``max_turns`` bounds model requests per prompt.
     ``context_window`` (tokens) is only used for ``usage_update``. ``verify`` configures the
-    check of the agent's edits against diagnostics (docs/verification.md); it needs a host
-    that carries a diagnostics service.
+    check of the agent's edits against diagnostics (docs/verification.md); it needs a
+    diagnostics service. ``unattended`` is set by a door where nobody can answer a permission
+    prompt: the refusal, in the door's words, given instead of asking.
     """
 
     model: str = DEFAULT_MODEL
@@ -49,7 +50,7 @@ class AgentConfig:
     escalated_max_tokens: int = 64000
     max_continue_nudges: int = 3
     context_window: int = 200_000
-    headless: bool = False
+    unattended: Unattended | None = None
     append_system_prompt: str | None = None
     verify: VerifyConfig = dataclasses.field(default_factory=VerifyConfig)
 
@@ -83,5 +84,5 @@ class TurnEnv:
             permissions=self.permissions,
             ctx=self.ctx,
             hooks=self.hooks,
-            headless=self.config.headless,
+            unattended=self.config.unattended,
         )

@@ -2,10 +2,14 @@
 hooks, for every tool_use of a turn.
 
 Consecutive concurrency-safe calls run in parallel; any other call runs alone. Results are
-returned in tool_use order. When a Bash call fails, the calls after it in the same message are
-not run (they may depend on it) and get an error result saying so. Every tool_use gets exactly
-one result, written into ``results`` as soon as it is known, so a cancelled turn can still
-answer the ones that finished.
+returned in tool_use order. When a call of a tool that declares
+``Tool.failure_cancels_siblings`` (Bash) fails, the calls after it in the same message are not
+run (they may depend on it) and get an error result saying so. Every tool_use gets exactly one
+result, written into ``results`` as soon as it is known, so a cancelled turn can still answer
+the ones that finished. A call refused before it ran
+(:class:`~lsp_agent.protocol.permissions.Refusal`) gets the refusal rendered by
+:func:`refusal_text` as its result, and the refusal itself as ``rawOutput.refusal`` of its
+final ``tool_call_update``.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import asyncio
 import dataclasses
 import difflib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +33,7 @@ from lsp_agent.protocol.events import (
     ToolCall,
     ToolCallUpdate,
 )
-from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
+from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse, Refusal
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolOutput
 from lsp_agent.tools.registry import ToolRegistry
 
@@ -42,16 +46,35 @@ INVALID_JSON_KEY = "__invalid_json__"
 """Key the model client uses for tool input that was not valid JSON."""
 
 
+Unattended = Callable[[str, PermissionRequest], Refusal]
+"""A door's answer when nobody can answer a permission prompt (a non-interactive run): given
+the tool's name and the request, the refusal in the door's own words. The prompt is then
+never shown (and no Notification hook runs)."""
+
+
+def refusal_text(refusal: Refusal) -> str:
+    """The tool_result text of a refused call (the one place refusals are worded)."""
+    if refusal.kind == "denied":
+        return f"Permission denied: {refusal.reason}."
+    if refusal.kind == "cancelled":
+        return "The permission prompt was cancelled; the tool did not run."
+    if refusal.kind == "hook_blocked":
+        return f"Blocked by a PreToolUse hook: {refusal.reason}"
+    text = "The user rejected this tool call; it did not run."
+    return f"{text} The user said: {refusal.reason}" if refusal.reason else text
+
+
 @dataclass(frozen=True, kw_only=True)
 class ExecutorEnv:
     """What the executor needs: the turn's tools, the session's permission engine and hooks,
-    and the context every call gets (session id, workspace and host, diagnostics, emit)."""
+    the context every call gets (session id, workspace and host, diagnostics, emit), and the
+    door's :data:`Unattended` answer when nobody can answer a prompt."""
 
     tools: ToolRegistry
     permissions: PermissionEngine
     ctx: ToolContext
     hooks: HookRunner | None = None
-    headless: bool = False
+    unattended: Unattended | None = None
 
 
 def _error(block: ToolUseBlock, text: str) -> ToolResultBlock:
@@ -80,12 +103,13 @@ async def execute_tool_uses(
     results: dict[str, ToolResultBlock],
 ) -> list[ToolResultBlock]:
     """Run ``blocks`` and return one result per block, in order (see module docstring)."""
-    failed_bash: str | None = None
+    failed: ToolUseBlock | None = None
     for batch in _batches(blocks, env.tools):
-        if failed_bash is not None:
+        if failed is not None:
             for block in batch:
                 results[block.id] = _error(
-                    block, f"Not run: an earlier Bash command in this turn failed ({failed_bash})."
+                    block,
+                    f"Not run: an earlier {failed.name} command in this turn failed ({failed.id}).",
                 )
                 _report_failure(block, results[block.id], env=env)
             continue
@@ -93,33 +117,53 @@ async def execute_tool_uses(
         outcomes = await asyncio.gather(*(_run_one(b, env=env, ran=ran) for b in batch))
         for block, result in zip(batch, outcomes, strict=True):
             results[block.id] = result
-            if block.name == "Bash" and result.is_error and block.id in ran:
-                failed_bash = block.id
+            tool = env.tools.get(block.name)
+            cancels = tool is not None and tool.failure_cancels_siblings
+            if cancels and result.is_error and block.id in ran:
+                failed = block
     return [results[b.id] for b in blocks]
 
 
 async def _run_one(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> ToolResultBlock:
     """Run one call; a call refused before it ran is reported to the user with its reason."""
+    refusal: Refusal | None = None
     try:
-        result = await _attempt(block, env=env, ran=ran)
+        outcome = await _attempt(block, env=env, ran=ran)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a crash in prepare or a hook must not end the turn
         log.exception("%s failed before it ran", block.name)
-        result = _error(block, f"{block.name} failed: {type(exc).__name__}: {exc}")
+        outcome = _error(block, f"{block.name} failed: {type(exc).__name__}: {exc}")
+    if isinstance(outcome, Refusal):
+        refusal, outcome = outcome, _error(block, refusal_text(outcome))
     if block.id not in ran:
-        _report_failure(block, result, env=env)
-    return result
+        _report_failure(block, outcome, env=env, refusal=refusal)
+    return outcome
 
 
-def _report_failure(block: ToolUseBlock, result: ToolResultBlock, *, env: ExecutorEnv) -> None:
+def _report_failure(
+    block: ToolUseBlock,
+    result: ToolResultBlock,
+    *,
+    env: ExecutorEnv,
+    refusal: Refusal | None = None,
+) -> None:
     text = ContentItem(content=TextContent(text=result.content))
-    env.ctx.emit(ToolCallUpdate(tool_call_id=block.id, status="failed", content=(text,)))
+    env.ctx.emit(
+        ToolCallUpdate(
+            tool_call_id=block.id,
+            status="failed",
+            content=(text,),
+            raw_output={"refusal": refusal.to_wire()} if refusal is not None else None,
+        )
+    )
 
 
-async def _attempt(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> ToolResultBlock:
+async def _attempt(
+    block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]
+) -> ToolResultBlock | Refusal:
     """Validate, prepare, authorize and run one call; adds its id to ``ran`` once the tool
-    itself was started."""
+    itself was started. A refused call gives its :class:`Refusal`."""
     tool = env.tools.get(block.name)
     if tool is None:
         return _error(
@@ -144,7 +188,7 @@ async def _attempt(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> T
         _show_hook_notes(block, pre, env=env)
         if pre.block or pre.stop:
             why = pre.reason or pre.stop_reason or "a PreToolUse hook blocked this call"
-            return _error(block, f"Blocked by a PreToolUse hook: {why}")
+            return Refusal(kind="hook_blocked", reason=why, source="hook")
         if pre.updated_input is not None:
             try:
                 inp = tool.parse(pre.updated_input)
@@ -168,8 +212,8 @@ async def _attempt(block: ToolUseBlock, *, env: ExecutorEnv, ran: set[str]) -> T
         )
     )
     verdict = await _authorize(block, tool, prepared, env=env, raw_input=raw_input, hook=pre)
-    if isinstance(verdict, str):
-        return _error(block, verdict)
+    if isinstance(verdict, Refusal):
+        return verdict
     prepared, note = _with_user_edits(prepared, verdict)
     env.ctx.emit(ToolCallUpdate(tool_call_id=block.id, status="in_progress"))
     ran.add(block.id)
@@ -330,8 +374,8 @@ async def _authorize(
     env: ExecutorEnv,
     raw_input: dict[str, Any] | None = None,
     hook: HookOutcome | None = None,
-) -> str | PermissionResponse | None:
-    """The refusal text for the model, or the user's approval (None: allowed by policy)."""
+) -> Refusal | PermissionResponse | None:
+    """The refusal, or the user's approval (None: allowed by policy)."""
     raw_input = block.input if raw_input is None else raw_input
     decision = _combine_with_hook(
         env.permissions.decide(
@@ -354,11 +398,8 @@ async def _authorize(
     if decision.behavior == "allow":
         return None
     if decision.behavior == "deny":
-        return f"Permission denied: {decision.reason}."
-    if env.headless:
-        return (
-            f"Permission denied: {tool.name} needs approval ({decision.reason}) and this is a "
-            "non-interactive run. Allow it with --allowedTools or --permission-mode."
+        return Refusal(
+            kind="denied", reason=decision.reason, rule=decision.rule, source=decision.source
         )
     request = PermissionRequest(
         session_id=env.ctx.session_id,
@@ -377,6 +418,8 @@ async def _authorize(
         source=decision.source,
         suggested_rules=decision.suggestions,
     )
+    if env.unattended is not None:
+        return env.unattended(tool.name, request)
     if env.hooks is not None:
         env.hooks.notify(message=f"Claude needs your permission to use {tool.name}")
     answer = await env.ctx.host.request_permission(request)
@@ -395,11 +438,10 @@ async def _authorize(
     if kind == "reject_always":
         env.permissions.remember(allow=False, **remember)  # type: ignore[arg-type]
     if kind == "cancelled":
-        return "The permission prompt was cancelled; the tool did not run."
-    text = "The user rejected this tool call; it did not run."
-    if answer.feedback:
-        text += f" The user said: {answer.feedback}"
-    return text
+        return Refusal(kind="cancelled", rule=decision.rule, source=decision.source)
+    return Refusal(
+        kind="rejected", reason=answer.feedback or "", rule=decision.rule, source=decision.source
+    )
 
 
 def _validation_text(exc: pydantic.ValidationError) -> str:

@@ -11,9 +11,6 @@ from lsp_agent.headless.render import Event, Renderer, message_event
 from lsp_agent.model.types import Message, ToolResultBlock, ToolUseBlock
 from lsp_agent.protocol.events import SessionUpdate, ToolCall, ToolCallUpdate
 
-DENIAL_PREFIX = "Permission denied:"
-"""How the tool executor starts the tool_result of a call the permission engine refused."""
-
 
 class EventStream:
     """Feeds one renderer from one session.
@@ -41,6 +38,7 @@ class EventStream:
         # readers see the tool_use before its progress (as in Claude Code's stream).
         self._rendered_uses: set[str] = set()
         self._held: list[Event] = []
+        self._denied: set[str] = set()
 
     def on_update(self, session_id: str, update: SessionUpdate) -> None:
         """Host.emit hook: render new history messages, then tool progress."""
@@ -55,6 +53,9 @@ class EventStream:
                 self._progress(update.tool_call_id, status=update.status, title=update.title)
             )
         elif isinstance(update, ToolCallUpdate):
+            refusal = (update.raw_output or {}).get("refusal")
+            if isinstance(refusal, dict) and refusal.get("kind") == "denied":
+                self._denied.add(update.tool_call_id)
             if update.status is not None or update.title is not None:
                 event = self._progress(
                     update.tool_call_id, status=update.status, title=update.title
@@ -126,7 +127,8 @@ class EventStream:
         return ""
 
     def permission_denials(self) -> list[dict[str, Any]]:
-        """Tool calls the permission engine refused, as Claude Code lists them:
+        """Tool calls refused as ``denied`` (``rawOutput.refusal`` of their final update), in
+        the order of the history, as Claude Code lists them:
         ``{"tool_name", "tool_use_id", "tool_input"}``."""
         uses: dict[str, ToolUseBlock] = {}
         denials: list[dict[str, Any]] = []
@@ -134,11 +136,7 @@ class EventStream:
             for block in message.content:
                 if isinstance(block, ToolUseBlock):
                     uses[block.id] = block
-                elif (
-                    isinstance(block, ToolResultBlock)
-                    and block.is_error
-                    and block.content.startswith(DENIAL_PREFIX)
-                ):
+                elif isinstance(block, ToolResultBlock) and block.tool_use_id in self._denied:
                     use = uses.get(block.tool_use_id)
                     denials.append(
                         {

@@ -9,7 +9,7 @@ from pathlib import Path
 from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
 from lsp_agent.protocol.events import SessionUpdate
 from lsp_agent.protocol.host import Host
-from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
+from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse, Refusal
 
 HEADLESS_REJECTION = (
     "Nobody can approve this in a non-interactive run (lsp-agent run -p). Allow it with "
@@ -18,10 +18,24 @@ HEADLESS_REJECTION = (
 """Feedback sent with the rejection when the core asks for permission anyway."""
 
 
+def refuse_unattended(tool: str, request: PermissionRequest) -> Refusal:
+    """The run's answer instead of a permission prompt (``AgentConfig.unattended``): a denial
+    telling the model how the user could allow the call."""
+    return Refusal(
+        kind="denied",
+        reason=(
+            f"{tool} needs approval ({request.reason}) and this is a non-interactive run. "
+            "Allow it with --allowedTools or --permission-mode"
+        ),
+        rule=request.rule,
+        source=request.source,
+    )
+
+
 class HeadlessHost:
     """Delegates files to ``inner`` (a disk host), sends updates to ``on_update`` and rejects
-    every permission request (the engine already turns "ask" into "deny" when
-    ``AgentConfig.headless`` is set; this is the fail-closed backstop)."""
+    every permission request (the executor never asks when ``AgentConfig.unattended`` is
+    :func:`refuse_unattended`; this is the fail-closed backstop)."""
 
     def __init__(self, *, inner: Host, on_update: Callable[[str, SessionUpdate], None]) -> None:
         self._inner = inner

@@ -1,14 +1,14 @@
 """``lsp-agent run -p``: one prompt, run against the files on disk, then exit.
 
 The session works on the disk through ``DiskHost``; nobody can answer a permission prompt, so
-``AgentConfig.headless`` makes the permission engine deny what it would ask about (the
-denial tells the model how the user could allow it). Settings come from the usual files
-(managed, ``--settings FILE``, the project's ``.claude/settings*.json`` — the run trusts its
-directory, as Claude Code's ``-p`` does — and ``~/.claude/settings.json``); their problems
-are printed to stderr, their hooks run. With ``--diagnostics FILE`` the run verifies its edits
-with managed language servers (:mod:`lsp_agent.headless.diagnostics`). SIGINT cancels the turn
-cleanly (every tool_use still gets its tool_result) and the process exits 130; a second SIGINT
-stops at once.
+``AgentConfig.unattended`` (:func:`~lsp_agent.headless.host.refuse_unattended`) denies what the
+engine would ask about (the denial tells the model how the user could allow it). Settings come
+from the usual files (managed, ``--settings FILE``, the project's ``.claude/settings*.json`` —
+the run trusts its directory, as Claude Code's ``-p`` does — and ``~/.claude/settings.json``);
+their problems are printed to stderr, their hooks run. With ``--diagnostics FILE`` the run
+verifies its edits with managed language servers (:mod:`lsp_agent.headless.diagnostics`). SIGINT
+cancels the turn cleanly (every tool_use still gets its tool_result) and the process exits 130;
+a second SIGINT stops at once.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ async def _run(
 ) -> int:
     from lsp_agent.agent.env import AgentConfig
     from lsp_agent.headless.events import EventStream
-    from lsp_agent.headless.host import HeadlessHost
+    from lsp_agent.headless.host import HeadlessHost, refuse_unattended
     from lsp_agent.model.anthropic import AnthropicModel, resolve_model_name
     from lsp_agent.protocol.permissions import PermissionMode
     from lsp_agent.protocol.prompt import PromptText
@@ -165,7 +165,7 @@ async def _run(
         allowed_tools=options.allowed_tools,
         disallowed_tools=options.disallowed_tools,
         max_turns=options.max_turns,
-        headless=True,
+        unattended=refuse_unattended,
     )
     if diagnostics is not None:
         config = diagnostics.agent_config(config)

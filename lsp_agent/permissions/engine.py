@@ -71,7 +71,6 @@ class PermissionEngine:
     roots: tuple[Path, ...]
     allowed_tools: tuple[str, ...] = ()
     disallowed_tools: tuple[str, ...] = ()
-    headless: bool = False
     cwd: Path | None = None
     home: Path | None = None
     policy: PolicyProvider | None = None

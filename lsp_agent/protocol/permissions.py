@@ -89,3 +89,25 @@ class PermissionResponse(BaseModel):
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 """Claude Code's permission modes."""
+
+
+RefusalKind = Literal["denied", "rejected", "cancelled", "hook_blocked"]
+"""Why a tool call did not run: ``denied`` by a rule, the mode, the sandbox or the door's
+policy; ``rejected`` by the user; ``cancelled``: the prompt was dismissed by a cancel;
+``hook_blocked`` by a PreToolUse hook."""
+
+
+class Refusal(WireModel):
+    """A tool call that was refused before it ran, as data.
+
+    ``reason`` says why in words fit for the model and the user (for ``rejected``: what the
+    user said, possibly empty); ``rule``/``source`` name the rule and settings layer that
+    decided, if one did. The executor renders it into the tool_result text in one place and
+    sends it as ``rawOutput.refusal`` of the call's final ``tool_call_update``, where doors
+    read it (the headless door's ``permission_denials`` are the ``denied`` ones).
+    """
+
+    kind: RefusalKind
+    reason: str = ""
+    rule: str | None = None
+    source: str | None = None

@@ -340,7 +340,6 @@ class SessionManager:
             home=store.loader.home if store is not None else None,
             allowed_tools=self.config.allowed_tools,
             disallowed_tools=self.config.disallowed_tools,
-            headless=self.config.headless,
             policy=store.policy if store is not None else None,
             persist=store.persist if store is not None else None,
         )
@@ -377,7 +376,7 @@ class SessionManager:
 
     async def aclose(self, *, reason: str = "other") -> None:
         """Cancel running prompts, run every session's ``SessionEnd`` hooks (bounded by their
-        timeouts) and close the model clients (server shutdown, end of a headless run)."""
+        timeouts) and close the model clients (server shutdown, end of a one-prompt run)."""
         for session in self.sessions.values():
             session.cancel()
         for session in self.sessions.values():

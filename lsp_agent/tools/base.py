@@ -142,6 +142,9 @@ class Tool(ABC, Generic[InputT]):
     are saved first."""
     writes_disk: ClassVar[bool] = True
     """The tool may change files behind the editor: buffers are refreshed afterwards."""
+    failure_cancels_siblings: ClassVar[bool] = False
+    """When a call fails, the calls after it in the same assistant message are not run (they
+    may depend on it): Bash."""
 
     def spec(self) -> ToolSpec:
         """The tool as offered to the model."""

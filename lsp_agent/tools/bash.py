@@ -107,6 +107,7 @@ class BashTool(Tool[BashInput]):
     kind: ClassVar[ToolKind] = "execute"
     reads_disk: ClassVar[bool] = True
     writes_disk: ClassVar[bool] = True
+    failure_cancels_siblings: ClassVar[bool] = True
 
     def title(self, inp: BashInput) -> str:
         """The command's first line, shortened."""

@@ -156,9 +156,11 @@ class CmdInput(ToolInput):
 
 
 class FakeBashTool(Tool[CmdInput]):
-    """Named Bash (so executor rules for Bash apply); fails when the command says "fail"."""
+    """Named Bash (so the permission engine's Bash rules apply) and, like Bash, its failure
+    cancels the calls after it; fails when the command says "fail"."""
 
     name = "Bash"
+    failure_cancels_siblings = True
     description = "Pretend to run a command."
     input_model = CmdInput
     kind = "execute"

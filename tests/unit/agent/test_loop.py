@@ -279,22 +279,65 @@ async def test_allow_always_is_remembered_for_the_session(harness: HarnessFactor
     assert h.tools["Bash"].ran == ["make", "make"]  # type: ignore[attr-defined]
 
 
-async def test_headless_ask_becomes_denial(harness: HarnessFactory) -> None:
+async def test_an_unattended_ask_becomes_the_doors_denial(harness: HarnessFactory) -> None:
+    from lsp_agent.headless.host import refuse_unattended
+
+    wording = (
+        ") and this is a non-interactive run. Allow it with --allowedTools or --permission-mode."
+    )
     h = await harness(
         scenario(
             reply(tool_use("Bash", {"command": "make"}, id="h1")),
             reply(
                 "denied",
-                expect=expecting(
-                    tool_results=[ToolResultExpect(is_error=True, contains="non-interactive")]
-                ),
+                expect=expecting(tool_results=[ToolResultExpect(is_error=True, contains=wording)]),
             ),
         ),
-        headless=True,
+        unattended=refuse_unattended,
     )
     await h.session.prompt([PromptText(text="build")])
     assert h.host.permission_requests == []
     assert h.tools["Bash"].ran == []  # type: ignore[attr-defined]
+    (final,) = [u for u in h.host.updates if isinstance(u, ToolCallUpdate) and u.status == "failed"]
+    assert final.raw_output is not None
+    assert final.raw_output["refusal"]["kind"] == "denied"
+    assert "non-interactive run" in final.raw_output["refusal"]["reason"]
+    (result,) = h.session.history[2].content
+    assert isinstance(result, ToolResultBlock)
+    assert result.content.startswith("Permission denied: Bash needs approval (")
+    h.server.assert_done()
+
+
+async def test_a_rejection_is_a_typed_refusal_with_the_users_words(
+    harness: HarnessFactory,
+) -> None:
+    h = await harness(
+        scenario(
+            reply(tool_use("Bash", {"command": "make"}, id="r1")),
+            reply(
+                "ok",
+                expect=expecting(
+                    tool_results=[
+                        ToolResultExpect(
+                            is_error=True,
+                            contains="The user rejected this tool call; it did not run. "
+                            "The user said: not now",
+                        )
+                    ]
+                ),
+            ),
+        ),
+    )
+
+    async def reject(_request: PermissionRequest) -> PermissionResponse:
+        return PermissionResponse(outcome="selected", option_id="reject_once", feedback="not now")
+
+    h.host.answer = reject
+    await h.session.prompt([PromptText(text="build")])
+    (final,) = [u for u in h.host.updates if isinstance(u, ToolCallUpdate) and u.status == "failed"]
+    assert final.raw_output == {
+        "refusal": {"kind": "rejected", "reason": "not now", "source": "default"}
+    }
     h.server.assert_done()
 
 

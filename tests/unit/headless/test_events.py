@@ -7,6 +7,7 @@ from typing import Any
 from lsp_agent.headless.events import EventStream
 from lsp_agent.model.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from lsp_agent.protocol.events import ContentItem, TextContent, ToolCall, ToolCallUpdate
+from lsp_agent.protocol.permissions import Refusal
 
 
 class Recorder:
@@ -88,8 +89,16 @@ def test_streamed_output_becomes_progress_output() -> None:
     assert recorder.events[-1]["output"] == ".."
 
 
+def _refused(kind: str) -> ToolCallUpdate:
+    refusal = Refusal(kind=kind, reason="a deny rule")  # type: ignore[arg-type]
+    return ToolCallUpdate(
+        tool_call_id="t1", status="failed", raw_output={"refusal": refusal.to_wire()}
+    )
+
+
 def test_last_text_and_denials() -> None:
     stream, _ = make([PROMPT, ASSISTANT, DENIED, FINAL])
+    stream.on_update("s", _refused("denied"))
     assert stream.last_assistant_text() == "Could not edit."
     assert stream.permission_denials() == [
         {"tool_name": "Edit", "tool_use_id": "t1", "tool_input": {"file_path": "/p/a.py"}}
@@ -103,3 +112,12 @@ def test_other_errors_are_not_denials() -> None:
     )
     stream, _ = make([PROMPT, ASSISTANT, failed])
     assert stream.permission_denials() == []
+
+
+def test_denials_are_the_denied_refusals_whatever_the_text_says() -> None:
+    stream, _ = make([PROMPT, ASSISTANT, DENIED, FINAL])
+    assert stream.permission_denials() == []  # the text alone proves nothing
+    stream.on_update("s", _refused("rejected"))
+    assert stream.permission_denials() == []
+    stream.on_update("s", _refused("denied"))
+    assert [d["tool_use_id"] for d in stream.permission_denials()] == ["t1"]
