@@ -1,1 +1,10 @@
-"""agent package."""
+"""The agent loop and the tool executor: model → tools → model until the model ends its turn.
+
+Owns the loop (:mod:`.loop`: immutable ``LoopState``, repair of the history on cancel, stop and
+terminal reasons), the executor (:mod:`.executor`: validate → PreToolUse hooks → prepare →
+permission → call → PostToolUse hooks; refusals as data), what a turn needs (:mod:`.env`:
+``AgentConfig``, ``TurnEnv``), the turn's hooks (:mod:`.turn_hooks`) and the system prompt
+(:mod:`.prompt`). Layering: may import ``tools``, ``context``, ``diagnostics``, ``hooks``,
+``config``, ``workspace``, ``permissions``, ``model`` and ``protocol``; never ``sessions``,
+``mcp`` or a door.
+"""

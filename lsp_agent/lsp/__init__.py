@@ -10,4 +10,8 @@ Loaded after start-up: ``host`` (the core's Host against an editor), ``sessions_
 ``lspAgent/session/*`` handlers), ``code_actions``, ``diagnostics_door``, ``settings_door``,
 ``documents`` (open buffers and disk state), ``textedit`` (minimal TextEdits in the negotiated
 encoding), ``params``/``options_schema``/``prompt`` (payload validation) and ``progress``.
+
+Layering: a door; builds its sessions with the composition root
+(:func:`lsp_agent.sessions.compose.build_sessions`) and may import the whole core, never the
+headless door.
 """
