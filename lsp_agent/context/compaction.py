@@ -48,6 +48,11 @@ SUMMARY_HEADER = "<compact-summary>"
 
 SUMMARY_FOOTER = "</compact-summary>"
 
+MID_TURN_NOTE = (
+    "Continue from where the conversation left off: the current step, or the user's newest "
+    "message above."
+)
+
 
 def auto_threshold(
     *, window: int, max_tokens: int, environ: Mapping[str, str] | None = None
@@ -162,8 +167,8 @@ def compacted_history(
 ) -> tuple[Message, ...]:
     """The history that replaces the compacted one: a single user message.
 
-    ``mid_turn``: compaction happened while the model was working (the threshold was reached
-    between tool calls), so the message ends by asking it to continue the current step.
+    ``mid_turn``: compaction happened inside a turn (automatic or reactive), so the message
+    ends by asking the model to go on with the current step or the user's newest message.
     """
     parts = [
         SUMMARY_HEADER,
@@ -181,7 +186,7 @@ def compacted_history(
         quoted = "\n".join(f"<user-message>\n{p}\n</user-message>" for p in prompts)
         parts.append(f"<user-messages>\n{head}:\n{quoted}\n</user-messages>")
     if mid_turn:
-        parts.append("Continue the current step from where you left off.")
+        parts.append(MID_TURN_NOTE)
     return (Message.user_text("\n\n".join(parts)),)
 
 

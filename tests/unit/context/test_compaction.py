@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lsp_agent.context.compaction import (
+    MID_TURN_NOTE,
     OMITTED_NOTE,
     SUMMARY_HEADER,
     CompactPolicy,
@@ -85,7 +86,7 @@ def test_compacted_history_holds_summary_working_set_and_prompts_verbatim() -> N
         assert p in text
     assert "<working-set>files</working-set>" in text
     assert "1 older ones" in text
-    assert text.endswith("Continue the current step from where you left off.")
+    assert text.endswith(MID_TURN_NOTE)
     assert not is_compacted_start(Message.user_text("hello"))
 
 
