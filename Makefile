@@ -1,7 +1,8 @@
 # Two commands do all set-up on a fresh machine that has Python >= 3.11:
 #   make demo   create .venv, install lsp-agent, watch it fix a bug offline
 #   make test   create .venv, install lsp-agent, run the test suite (exactly what CI runs)
-# Other targets: lint (what CI checks besides tests), ci (the whole CI script), bench, clean.
+# Other targets: lint (what CI checks besides tests), ci (the whole CI script), bench, clean,
+#   protocol (regenerate the lspAgent/* schema, TypeScript types and Lua table from the server).
 
 # The first interpreter >= 3.11 on PATH; override with `make PYTHON=/path/to/python3.12 ...`.
 PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3 python; do \
@@ -22,7 +23,7 @@ INTEROP_STAMP := $(INTEROP_DIR)/node_modules/.lsp-agent-installed
 # The test command; .ci/run calls `make test`, so CI and this target cannot drift apart.
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint ci bench clean
+.PHONY: demo test lint ci bench clean protocol
 
 $(BIN)/python:
 	@if [ -z "$(PYTHON)" ]; then \
@@ -56,6 +57,9 @@ lint: $(STAMP)
 
 ci:
 	.ci/run
+
+protocol: $(STAMP)
+	$(BIN)/python -m lsp_agent.lsp.schema_gen
 
 bench: $(STAMP)
 	$(BIN)/python tools/bench_startup.py

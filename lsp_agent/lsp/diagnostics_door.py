@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
@@ -30,23 +30,13 @@ from lsp_agent.diagnostics.model import Diagnostic, Report
 from lsp_agent.diagnostics.positions import PositionEncoding
 from lsp_agent.diagnostics.service import BridgeRejectedError, DiagnosticsService
 from lsp_agent.diagnostics.suggest import Suggestion, SuggestionEngine, model_fix
+from lsp_agent.lsp.params import DiagnosticsDidChangeParams
 from lsp_agent.protocol.events import ContentItem, TextContent, ToolCall, ToolCallUpdate
 
 if TYPE_CHECKING:
     from lsp_agent.lsp.server import AgentLanguageServer
 
 logger = logging.getLogger(__name__)
-
-
-class BridgeParams(BaseModel):
-    """``lspAgent/diagnostics/didChange`` params: every diagnostic the editor shows for
-    ``uri`` (from all other language servers, with their ``source``) at document ``version``."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    uri: str
-    version: int | None = None
-    diagnostics: list[Any]
 
 
 class DiagnosticsDoor:
@@ -171,7 +161,7 @@ class DiagnosticsDoor:
         of the document are clamped.
         """
         try:
-            params = BridgeParams.model_validate(raw)
+            params = DiagnosticsDidChangeParams.model_validate(raw)
         except ValidationError as exc:
             logger.warning("ignored lspAgent/diagnostics/didChange: %s", exc.errors()[0]["msg"])
             return

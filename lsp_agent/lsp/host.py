@@ -30,7 +30,7 @@ from pygls.workspace import TextDocument
 from lsp_agent.lsp import methods
 from lsp_agent.lsp.documents import OpenDocuments, read_disk_state
 from lsp_agent.lsp.options import DEFAULT_EDIT_CONFIRM_TIMEOUT_MS, DEFAULT_PERMISSION_TIMEOUT_MS
-from lsp_agent.lsp.params import PermissionAnswer, SaveDocumentsAnswer, SelectedOutcome
+from lsp_agent.lsp.params import RequestPermissionResult, SaveDocumentsResult, SelectedOutcome
 from lsp_agent.lsp.progress import TurnProgress
 from lsp_agent.lsp.protocol import AgentProtocol
 from lsp_agent.lsp.textedit import minimal_edit
@@ -253,7 +253,7 @@ class LspHost:
                 raw = await self._client_request(
                     methods.WORKSPACE_SAVE_DOCUMENTS, {"uris": uris}, timeout=self.timeouts.save
                 )
-                saved = SaveDocumentsAnswer.model_validate(raw or {}).saved
+                saved = SaveDocumentsResult.model_validate(raw or {}).saved
                 logger.debug("client saved %s", saved)
             except (TimeoutError, JsonRpcException, ValidationError) as exc:
                 logger.warning("client did not save documents (%s); writing them directly", exc)
@@ -360,7 +360,7 @@ class LspHost:
             logger.warning("permission prompt failed (%s); treating it as a rejection", exc)
             return _REJECT
         try:
-            answer = PermissionAnswer.model_validate(raw)
+            answer = RequestPermissionResult.model_validate(raw)
         except ValidationError as exc:
             logger.warning(
                 "malformed permission answer %r (%s); treating it as a rejection", raw, exc

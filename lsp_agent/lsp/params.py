@@ -8,9 +8,9 @@ slot.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
 from lsp_agent.lsp.errors import describe_validation_error, invalid_params
@@ -60,7 +60,11 @@ class PromptParams(_Params):
     one by :func:`lsp_agent.lsp.prompt.prompt_parts` (so errors can name ``prompt[i]``)."""
 
     session_id: str
-    prompt: list[Any] = Field(min_length=1)
+    prompt: Annotated[
+        list[Any],
+        Field(min_length=1),
+        WithJsonSchema({"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/ContentBlock"}}),
+    ]
 
 
 class SessionIdParams(_Params):
@@ -78,6 +82,14 @@ class SetModeParams(_Params):
 
 class ListSessionsParams(_Params):
     """``lspAgent/session/list`` (no parameters)."""
+
+
+class LoadSessionParams(_Params):
+    """``lspAgent/session/load`` (ACP ``session/load``): resume ``sessionId`` in ``cwd``.
+    Served only when the server advertises ``loadSession`` (docs/protocol.md §4.7)."""
+
+    session_id: str
+    cwd: str | None = None
 
 
 # ---- content blocks -------------------------------------------------------------------------
@@ -146,6 +158,41 @@ CONTENT_BLOCKS: dict[str, type[_Params]] = {
 """Supported content block types by their ``type`` tag."""
 
 
+# ---- the diagnostics bridge -----------------------------------------------------------------
+
+
+class WireDiagnostic(BaseModel):
+    """An LSP ``Diagnostic`` as the bridge reads it (other fields are ignored): ``severity``
+    1..4 (absent: error), ``range`` in the negotiated position encoding. Each diagnostic is
+    read on its own by :func:`lsp_agent.diagnostics.model.parse_diagnostic`, so a malformed
+    one is skipped instead of failing the whole notification."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    range: Range
+    message: str
+    severity: Literal[1, 2, 3, 4] | None = None
+    code: str | int | None = None
+    source: str | None = None
+    tags: list[int] | None = None
+
+
+class DiagnosticsDidChangeParams(BaseModel):
+    """``lspAgent/diagnostics/didChange`` params: every diagnostic the editor shows for
+    ``uri`` (from all other language servers, with their ``source``) at document ``version``
+    (``null`` when the document is not open). ``diagnostics`` stays raw JSON here: each one is
+    read on its own (see :class:`WireDiagnostic`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    uri: str
+    version: int | None = None
+    diagnostics: Annotated[
+        list[Any],
+        WithJsonSchema({"type": "array", "items": {"$ref": "#/$defs/WireDiagnostic"}}),
+    ]
+
+
 # ---- answers to server -> client requests -----------------------------------------------------
 
 
@@ -175,7 +222,7 @@ class CancelledOutcome(BaseModel):
     outcome: Literal["cancelled"]
 
 
-class PermissionAnswer(BaseModel):
+class RequestPermissionResult(BaseModel):
     """Result of ``lspAgent/session/requestPermission``."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -183,9 +230,42 @@ class PermissionAnswer(BaseModel):
     outcome: SelectedOutcome | CancelledOutcome = Field(discriminator="outcome")
 
 
-class SaveDocumentsAnswer(BaseModel):
+class SaveDocumentsResult(BaseModel):
     """Result of ``lspAgent/workspace/saveDocuments``: the URIs the client saved."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     saved: list[str] = Field(default_factory=list)
+
+
+# ---- MCP servers ----------------------------------------------------------------------------
+# The MCP door (:mod:`lsp_agent.lsp.mcp_door`) reads these params itself (unknown keys are
+# ignored there); the models give them their schema.
+
+
+class McpListParams(BaseModel):
+    """``lspAgent/mcp/list``: the servers of project directory ``cwd`` (an absolute path;
+    default: the first workspace folder)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    cwd: str | None = None
+
+
+class McpApproveParams(BaseModel):
+    """``lspAgent/mcp/approve``: the user's answer about project server ``name``."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    name: str
+    approved: bool
+    cwd: str | None = None
+
+
+class McpReconnectParams(BaseModel):
+    """``lspAgent/mcp/reconnect``: restart server ``name`` now."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    name: str
+    cwd: str | None = None

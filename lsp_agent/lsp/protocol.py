@@ -135,6 +135,6 @@ class AgentProtocol(LanguageServerProtocol):
         result: types.InitializeResult = yield from super().lsp_initialize(params)
         experimental = result.capabilities.experimental
         merged: dict[str, Any] = dict(experimental) if isinstance(experimental, dict) else {}
-        merged["lspAgent"] = {"version": __version__, "protocolVersion": methods.PROTOCOL_VERSION}
+        merged["lspAgent"] = methods.agent_capabilities(__version__)
         result.capabilities.experimental = merged
         return result

@@ -57,9 +57,11 @@ class DiffItem(WireModel):
 
     type: Literal["diff"] = "diff"
     path: str
-    old_text: str | None
+    old_text: str | None = None
     new_text: str
     unified_diff: str | None = None
+    uri: str | None = None
+    """The ``file:`` URI of ``path``, added by the LSP door (editors address files by URI)."""
 
 
 ToolCallContent = ContentItem | DiffItem
@@ -70,6 +72,8 @@ class Location(WireModel):
 
     path: str
     line: int | None = None
+    uri: str | None = None
+    """The ``file:`` URI of ``path``, added by the LSP door."""
 
 
 class AgentMessageChunk(WireModel):

@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import sys
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
-from lsp_agent.lsp import methods
+from lsp_agent.lsp import methods, schema
 from lsp_agent.lsp.protocol import RawNotification, RawRequest, RawResponse
 from lsp_agent.testing.scenario import Scenario
 from lsp_agent.testing.scripted import ScriptedServer, scripted_env
@@ -51,7 +52,33 @@ PRESETS = {
 
 
 class AgentClientProtocol(LanguageClientProtocol):
-    """pytest-lsp's protocol with plain-dict envelopes for the ``lspAgent/*`` methods."""
+    """pytest-lsp's protocol with plain-dict envelopes for the ``lspAgent/*`` methods.
+
+    It also checks every ``lspAgent/*`` message the server sends (params of its requests and
+    notifications, results of ours) against the protocol's models; the ``launch`` fixture
+    fails the test on any problem (:func:`lsp_agent.lsp.schema.wire_problems`).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.wire_problems: list[str] = []
+        self._sent: dict[Any, str] = {}
+
+    def send_request(  # type: ignore[override]
+        self, method: str, params: Any = None, callback: Any = None, msg_id: Any = None
+    ) -> Any:
+        if method in methods.CLIENT_REQUESTS:
+            msg_id = msg_id if msg_id is not None else str(uuid.uuid4())
+            self._sent[msg_id] = method
+        return super().send_request(method, params, callback=callback, msg_id=msg_id)
+
+    def handle_message(self, message: Any) -> Any:
+        if isinstance(message, RawRequest | RawNotification):
+            self.wire_problems += schema.wire_problems(message.method, message.params)
+        elif isinstance(message, RawResponse) and message.id in self._sent:
+            method = self._sent.pop(message.id)
+            self.wire_problems += schema.wire_problems(method, message.result, result=True)
+        return super().handle_message(message)
 
     def get_message_type(self, method: str) -> Any:
         if method in methods.REQUESTS:
@@ -345,11 +372,18 @@ async def launch(tmp_path: Path, preset: str) -> AsyncIterator[Launch]:
 
     yield start
 
+    problems: list[str] = []
     for editor, scripted in started:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(editor.client.shutdown_session(), WAIT_S)
         await editor.client.stop()
         await scripted.stop()
+        protocol = editor.client.protocol
+        assert isinstance(protocol, AgentClientProtocol)
+        problems += protocol.wire_problems
+    assert not problems, "messages the server sent do not match the protocol schema:\n" + "\n".join(
+        problems
+    )
 
 
 def _register_handlers(editor: Editor) -> None:

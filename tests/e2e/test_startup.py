@@ -55,7 +55,13 @@ EXPECTED_CAPABILITIES = {
         "workspaceFolders": {"supported": True, "changeNotifications": True},
         "fileOperations": {},
     },
-    "experimental": {"lspAgent": {"version": "0.1.0", "protocolVersion": methods.PROTOCOL_VERSION}},
+    "experimental": {
+        "lspAgent": {
+            "version": "0.1.0",
+            "protocolVersion": methods.PROTOCOL_VERSION,
+            "loadSession": False,
+        }
+    },
 }
 
 VSCODE_OPTIONS = {

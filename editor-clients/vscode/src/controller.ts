@@ -8,13 +8,13 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage, type AgentClient } from './server/agentClient';
+import { errorMessage, SessionLoadUnsupportedError, type AgentClient } from './server/agentClient';
 import type { PermissionBroker, PendingPermission, PermissionResolution } from './permissions/broker';
 import { decisionOrigin, describeOrigin, resolvedLabel } from './shared/permissionPrompt';
 import { rankPaths, resolvePrompt, type MentionIo, type SelectionBlockInput } from './prompt/mentions';
 import type { ReviewController } from './review/reviewController';
 import type { MentionCandidate, PanelSnapshot, SelectionInfo, SessionSummary, ToHost, ToWebview } from './shared/messages';
-import type { ContentBlock, McpAction, McpServerInfo, McpServersResult, PromptResult, SessionDidEndParams, SessionDidStartParams, SessionUpdateParams } from './shared/protocol';
+import type { ContentBlock, McpAction, McpServerInfo, McpServersResult, TurnResult, ModeId, SessionDidEndParams, SessionDidStartParams, SessionUpdateParams } from './shared/protocol';
 import {
   addNotice,
   addPermission,
@@ -47,7 +47,7 @@ export interface ControllerDeps {
   setBadge(count: number): void;
   memento: vscode.Memento;
   log: vscode.LogOutputChannel;
-  defaultMode(): string;
+  defaultMode(): ModeId;
   runAction(id: string): Promise<void>;
 }
 
@@ -234,12 +234,26 @@ export class ChatController implements vscode.Disposable {
     const { sessions } = await this.deps.client.listSessions();
     const rows = sessions.map((s) => ({
       sessionId: s.sessionId,
-      title: known(s.sessionId)?.title ?? s.title ?? `Session ${s.sessionId.slice(0, 8)}`,
+      title: known(s.sessionId)?.title ?? `Session ${s.sessionId.slice(0, 8)}`,
       ...(s.cwd ? { cwd: s.cwd } : {}),
       busy: s.busy === true,
       open: this.sessions.has(s.sessionId),
     }));
     return rows.sort((a, b) => Number(b.open) - Number(a.open));
+  }
+
+  /**
+   * Replay a session's history into its tab (`lspAgent/session/load`). The client sends it only
+   * when the server advertises `loadSession`; otherwise the tab says why it starts empty.
+   */
+  private async resume(sessionId: string): Promise<void> {
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    try {
+      await this.deps.client.loadSession({ sessionId, ...(cwd ? { cwd } : {}) });
+    } catch (error) {
+      const unsupported = error instanceof SessionLoadUnsupportedError;
+      this.notify(sessionId, unsupported ? 'info' : 'error', unsupported ? errorMessage(error) : `Could not resume the session: ${errorMessage(error)}`);
+    }
   }
 
   private sessionFor(sessionId: string): SessionState {
@@ -315,7 +329,9 @@ export class ChatController implements vscode.Disposable {
     if (!this.serverTurns.delete(params.sessionId)) return;
     const session = this.sessions.get(params.sessionId) ?? this.closed.get(params.sessionId);
     if (!session?.running) return;
-    const result: PromptResult | { error: string } = params.error ? { error: params.error } : { stopReason: params.stopReason };
+    const result: TurnResult | { error: string } = params.error
+      ? { error: params.error }
+      : { stopReason: params.stopReason, ...(params.usage ? { usage: params.usage } : {}) };
     endTurn(session, result);
     this.post({ type: 'turnEnded', sessionId: session.id, result });
     this.changed.fire();
@@ -369,7 +385,7 @@ export class ChatController implements vscode.Disposable {
   // ---- turns --------------------------------------------------------------------------------
 
   /** Send a prompt; resolves when the turn ends (with its result, or undefined on error). */
-  async prompt(request: PromptRequest): Promise<PromptResult | undefined> {
+  async prompt(request: PromptRequest): Promise<TurnResult | undefined> {
     let session: SessionState | undefined;
     try {
       session = request.sessionId ? this.sessions.get(request.sessionId) : this.active;
@@ -399,7 +415,7 @@ export class ChatController implements vscode.Disposable {
     this.changed.fire();
     const cts = new vscode.CancellationTokenSource();
     this.turns.set(session.id, cts);
-    let result: PromptResult | { error: string };
+    let result: TurnResult | { error: string };
     try {
       result = await this.deps.client.prompt({ sessionId: session.id, prompt: blocks }, cts.token);
     } catch (error) {
@@ -568,8 +584,12 @@ export class ChatController implements vscode.Disposable {
         return;
       case 'activateSession':
         if (!this.sessions.has(message.sessionId) && !this.closed.has(message.sessionId)) {
-          // A session of the server this window never showed: a tab that fills with new updates.
+          // A session of the server this window never showed: a tab that fills with its
+          // replayed history (when the server can load sessions) and with new updates.
           this.sessionFor(message.sessionId);
+          this.activate(message.sessionId);
+          await this.resume(message.sessionId);
+          return;
         }
         this.activate(message.sessionId);
         return;

@@ -8,6 +8,7 @@
 local compat = require('lsp_agent.compat')
 local config = require('lsp_agent.config')
 local log = require('lsp_agent.log')
+local methods = require('lsp_agent.protocol').methods
 local server = require('lsp_agent.server')
 
 local M = {}
@@ -125,7 +126,7 @@ function M.flush(bufnr, opts)
         local key = vim.json.encode(payload)
         if sent[client.id][bufnr] ~= key then
           sent[client.id][bufnr] = key
-          compat.notify(client, 'lspAgent/diagnostics/didChange', payload)
+          compat.notify(client, methods.DIAGNOSTICS_DID_CHANGE, payload)
           log.debug('diagnostics of %s v%s (%d) sent', payload.uri, tostring(payload.version),
             #payload.diagnostics)
         end

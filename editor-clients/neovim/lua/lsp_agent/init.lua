@@ -16,6 +16,7 @@ local diagnostics = require('lsp_agent.diagnostics')
 local log = require('lsp_agent.log')
 local mcp = require('lsp_agent.mcp')
 local permission = require('lsp_agent.permission')
+local methods = require('lsp_agent.protocol').methods
 local server = require('lsp_agent.server')
 local session = require('lsp_agent.session')
 local trust = require('lsp_agent.trust')
@@ -32,18 +33,18 @@ end
 
 local function install_handlers()
   local handlers = server.handlers
-  handlers['lspAgent/session/update'] = function(err, params, ctx)
+  handlers[methods.SESSION_UPDATE] = function(err, params, ctx)
     session.handle_update(err, params, ctx)
     if type(params) == 'table' then
       permission.on_update(params.sessionId, params.update)
     end
   end
-  handlers['lspAgent/session/didStart'] = session.handle_did_start
-  handlers['lspAgent/session/didEnd'] = session.handle_did_end
-  handlers['lspAgent/session/requestPermission'] = permission.handler
-  handlers['lspAgent/workspace/saveDocuments'] = workspace.save_documents
-  handlers['lspAgent/workspace/didChangeFiles'] = workspace.did_change_files
-  handlers['lspAgent/mcp/didChange'] = mcp.handle_did_change
+  handlers[methods.SESSION_DID_START] = session.handle_did_start
+  handlers[methods.SESSION_DID_END] = session.handle_did_end
+  handlers[methods.SESSION_REQUEST_PERMISSION] = permission.handler
+  handlers[methods.WORKSPACE_SAVE_DOCUMENTS] = workspace.save_documents
+  handlers[methods.WORKSPACE_DID_CHANGE_FILES] = workspace.did_change_files
+  handlers[methods.MCP_DID_CHANGE] = mcp.handle_did_change
   handlers['workspace/applyEdit'] = workspace.apply_edit
   handlers['$/cancelRequest'] = function(_, params, ctx)
     -- Request handlers are not told their request id, so a withdrawn prompt is matched only

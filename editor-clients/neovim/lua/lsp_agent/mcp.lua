@@ -1,6 +1,7 @@
 --- MCP servers of the lsp-agent server: their state (lspAgent/mcp/didChange, lspAgent/mcp/list),
 --- approval of project servers and reconnecting (:AgentMcp, :checkhealth lsp_agent).
 local compat = require('lsp_agent.compat')
+local methods = require('lsp_agent.protocol').methods
 
 local M = {}
 
@@ -45,6 +46,7 @@ local function remember(client_id, result)
 end
 
 --- Handler of lspAgent/mcp/didChange.
+---@param params lsp_agent.protocol.McpServersResult
 function M.handle_did_change(_, params, ctx)
   remember(ctx.client_id, params)
 end
@@ -58,7 +60,7 @@ end
 
 --- Ask the server for its list; `callback(result|nil, err|nil)`.
 function M.list(client, callback)
-  compat.request(client, 'lspAgent/mcp/list', vim.empty_dict(), function(err, result)
+  compat.request(client, methods.MCP_LIST, vim.empty_dict(), function(err, result)
     if err then
       return callback(nil, err.message or vim.inspect(err))
     end
@@ -72,9 +74,9 @@ end
 function M.act(client, action, name, callback)
   local method, params
   if action == 'reconnect' then
-    method, params = 'lspAgent/mcp/reconnect', { name = name }
+    method, params = methods.MCP_RECONNECT, { name = name }
   else
-    method, params = 'lspAgent/mcp/approve', { name = name, approved = action == 'approve' }
+    method, params = methods.MCP_APPROVE, { name = name, approved = action == 'approve' }
   end
   compat.request(client, method, params, function(err, result)
     if err then

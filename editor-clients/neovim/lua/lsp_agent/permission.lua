@@ -457,6 +457,7 @@ local function fallback_sync(p)
 end
 
 --- Handler of `lspAgent/session/requestPermission`.
+---@param params lsp_agent.protocol.RequestPermissionParams
 function M.handler(_, params, ctx)
   if type(params) ~= 'table' or type(params.options) ~= 'table' or #params.options == 0 then
     return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.InvalidParams,

@@ -11,7 +11,10 @@
 local compat = require('lsp_agent.compat')
 local config = require('lsp_agent.config')
 local log = require('lsp_agent.log')
+local protocol = require('lsp_agent.protocol')
 local transcript_mod = require('lsp_agent.transcript')
+
+local methods = protocol.methods
 
 local M = {}
 
@@ -121,7 +124,7 @@ function M.create(client, callback)
       cb(session, err)
     end
   end
-  local ok = compat.request(client, 'lspAgent/session/new', params, function(err, result)
+  local ok = compat.request(client, methods.SESSION_NEW, params, function(err, result)
     if err or type(result) ~= 'table' or type(result.sessionId) ~= 'string' then
       local message = err and error_message(err) or 'lspAgent/session/new returned no sessionId'
       log.error('session/new failed: %s', message)
@@ -149,7 +152,7 @@ end
 
 --- Send one user turn.
 --- @param session table
---- @param blocks table[] ACP ContentBlocks
+--- @param blocks lsp_agent.protocol.ContentBlock[]
 --- @param display { text: string, attachments: string[]|nil } what the transcript shows
 --- @param on_done fun(result: table|nil, err: string|nil)|nil
 --- @return boolean sent
@@ -167,7 +170,7 @@ function M.prompt(session, blocks, display, on_done)
   emit(session, session.transcript:add_user(display.text, display.attachments))
   session.running = true
   session.cancel_requested = false
-  local ok, request_id = compat.request(client, 'lspAgent/session/prompt',
+  local ok, request_id = compat.request(client, methods.SESSION_PROMPT,
     { sessionId = session.id, prompt = blocks }, function(err, result)
       session.running = false
       session.request_id = nil
@@ -224,20 +227,21 @@ function M.cancel(session)
   session.cancel_requested = true
   -- The notification, not $/cancelRequest: Neovim drops the callback of a request it cancels,
   -- and the prompt's answer (stopReason "cancelled", usage) is still wanted.
-  compat.notify(client, 'lspAgent/session/cancel', { sessionId = session.id })
+  compat.notify(client, methods.SESSION_CANCEL, { sessionId = session.id })
   log.info('cancel sent for session %s', session.id)
   emit(session, nil)
   return true
 end
 
 --- Change the permission mode of a session.
+---@param mode_id lsp_agent.protocol.PermissionMode
 function M.set_mode(session, mode_id, callback)
   callback = callback or function() end
   local client = client_of(session)
   if not client then
     return callback('the server is not running')
   end
-  compat.request(client, 'lspAgent/session/setMode', { sessionId = session.id, modeId = mode_id },
+  compat.request(client, methods.SESSION_SET_MODE, { sessionId = session.id, modeId = mode_id },
     function(err)
       if err then
         return callback(error_message(err))
@@ -251,8 +255,9 @@ function M.set_mode(session, mode_id, callback)
 end
 
 --- List the server's sessions: `callback(sessions|nil, err)`, sessions as the server sends them.
+---@param callback fun(sessions: lsp_agent.protocol.SessionSummary[]?, err: string?)
 function M.list(client, callback)
-  compat.request(client, 'lspAgent/session/list', vim.empty_dict(), function(err, result)
+  compat.request(client, methods.SESSION_LIST, vim.empty_dict(), function(err, result)
     if err then
       return callback(nil, error_message(err))
     end
@@ -260,7 +265,28 @@ function M.list(client, callback)
   end)
 end
 
---- Resume a session: the server replays its history as updates, then answers.
+--- Whether `client`'s server serves `method`: always for a method without a gating capability;
+--- for an optional one (`protocol.capability_of`), only when the server advertises that
+--- capability as `true` in `capabilities.experimental.lspAgent`.
+---@param client vim.lsp.Client
+---@param method lsp_agent.protocol.Method
+---@return boolean
+function M.serves(client, method)
+  local capability = protocol.capability_of[method]
+  if capability == nil then
+    return true
+  end
+  local experimental = client.server_capabilities and client.server_capabilities.experimental
+  ---@type lsp_agent.protocol.AgentCapabilities?
+  local caps = type(experimental) == 'table' and experimental.lspAgent or nil
+  return type(caps) == 'table' and caps[capability] == true
+end
+
+--- Resume a session: the server replays its history as updates, then answers. Sent only to a
+--- server that advertises `loadSession`; with another, `callback(nil, message)` says so.
+---@param client vim.lsp.Client
+---@param session_id string
+---@param callback? fun(session: table?, err: string?)
 function M.load(client, session_id, callback)
   callback = callback or function() end
   local session = sessions[session_id]
@@ -268,10 +294,14 @@ function M.load(client, session_id, callback)
     M.set_current(session)
     return callback(session)
   end
+  if not M.serves(client, methods.SESSION_LOAD) then
+    return callback(nil, 'this lsp-agent server cannot resume sessions '
+      .. '(it does not advertise loadSession); it shows only sessions this editor has open')
+  end
   -- Created before the request: the replayed updates arrive before the answer.
   session = new_session(client.id, session_id)
   M.set_current(session)
-  compat.request(client, 'lspAgent/session/load',
+  compat.request(client, methods.SESSION_LOAD,
     { sessionId = session_id, cwd = client.config.root_dir }, function(err, result)
       if err then
         emit(session, session.transcript:add_info('could not resume: ' .. error_message(err)))
@@ -286,6 +316,7 @@ function M.load(client, session_id, callback)
 end
 
 --- Handler of `lspAgent/session/update`.
+---@param params lsp_agent.protocol.SessionUpdateParams
 function M.handle_update(_, params, ctx)
   if type(params) ~= 'table' or type(params.sessionId) ~= 'string' then
     log.warn('session/update without sessionId: %s', vim.inspect(params))
@@ -330,6 +361,7 @@ end
 --- started a turn for an agent command (a code action such as "Fix with agent", picked from
 --- :AgentFix or |vim.lsp.buf.code_action()|). The session becomes the client's current one (the
 --- chat shows it) and runs until `didEnd`; `LspAgentSessionStarted` is fired.
+---@param params lsp_agent.protocol.SessionDidStartParams
 function M.handle_did_start(_, params, ctx)
   local id = string_field(params, 'sessionId')
   if not id then
@@ -355,6 +387,7 @@ end
 
 --- Handler of `lspAgent/session/didEnd` `{sessionId, stopReason, error?}`: the turn the server
 --- started is over (ignored for turns it did not announce with `didStart`).
+---@param params lsp_agent.protocol.SessionDidEndParams
 function M.handle_did_end(_, params, _)
   local session = sessions[string_field(params, 'sessionId') or '']
   if not session or not session.server_turn then

@@ -26,6 +26,7 @@ end
 --- Handler of `lspAgent/workspace/saveDocuments {uris}` → `{saved}`.
 --- A buffer counts as saved when it has no unsaved changes afterwards; uris without a loaded
 --- buffer are not in `saved` (the server writes those itself).
+---@param params lsp_agent.protocol.SaveDocumentsParams
 function M.save_documents(_, params)
   local saved = {}
   for _, uri in ipairs(type(params) == 'table' and params.uris or {}) do
@@ -51,6 +52,7 @@ end
 --- Handler of `lspAgent/workspace/didChangeFiles {uris}`: files changed on disk behind the
 --- editor (a Bash command). Buffers without unsaved changes are reloaded; buffers with unsaved
 --- changes are left alone and the user is told.
+---@param params lsp_agent.protocol.DidChangeFilesParams
 function M.did_change_files(_, params)
   local conflicts = {}
   for _, uri in ipairs(type(params) == 'table' and params.uris or {}) do

@@ -82,4 +82,32 @@ H.test(':AgentSessions lists the server\'s sessions', function()
   H.eq(require('lsp_agent.session').current(client.id), s, 'resuming the current one keeps it')
 end)
 
+H.test(':AgentSessions on a session this editor never showed: no lspAgent/session/load, a message says why', function()
+  H.eq(client.server_capabilities.experimental.lspAgent.loadSession, false, 'the server advertises no loadSession')
+  local compat = require('lsp_agent.compat')
+  local request, notify = compat.request, vim.notify
+  local sent, messages = {}, {}
+  compat.request = function(c, method, ...)
+    table.insert(sent, method)
+    return request(c, method, ...)
+  end
+  vim.notify = function(msg)
+    table.insert(messages, msg)
+  end
+  vim.ui.select = function(_, _, on_choice)
+    on_choice({ sessionId = 'from-another-editor', cwd = vim.fn.getcwd(), busy = false }, 1)
+  end
+  local ok, err = pcall(function()
+    vim.cmd('AgentSessions')
+    H.wait(E.WAIT, function()
+      return #messages > 0
+    end, 'the message')
+  end)
+  compat.request, vim.notify = request, notify
+  assert(ok, err)
+  H.eq(sent, { 'lspAgent/session/list' }, 'only the list was requested')
+  H.ok(messages[1]:find('cannot resume sessions (it does not advertise loadSession)', 1, true), messages[1])
+  H.eq(require('lsp_agent.session').current(client.id), s, 'the current session is kept')
+end)
+
 E.finish()

@@ -15,6 +15,7 @@ import {
 } from 'vscode-languageclient/node';
 import type { HostAction, ServerStatus } from '../shared/messages';
 import {
+  MethodCapabilities,
   Methods,
   type DiagnosticsDidChangeParams,
   type DidChangeFilesParams,
@@ -31,7 +32,9 @@ import {
   type ServerAgentCapabilities,
   type SessionDidEndParams,
   type SessionDidStartParams,
-  type SessionListResult,
+  type ListSessionsResult,
+  type LoadSessionParams,
+  type LoadSessionResult,
   type SessionUpdateParams,
 } from '../shared/protocol';
 import { RestartPolicy } from './backoff';
@@ -108,6 +111,17 @@ export class ServerNotRunningError extends Error {
   constructor(status: ServerStatus) {
     super(status.message ?? `The lsp-agent server is not running (${status.phase}).`);
     this.name = 'ServerNotRunningError';
+  }
+}
+
+/** The server does not advertise `loadSession`: it cannot replay a session's history. */
+export class SessionLoadUnsupportedError extends Error {
+  constructor(version: string | undefined) {
+    super(
+      `This lsp-agent server${version ? ` (${version})` : ''} cannot resume sessions: it does not advertise loadSession. ` +
+        'Only updates from now on are shown.',
+    );
+    this.name = 'SessionLoadUnsupportedError';
   }
 }
 
@@ -321,10 +335,10 @@ export class AgentClient implements vscode.Disposable {
     client.onNotification(Methods.sessionUpdate, (params: SessionUpdateParams) => h.onUpdate(params));
     client.onNotification(Methods.sessionDidStart, (params: SessionDidStartParams) => h.sessionDidStart(params));
     client.onNotification(Methods.sessionDidEnd, (params: SessionDidEndParams) => h.sessionDidEnd(params));
-    client.onNotification(Methods.didChangeFiles, (params: DidChangeFilesParams) => h.didChangeFiles(params));
+    client.onNotification(Methods.workspaceDidChangeFiles, (params: DidChangeFilesParams) => h.didChangeFiles(params));
     client.onNotification(Methods.mcpDidChange, (params: McpServersResult) => h.mcpDidChange?.(params));
-    client.onRequest(Methods.requestPermission, (params: RequestPermissionParams, token) => h.requestPermission(params, token));
-    client.onRequest(Methods.saveDocuments, (params: SaveDocumentsParams) => h.saveDocuments(params));
+    client.onRequest(Methods.sessionRequestPermission, (params: RequestPermissionParams, token) => h.requestPermission(params, token));
+    client.onRequest(Methods.workspaceSaveDocuments, (params: SaveDocumentsParams) => h.saveDocuments(params));
     return client;
   }
 
@@ -353,8 +367,20 @@ export class AgentClient implements vscode.Disposable {
     await this.running().sendRequest<unknown>(Methods.sessionSetMode, { sessionId, modeId });
   }
 
-  async listSessions(): Promise<SessionListResult> {
-    return this.running().sendRequest<SessionListResult>(Methods.sessionList, {});
+  /**
+   * Resume a session (`lspAgent/session/load`): the server replays its history as updates, then
+   * answers. Only servers that advertise `loadSession` serve it; with others this throws
+   * {@link SessionLoadUnsupportedError} without sending anything.
+   */
+  async loadSession(params: LoadSessionParams): Promise<LoadSessionResult> {
+    const client = this.running();
+    const capability = MethodCapabilities[Methods.sessionLoad];
+    if (this.agent?.[capability] !== true) throw new SessionLoadUnsupportedError(this.agent?.version);
+    return client.sendRequest<LoadSessionResult>(Methods.sessionLoad, params);
+  }
+
+  async listSessions(): Promise<ListSessionsResult> {
+    return this.running().sendRequest<ListSessionsResult>(Methods.sessionList, {});
   }
 
   async mcpList(): Promise<McpServersResult> {

@@ -1,7 +1,7 @@
 /**
  * The version handshake: is the server that answered `initialize` an lsp-agent we can talk to?
  *
- * The server advertises `capabilities.experimental.lspAgent = {version, protocolVersion}` and
+ * The server advertises `capabilities.experimental.lspAgent = {version, protocolVersion, loadSession}` and
  * `serverInfo = {name: "lsp-agent", version}` (docs/protocol.md, "initialize").
  */
 
@@ -85,7 +85,8 @@ export function checkHandshake(result: InitializeResultLike | undefined, minVers
   }
   return {
     ok: true,
-    agent: { version, protocolVersion },
+    // Optional capabilities count only when the server says `true` (older servers omit them).
+    agent: { version, protocolVersion, loadSession: info.loadSession === true },
     ...(serverName ? { serverName } : {}),
   };
 }

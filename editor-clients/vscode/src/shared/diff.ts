@@ -160,13 +160,13 @@ function stripEol(line: string): string {
 
 /**
  * A unified diff (`---`/`+++` headers, `@@` hunks with `context` lines around changes) for
- * display; `oldText === null` diffs against an empty, new file.
+ * display; no `oldText` (the server leaves it out for a new file) diffs against an empty file.
  */
-export function unifiedDiff(path: string, oldText: string | null, newText: string, context = 3): string {
+export function unifiedDiff(path: string, oldText: string | null | undefined, newText: string, context = 3): string {
   const a = splitLines(oldText ?? '');
   const hunks = computeHunks(oldText ?? '', newText);
   if (hunks.length === 0) return '';
-  const lines: string[] = [`--- ${oldText === null ? '/dev/null' : `a/${path}`}`, `+++ b/${path}`];
+  const lines: string[] = [`--- ${oldText === null || oldText === undefined ? '/dev/null' : `a/${path}`}`, `+++ b/${path}`];
   let i = 0;
   while (i < hunks.length) {
     // Merge hunks whose context would overlap.
@@ -210,7 +210,7 @@ export function unifiedDiff(path: string, oldText: string | null, newText: strin
 }
 
 /** Lines added and removed between two texts (for "+12 −3" badges). */
-export function diffStat(oldText: string | null, newText: string): { added: number; removed: number } {
+export function diffStat(oldText: string | null | undefined, newText: string): { added: number; removed: number } {
   let added = 0;
   let removed = 0;
   for (const hunk of computeHunks(oldText ?? '', newText)) {

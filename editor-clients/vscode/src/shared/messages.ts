@@ -6,7 +6,7 @@
  * `ToWebviewHost` messages. Both sides validate what they receive (`isWebviewMessage`).
  */
 
-import { RULE_SCOPES, type ContentBlock, type McpAction, type McpServerInfo, type PromptResult, type RequestPermissionParams, type RuleScope, type SessionUpdate } from './protocol';
+import { RULE_SCOPES, type ContentBlock, type McpAction, type McpServerInfo, type TurnResult, type RequestPermissionParams, type RuleScope, type SessionUpdate } from './protocol';
 import type { Attachment, PermissionState, SessionState } from './state';
 
 export type ServerPhase = 'starting' | 'running' | 'stopped' | 'restarting' | 'missing' | 'incompatible' | 'failed';
@@ -67,7 +67,7 @@ export type ToWebview =
   | { type: 'sessionClosed'; sessionId: string }
   | { type: 'sessionUpdate'; sessionId: string; update: SessionUpdate }
   | { type: 'turnStarted'; sessionId: string; text: string; attachments: Attachment[] }
-  | { type: 'turnEnded'; sessionId: string; result: PromptResult | { error: string } }
+  | { type: 'turnEnded'; sessionId: string; result: TurnResult | { error: string } }
   | { type: 'permissionRequested'; requestId: string; request: RequestPermissionParams }
   | {
       type: 'permissionResolved';

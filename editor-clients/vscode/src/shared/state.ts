@@ -12,13 +12,15 @@ import type {
   ContentBlock,
   PermissionOption,
   PlanEntry,
-  PromptResult,
+  TurnResult,
   RequestPermissionParams,
   RuleScope,
   SessionMode,
   SessionUpdate,
+  TextContent,
   ToolCall,
   ToolCallContent,
+  ToolCallUpdate,
   ToolCallLocation,
   ToolCallStatus,
   ToolKind,
@@ -217,7 +219,7 @@ const STOP_NOTICES: Record<string, { level: NoticeLevel; text: string } | undefi
 };
 
 /** Mark the turn finished; adds a notice for every stop reason but `end_turn`, and for errors. */
-export function endTurn(session: SessionState, result: PromptResult | { error: string }): void {
+export function endTurn(session: SessionState, result: TurnResult | { error: string }): void {
   session.running = false;
   if ('error' in result) {
     addNotice(session, 'error', result.error);
@@ -271,7 +273,7 @@ function findTool(session: SessionState, toolCallId: string): ToolItem | undefin
   return undefined;
 }
 
-function upsertTool(session: SessionState, call: Partial<ToolCall> & { toolCallId: string }): ToolItem {
+function upsertTool(session: SessionState, call: ToolCall | ToolCallUpdate): ToolItem {
   let item = findTool(session, call.toolCallId);
   if (!item) {
     item = {
@@ -292,7 +294,7 @@ function upsertTool(session: SessionState, call: Partial<ToolCall> & { toolCallI
   if (call.content !== undefined) item.content = call.content;
   if (call.locations !== undefined) item.locations = call.locations;
   if (call.rawInput !== undefined) item.rawInput = call.rawInput;
-  if (call.rawOutput !== undefined) item.rawOutput = call.rawOutput;
+  if ('rawOutput' in call && call.rawOutput !== undefined) item.rawOutput = call.rawOutput;
   touch(session, item);
   return item;
 }
@@ -320,8 +322,9 @@ function appendText(
   touch(session);
 }
 
-function blockText(block: ContentBlock): string {
-  return block.type === 'text' ? block.text : `@${block.resource.uri}`;
+function blockText(block: ContentBlock | TextContent): string {
+  if (block.type === 'text') return block.text;
+  return `@${block.type === 'resource' ? block.resource.uri : block.uri}`;
 }
 
 /**
@@ -357,18 +360,10 @@ export function applyUpdate(session: SessionState, update: SessionUpdate): boole
       touch(session);
       return true;
     }
-    case 'tool_call': {
-      const { sessionUpdate: _kind, ...call } = update;
-      void _kind;
-      upsertTool(session, call);
+    case 'tool_call':
+    case 'tool_call_update':
+      upsertTool(session, update);
       return true;
-    }
-    case 'tool_call_update': {
-      const { sessionUpdate: _kind, ...call } = update;
-      void _kind;
-      upsertTool(session, call);
-      return true;
-    }
     case 'usage_update':
       session.context = { used: update.used, size: update.size };
       touch(session);

@@ -101,7 +101,7 @@ export function renderDiff(diff: DiffItem, onReview?: () => void): HTMLElement {
     h(
       'div',
       { class: 'diff-head' },
-      icon(diff.oldText === null ? 'new-file' : 'diff'),
+      icon(diff.oldText === undefined ? 'new-file' : 'diff'),
       h('span', { class: 'diff-path', title: diff.path }, baseName(diff.path)),
       h('span', { class: 'diff-stat' }, h('span', { class: 'added' }, `+${stat.added}`), ' ', h('span', { class: 'removed' }, `−${stat.removed}`)),
       onReview

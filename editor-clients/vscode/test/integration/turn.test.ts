@@ -397,6 +397,16 @@ function scrub(message: unknown, dir: string): unknown {
 }
 
 describe('stopping and listing', () => {
+  it('opening a session this window never showed does not call lspAgent/session/load: the server does not advertise it', async () => {
+    const s = await launch([]);
+    assert.equal(s.api.client.capabilities?.loadSession, false);
+    s.page.receive({ type: 'activateSession', sessionId: 'from-another-window' });
+    const notice = await s.page.waitFor((m: ToWebview) => m.type === 'notice', 'notice');
+    assert.equal(notice.sessionId, 'from-another-window');
+    assert.equal(notice.level, 'info');
+    assert.match(notice.text, /cannot resume sessions: it does not advertise loadSession/);
+  });
+
   it('Stop cancels a streaming turn; the session list shows it', async () => {
     const s = await launch([
       { response: { content: [text('I will think about this for a long time. '.repeat(20))] }, stall_after_events: 6 },

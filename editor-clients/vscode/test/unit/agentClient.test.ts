@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { State } from 'vscode-languageclient/node';
 import type { LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
-import { AgentClient, ServerNotRunningError, type LanguageClientLike } from '../../src/server/agentClient';
+import { AgentClient, ServerNotRunningError, SessionLoadUnsupportedError, type LanguageClientLike } from '../../src/server/agentClient';
 import { RestartPolicy } from '../../src/server/backoff';
 import type { LocateResult } from '../../src/server/locate';
 import type { ServerStatus } from '../../src/shared/messages';
@@ -124,6 +124,22 @@ describe('AgentClient', () => {
     await t.client.sendDiagnostics({ uri: 'file:///a', version: 1, diagnostics: [] });
     assert.deepEqual(c.requests, [['lspAgent/session/new', { cwd: '/w' }]]);
     assert.deepEqual(c.notifications.map(([m]) => m), ['lspAgent/session/cancel', 'lspAgent/diagnostics/didChange']);
+  });
+
+  it('sends lspAgent/session/load only to a server that advertises loadSession', async () => {
+    const without = make();
+    await without.client.start();
+    assert.equal(without.client.capabilities?.loadSession, false);
+    await assert.rejects(without.client.loadSession({ sessionId: 's9' }), (e: unknown) => {
+      assert.ok(e instanceof SessionLoadUnsupportedError);
+      assert.match(e.message, /cannot resume sessions: it does not advertise loadSession/);
+      return true;
+    });
+    assert.deepEqual(without.clients[0]?.requests, []);
+    const withLoad = make({ behaviours: [{ experimental: { lspAgent: { ...GOOD.lspAgent, loadSession: true } } }] });
+    await withLoad.client.start();
+    await withLoad.client.loadSession({ sessionId: 's9', cwd: '/w' });
+    assert.deepEqual(withLoad.clients[0]?.requests, [['lspAgent/session/load', { sessionId: 's9', cwd: '/w' }]]);
   });
 
   it('explains a missing server with actions and makes no client', async () => {

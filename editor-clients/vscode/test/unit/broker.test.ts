@@ -7,7 +7,7 @@ import { CancellationTokenSource } from '../fake-vscode/index';
 
 const params: RequestPermissionParams = {
   sessionId: 's',
-  toolCall: { toolCallId: 't', title: 'Bash: rm -rf build' },
+  toolCall: { sessionUpdate: 'tool_call', toolCallId: 't', title: 'Bash: rm -rf build' },
   options: [
     { optionId: 'allow_once', name: 'Allow', kind: 'allow_once' },
     { optionId: 'reject_once', name: 'Reject', kind: 'reject_once' },

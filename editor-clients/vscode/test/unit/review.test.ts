@@ -15,7 +15,7 @@ const TARGET = 'file:///w/m.py';
 function request(): RequestPermissionParams {
   return {
     sessionId: 's',
-    toolCall: { toolCallId: 't', title: 'Edit m.py', kind: 'edit', content: [{ type: 'diff', path: '/w/m.py', uri: TARGET, oldText: OLD, newText: NEW }] },
+    toolCall: { sessionUpdate: 'tool_call', toolCallId: 't', title: 'Edit m.py', kind: 'edit', content: [{ type: 'diff', path: '/w/m.py', uri: TARGET, oldText: OLD, newText: NEW }] },
     options: [
       { optionId: 'yes', name: 'Allow', kind: 'allow_once' },
       { optionId: 'no', name: 'Reject', kind: 'reject_once' },

@@ -22,7 +22,10 @@ describe('compareVersions', () => {
 describe('checkHandshake', () => {
   it('accepts a compatible lsp-agent', () => {
     const r = checkHandshake({ capabilities: { experimental: { lspAgent: { version: '0.1.0', protocolVersion: 1 } } }, serverInfo: { name: 'lsp-agent', version: '0.1.0' } });
-    assert.deepEqual(r, { ok: true, agent: { version: '0.1.0', protocolVersion: 1 }, serverName: 'lsp-agent' });
+    // An older server that does not mention loadSession cannot load sessions.
+    assert.deepEqual(r, { ok: true, agent: { version: '0.1.0', protocolVersion: 1, loadSession: false }, serverName: 'lsp-agent' });
+    const loads = checkHandshake({ capabilities: { experimental: { lspAgent: { version: '0.2.0', protocolVersion: 1, loadSession: true } } } });
+    assert.equal(loads.ok && loads.agent.loadSession, true);
   });
 
   it('names the problem for other servers, old servers and other protocols', () => {

@@ -77,7 +77,7 @@ describe('session reducer', () => {
   it('attaches permission questions to tool cards and resolves them', () => {
     const s = createSession({ id: 's' });
     const options = [{ optionId: 'allow_once', name: 'Allow', kind: 'allow_once' as const }];
-    addPermission(s, 'perm-1', { sessionId: 's', toolCall: { toolCallId: 't', title: 'Edit a.py', kind: 'edit' }, options, reason: 'asks before edits' });
+    addPermission(s, 'perm-1', { sessionId: 's', toolCall: { sessionUpdate: 'tool_call', toolCallId: 't', title: 'Edit a.py', kind: 'edit' }, options, reason: 'asks before edits' });
     assert.equal(pendingPermissions(s).length, 1);
     // An older server sends no rule, source, suggestions or scopes: "always" is for the session.
     assert.deepEqual((s.items[0] as ToolItem).permission, {
@@ -101,7 +101,7 @@ describe('session reducer', () => {
     ];
     addPermission(s, 'perm-2', {
       sessionId: 's',
-      toolCall: { toolCallId: 'b', title: 'git push origin main', kind: 'execute' },
+      toolCall: { sessionUpdate: 'tool_call', toolCallId: 'b', title: 'git push origin main', kind: 'execute' },
       options,
       reason: 'the rule Bash(git push:*) asks before `git push origin main` (project settings)',
       rule: 'Bash(git push:*)',
@@ -122,7 +122,7 @@ describe('session reducer', () => {
     const s = createSession({ id: 's' });
     startTurn(s, 'go', []);
     applyUpdate(s, { sessionUpdate: 'tool_call', toolCallId: 't', title: 'Bash', status: 'in_progress' });
-    addPermission(s, 'p', { sessionId: 's', toolCall: { toolCallId: 'u', title: 'Edit' }, options: [] });
+    addPermission(s, 'p', { sessionId: 's', toolCall: { sessionUpdate: 'tool_call', toolCallId: 'u', title: 'Edit' }, options: [] });
     endTurn(s, { stopReason: 'cancelled', usage: { inputTokens: 100, outputTokens: 20, cacheReadInputTokens: 5 } });
     assert.equal(s.running, false);
     assert.deepEqual(s.tokens, { input: 100, output: 20, cacheRead: 5, cacheCreation: 0 });

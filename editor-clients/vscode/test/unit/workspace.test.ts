@@ -41,7 +41,7 @@ describe('lspAgent/workspace/saveDocuments', () => {
     const doc = fake.openDocument(spaced);
     doc.isDirty = true;
     const result = await saveDocuments({ uris: [`file://${dir}/with%20space.py`] }, log);
-    assert.equal(result.saved.length, 1);
+    assert.equal(result.saved?.length, 1);
     assert.equal(doc.isDirty, false);
   });
 });

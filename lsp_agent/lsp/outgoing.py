@@ -1,0 +1,193 @@
+"""Pydantic models of what the LSP door sends: results of the client's ``lspAgent/*``
+requests and params of the server's own requests and notifications.
+
+They complete the protocol's single source (:mod:`lsp_agent.lsp.methods` names the methods,
+:mod:`lsp_agent.lsp.params` holds what the client sends, the session updates and permission
+types come from the core). Like every :class:`~lsp_agent.protocol.events.WireModel` they go out
+through ``to_wire()``, which leaves ``None`` fields out: on the wire a field is present exactly
+when its default is not ``None`` or it is set. The e2e suite checks every message the server
+sends against these models.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lsp_agent.protocol.events import SessionUpdate, ToolCall, WireModel
+from lsp_agent.agent.loop import PromptStopReason
+from lsp_agent.protocol.permissions import PermissionMode, PermissionOption, RuleScope
+
+
+class AgentCapabilities(WireModel):
+    """``capabilities.experimental.lspAgent`` of the ``initialize`` result: the server's
+    release, the protocol version, and the optional capabilities of ``methods.CAPABILITIES``
+    (``loadSession`` gates ``lspAgent/session/load``, as ACP's ``agentCapabilities`` does)."""
+
+    version: str
+    protocol_version: int
+    load_session: bool
+
+
+# ---- results of client -> server requests -----------------------------------------------------
+
+
+class SessionMode(WireModel):
+    """One permission mode a session offers (ACP ``SessionMode``)."""
+
+    id: PermissionMode
+    name: str
+    description: str | None = None
+
+
+class SessionModeState(WireModel):
+    """The session's current mode and the modes it offers (ACP ``SessionModeState``)."""
+
+    current_mode_id: PermissionMode
+    available_modes: tuple[SessionMode, ...]
+
+
+class NewSessionResult(WireModel):
+    """Result of ``lspAgent/session/new``."""
+
+    session_id: str
+    modes: SessionModeState
+
+
+class TurnUsage(WireModel):
+    """Token counts of one turn (tokens, summed over the turn's model requests)."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+class PromptResult(WireModel):
+    """Result of ``lspAgent/session/prompt``: why the turn ended and what it used."""
+
+    stop_reason: PromptStopReason
+    usage: TurnUsage
+
+
+class EmptyResult(WireModel):
+    """An empty result object (``lspAgent/session/setMode``)."""
+
+
+class SessionSummary(WireModel):
+    """One session of ``lspAgent/session/list``: its directory and whether a turn runs."""
+
+    session_id: str
+    cwd: str
+    busy: bool
+
+
+class ListSessionsResult(WireModel):
+    """Result of ``lspAgent/session/list``."""
+
+    sessions: tuple[SessionSummary, ...]
+
+
+class LoadSessionResult(WireModel):
+    """Result of ``lspAgent/session/load`` (after the history was replayed as updates)."""
+
+    modes: SessionModeState | None = None
+
+
+# ---- server -> client -------------------------------------------------------------------------
+
+
+class SessionUpdateParams(WireModel):
+    """``lspAgent/session/update``: one update of session ``sessionId``; every ``path`` in it
+    has a ``uri`` next to it."""
+
+    session_id: str
+    update: SessionUpdate = Field(discriminator="session_update")
+
+
+class PermissionMeta(WireModel):
+    """``_meta`` of a permission request: ``unsavedBuffers`` are URIs of files the call
+    changes whose buffers have unsaved changes."""
+
+    unsaved_buffers: tuple[str, ...]
+
+
+class RequestPermissionParams(WireModel):
+    """``lspAgent/session/requestPermission`` (ACP ``session/request_permission`` plus why the
+    server asks): ``rule``/``source`` name the rule and settings layer that asked, if one did;
+    ``suggestedRules`` are what an "always" answer saves, in one of ``scopes``. The server
+    sends every field; the defaults say how a client reads one an older server left out."""
+
+    session_id: str
+    tool_call: ToolCall
+    options: tuple[PermissionOption, ...]
+    reason: str = ""
+    suggested_rules: tuple[str, ...] = ()
+    scopes: tuple[RuleScope, ...] = ("session",)
+    rule: str | None = None
+    source: str | None = None
+    meta: PermissionMeta | None = Field(default=None, alias="_meta")
+
+
+class SaveDocumentsParams(WireModel):
+    """``lspAgent/workspace/saveDocuments``: the URIs of dirty buffers the agent edited."""
+
+    uris: tuple[str, ...]
+
+
+class DidChangeFilesParams(WireModel):
+    """``lspAgent/workspace/didChangeFiles``: URIs of open, unmodified buffers whose files
+    changed on disk."""
+
+    uris: tuple[str, ...]
+
+
+class SessionDidStartParams(WireModel):
+    """``lspAgent/session/didStart``: the server started a turn for the agent command
+    ``origin`` (e.g. ``lspAgent.fixWithAgent``) on the document ``uri``."""
+
+    session_id: str
+    cwd: str
+    title: str
+    origin: str
+    uri: str
+
+
+class SessionDidEndParams(WireModel):
+    """``lspAgent/session/didEnd``: a turn the server started is over; ``error`` says why it
+    failed, when it did."""
+
+    session_id: str
+    stop_reason: PromptStopReason
+    usage: TurnUsage | None = None
+    error: str | None = None
+
+
+# ---- MCP servers ------------------------------------------------------------------------------
+
+
+class McpServerInfo(BaseModel):
+    """One MCP server as ``lspAgent/mcp/list`` and ``lspAgent/mcp/didChange`` describe it
+    (:meth:`lsp_agent.mcp.service.McpService.statuses`): ``state`` is one of ``idle``,
+    ``starting``, ``ready``, ``failed``, ``stopped``, ``needs_approval``, ``disabled``,
+    ``denied``, ``untrusted``, ``invalid``; ``tools`` is a count. Sent as plain data, so
+    ``error`` is ``null`` when there is none."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    scope: str
+    transport: str
+    state: str
+    error: str | None
+    tools: int
+    description: str
+
+
+class McpServersResult(BaseModel):
+    """The answer of every ``lspAgent/mcp/*`` request and the ``didChange`` payload: the
+    servers of project directory ``cwd``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cwd: str
+    servers: tuple[McpServerInfo, ...]
