@@ -329,9 +329,7 @@ export class ChatController implements vscode.Disposable {
     if (!this.serverTurns.delete(params.sessionId)) return;
     const session = this.sessions.get(params.sessionId) ?? this.closed.get(params.sessionId);
     if (!session?.running) return;
-    const result: TurnResult | { error: string } = params.error
-      ? { error: params.error }
-      : { stopReason: params.stopReason, ...(params.usage ? { usage: params.usage } : {}) };
+    const result: TurnResult | { error: string } = params.error ? { error: params.error } : { stopReason: params.stopReason };
     endTurn(session, result);
     this.post({ type: 'turnEnded', sessionId: session.id, result });
     this.changed.fire();
