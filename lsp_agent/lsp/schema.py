@@ -160,7 +160,7 @@ def json_schema() -> dict[str, Any]:
     )
     defs: dict[str, Any] = top["$defs"]
     for name, definition in defs.items():
-        model = by_name.get(name) or _find(name)
+        model = by_name.get(name) or find_model(name)
         if model is not None and issubclass(model, WireModel):
             defs[name] = _as_sent(definition)
     for definition in defs.values():
@@ -202,7 +202,7 @@ def _tag(model: type[BaseModel], key: str) -> str:
     raise LookupError(f"{model.__name__} has no tag field {key!r}")
 
 
-def _find(name: str) -> type[BaseModel] | None:
+def find_model(name: str) -> type[BaseModel] | None:
     """A model pydantic reached through a field (not listed itself), by class name."""
     for module in _MODULES:
         candidate = getattr(module, name, None)

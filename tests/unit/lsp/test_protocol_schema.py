@@ -96,7 +96,7 @@ def test_sent_models_have_no_required_nullable_field() -> None:
     the check of what the server sends could not read the message back."""
     found = schema.models()
     for name in schema.json_schema()["$defs"]:
-        model = found.get(name) or schema._find(name)
+        model = found.get(name) or schema.find_model(name)
         if model is None or not issubclass(model, WireModel):
             continue
         for field_name, field in model.model_fields.items():
