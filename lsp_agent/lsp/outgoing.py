@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lsp_agent.protocol.events import SessionUpdate, ToolCall, WireModel
 from lsp_agent.agent.loop import PromptStopReason
+from lsp_agent.protocol.events import SessionUpdate, ToolCall, WireModel
 from lsp_agent.protocol.permissions import PermissionMode, PermissionOption, RuleScope
 
 

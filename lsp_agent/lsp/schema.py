@@ -22,6 +22,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
 
 from lsp_agent import protocol
+from lsp_agent.agent.loop import PromptStopReason
+from lsp_agent.lsp import methods, outgoing, params
 from lsp_agent.protocol.events import (
     SessionUpdate,
     ToolCallContent,
@@ -29,8 +31,6 @@ from lsp_agent.protocol.events import (
     ToolKind,
     WireModel,
 )
-from lsp_agent.agent.loop import PromptStopReason
-from lsp_agent.lsp import methods, outgoing, params
 from lsp_agent.protocol.permissions import PermissionMode, PermissionOptionKind, RuleScope
 
 SCHEMA_ID = "https://github.com/lsp-agent/lsp-agent/schema/schema.json"

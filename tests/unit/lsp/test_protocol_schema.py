@@ -11,9 +11,9 @@ from typing import get_args
 
 import pytest
 
-from lsp_agent.protocol.events import WireModel
 from lsp_agent.lsp import codegen, methods, outgoing, schema, schema_gen
 from lsp_agent.lsp.server import create_server
+from lsp_agent.protocol.events import WireModel
 
 REPO = Path(__file__).resolve().parents[3]
 VSCODE_SRC = REPO / "editor-clients/vscode/src"
