@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.executor import ExecutorEnv, Unattended
 from lsp_agent.diagnostics.config import VerifyConfig
@@ -75,6 +75,10 @@ class TurnEnv:
     commit: Callable[[tuple[Message, ...]], None]
     hooks: HookRunner | None = None
     aborted: Callable[[LoopState], None] | None = None
+    instructions: Callable[[tuple[tuple[str, dict[str, Any]], ...]], str | None] | None = None
+    """Given the tool calls of a batch (name, input), the text of memory files they bring in
+    (a subfolder's CLAUDE.md, rules whose ``paths:`` match), appended after their results so
+    the cached prefix stays intact."""
 
     @property
     def executor(self) -> ExecutorEnv:

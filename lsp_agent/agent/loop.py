@@ -303,6 +303,10 @@ class _Turn:
                     notes.append(TextBlock(text=item))
                 else:
                     yield item
+        if self.env.instructions is not None:
+            loaded = self.env.instructions(tuple((u.name, u.input) for u in uses))
+            if loaded:
+                notes.append(TextBlock(text=loaded))
         self.commit(Message(role="user", content=(*(self.results[u.id] for u in uses), *notes)))
         self.results = {}
         hook_stop = self.hooks.take_stop() if self.hooks is not None else None

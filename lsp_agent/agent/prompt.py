@@ -1,7 +1,8 @@
 """The system prompt: a static part, then the session's environment and memory files.
 
 The parts are ordered from most to least stable so the request prefix stays byte-identical
-across turns of a session (prompt caching); nothing here changes within a session.
+across turns of a session (prompt caching); the memory block changes only when a memory file
+does.
 """
 
 from __future__ import annotations
@@ -34,9 +35,6 @@ so its checks are unverified: never claim they pass.
 - Keep answers short and concrete. Use Markdown; refer to code as path:line.
 """
 
-MEMORY_FILES = ("CLAUDE.md", "AGENTS.md")
-MEMORY_MAX_BYTES = 64 * 1024
-
 
 def environment_text(*, cwd: Path, roots: Sequence[Path], today: date | None = None) -> str:
     """The environment block: working directory, other roots, platform and date."""
@@ -51,28 +49,13 @@ def environment_text(*, cwd: Path, roots: Sequence[Path], today: date | None = N
     return "\n".join(lines)
 
 
-def memory_text(cwd: Path) -> str | None:
-    """Contents of ``CLAUDE.md`` / ``AGENTS.md`` in ``cwd`` (each capped at 64 KiB), or None."""
-    parts = []
-    for name in MEMORY_FILES:
-        path = cwd / name
-        try:
-            data = path.read_bytes()[:MEMORY_MAX_BYTES]
-        except OSError:
-            continue
-        text = data.decode("utf-8", "replace")
-        parts.append(f'<memory file="{path}">\n{text}\n</memory>')
-    if not parts:
-        return None
-    return "Instructions from the project's memory files:\n" + "\n".join(parts)
-
-
 def system_prompt(
-    *, cwd: Path, roots: Sequence[Path], append: str | None = None
+    *, cwd: Path, roots: Sequence[Path], append: str | None = None, memory: str | None = None
 ) -> tuple[str, ...]:
-    """The system prompt parts for a session, most stable first."""
+    """The system prompt parts for a session, most stable first. ``memory`` is the rendered
+    memory block (:mod:`lsp_agent.context.memory`), loaded by the caller under the workspace's
+    trust."""
     parts = [STATIC_PROMPT, environment_text(cwd=cwd, roots=roots)]
-    memory = memory_text(cwd)
     if memory:
         parts.append(memory)
     if append:

@@ -67,6 +67,7 @@ HookEvent = Literal[
     "SessionEnd",
     "PreCompact",
     "Notification",
+    "InstructionsLoaded",
 ]
 HOOK_EVENTS: tuple[HookEvent, ...] = (
     "PreToolUse",
@@ -78,6 +79,7 @@ HOOK_EVENTS: tuple[HookEvent, ...] = (
     "SessionEnd",
     "PreCompact",
     "Notification",
+    "InstructionsLoaded",
 )
 
 MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")

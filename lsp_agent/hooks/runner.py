@@ -193,6 +193,19 @@ class HookRunner:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def instructions_loaded(self, fields: dict[str, Any]) -> None:
+        """``InstructionsLoaded`` (observability only), in the background: ``fields`` are
+        Claude Code's ``file_path``, ``memory_type`` (``User``, ``Project``, ``Local``,
+        ``Managed``), ``load_reason`` (``session_start``, ``nested_traversal``,
+        ``path_glob_match``, ``include``; the matcher's target) and, where they apply,
+        ``globs``, ``trigger_file_path``, ``parent_file_path``."""
+        reason = str(fields.get("load_reason", ""))
+        if not self._matching("InstructionsLoaded", reason):
+            return
+        task = asyncio.ensure_future(self.run("InstructionsLoaded", fields, target=reason))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def aclose(self) -> None:
         """Wait (bounded by each handler's timeout) for background hooks to finish."""
         if self._background:

@@ -275,7 +275,13 @@ COMMAND_EXPLAIN = "lspAgent.explainWithAgent"
 COMMAND_ASK = "lspAgent.askAgent"
 COMMAND_APPLY_SUGGESTION = "lspAgent.applySuggestion"
 COMMANDS = (COMMAND_FIX, COMMAND_EXPLAIN, COMMAND_ASK, COMMAND_APPLY_SUGGESTION)
-"""``workspace/executeCommand`` commands, in the order of ``executeCommandProvider``."""
+"""``workspace/executeCommand`` commands of the agent code actions."""
+
+COMMAND_APPROVE_IMPORTS = "lspAgent.memory.approveImports"
+"""Remember the user's answer about memory imports from outside the workspace."""
+
+MEMORY_COMPLETION_TRIGGERS = ("@", "/")
+"""Characters that start path completion in memory files."""
 
 KIND_FIX = "quickfix"
 KIND_EXPLAIN = "refactor.lspAgent.explain"

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from lsp_agent.lsp.diagnostics_door import DiagnosticsDoor
     from lsp_agent.lsp.host import LspHost
     from lsp_agent.lsp.mcp_door import McpDoor
+    from lsp_agent.lsp.memory_door import MemoryDoor
     from lsp_agent.lsp.settings_door import SettingsDoor
     from lsp_agent.model.base import Model
     from lsp_agent.sessions.manager import Session, SessionManager
@@ -95,6 +96,7 @@ class AgentLanguageServer(LanguageServer):
         self._mcp_door: McpDoor | None = None
         self._code_actions: CodeActions | None = None
         self._sessions: SessionManager | None = None
+        self._memory: MemoryDoor | None = None
 
     # ---- components, created on first use --------------------------------------------------
 
@@ -142,6 +144,18 @@ class AgentLanguageServer(LanguageServer):
         return self._mcp_door
 
     @property
+    def memory(self) -> MemoryDoor:
+        """The memory-file features (created on first use)."""
+        if self._memory is None:
+            self.warm_up.wait_for_core()
+            from lsp_agent.context.memory.approvals import ImportApprovals, default_approvals_path
+            from lsp_agent.lsp.memory_door import MemoryDoor
+
+            approvals = ImportApprovals(path=default_approvals_path())
+            self._memory = MemoryDoor(server=self, approvals=approvals)
+        return self._memory
+
+    @property
     def code_actions(self) -> CodeActions:
         """The code-action and command handlers (created on first use)."""
         if self._code_actions is None:
@@ -165,6 +179,7 @@ class AgentLanguageServer(LanguageServer):
                 diagnostics=self.diagnostics.service,
                 settings=self.settings_door.store_for,
                 mcp=self.mcp_door.service_for,
+                import_approvals=self.memory.approvals,
             )
         return self._sessions
 
@@ -252,6 +267,7 @@ def create_server(
     _register_sessions(server)
     _register_code_actions(server)
     _register_mcp(server)
+    _register_memory(server)
     return server
 
 
@@ -287,6 +303,8 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
             await ls._settings_door.shutdown()
         if ls._mcp_door is not None:
             await ls._mcp_door.shutdown()
+        if ls._memory is not None:
+            await ls._memory.shutdown()
         if ls._diagnostics is not None:
             await ls._diagnostics.shutdown()
 
@@ -295,6 +313,8 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
         ls: AgentLanguageServer, params: types.DidChangeConfigurationParams
     ) -> None:
         ls.settings_door.did_change_configuration(params.settings)
+        if ls._memory is not None:
+            ls._memory.refresh_open()  # trust or settings may have changed what loads
 
 
 def _register_documents(server: AgentLanguageServer) -> None:
@@ -302,6 +322,8 @@ def _register_documents(server: AgentLanguageServer) -> None:
     def did_open(ls: AgentLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.host.documents.opened(params.text_document.uri)
         ls.diagnostics.opened(ls.workspace.get_text_document(params.text_document.uri))
+        if params.text_document.uri.endswith(".md"):
+            ls.memory.refresh(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: AgentLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -310,15 +332,21 @@ def _register_documents(server: AgentLanguageServer) -> None:
             doc = ls.workspace.get_text_document(params.text_document.uri)
         ls.host.documents.changed(doc)
         ls.diagnostics.changed(doc, params)
+        if doc.uri.endswith(".md"):
+            ls.memory.refresh(doc.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: AgentLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
         ls.host.documents.saved(params.text_document.uri)
+        if params.text_document.uri.endswith(".md"):
+            ls.memory.refresh(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AgentLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.host.documents.closed(params.text_document.uri)
         ls.diagnostics.closed(params.text_document.uri)
+        if ls._memory is not None:
+            ls._memory.closed(params.text_document.uri)
 
 
 # ---- sessions ---------------------------------------------------------------------------------
@@ -399,7 +427,10 @@ def _register_code_actions(server: AgentLanguageServer) -> None:
     def code_action(
         ls: AgentLanguageServer, params: types.CodeActionParams
     ) -> list[types.CodeAction]:
-        return ls.code_actions.code_actions(params)
+        actions = ls.code_actions.code_actions(params)
+        if params.text_document.uri.endswith(".md"):
+            actions += ls.memory.code_actions(params)
+        return actions
 
     @server.feature(types.CODE_ACTION_RESOLVE)
     def resolve(ls: AgentLanguageServer, action: types.CodeAction) -> types.CodeAction:
@@ -407,6 +438,49 @@ def _register_code_actions(server: AgentLanguageServer) -> None:
 
     for name in methods.COMMANDS:
         _register_command(server, name)
+
+    @server.command(methods.COMMAND_APPROVE_IMPORTS)
+    def approve_imports(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
+        try:
+            return ls.memory.approve(arguments)
+        except ValueError as exc:
+            raise invalid_params(f"{methods.COMMAND_APPROVE_IMPORTS}: {exc}") from None
+
+
+# ---- memory files ------------------------------------------------------------------------------
+# Links, hovers, completion and diagnostics for CLAUDE.md & co.; a code lens on other files
+# (lsp_agent.lsp.memory_door, loaded on first use).
+
+
+def _register_memory(server: AgentLanguageServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK, types.DocumentLinkOptions())
+    def document_link(
+        ls: AgentLanguageServer, params: types.DocumentLinkParams
+    ) -> list[types.DocumentLink]:
+        if not params.text_document.uri.endswith(".md"):
+            return []
+        return ls.memory.document_links(params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: AgentLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        if not params.text_document.uri.endswith(".md"):
+            return None
+        return ls.memory.hover(params)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=list(methods.MEMORY_COMPLETION_TRIGGERS)),
+    )
+    def completion(
+        ls: AgentLanguageServer, params: types.CompletionParams
+    ) -> types.CompletionList | None:
+        if not params.text_document.uri.endswith(".md"):
+            return None
+        return ls.memory.completion(params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions())
+    def code_lens(ls: AgentLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        return ls.memory.code_lens(params)
 
 
 def _register_command(server: AgentLanguageServer, name: str) -> None:

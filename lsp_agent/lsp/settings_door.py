@@ -82,6 +82,8 @@ class SettingsDoor:
                 "ignoring workspace/didChangeConfiguration: settings.lspAgent must be an object"
             )
             return
+        if "trusted" in ours:
+            self.set_trusted(ours["trusted"])
         if "settings" not in ours:
             return
         value = ours["settings"]
@@ -95,6 +97,24 @@ class SettingsDoor:
         self.lsp_settings = value
         for store in self.stores.values():
             store.set_lsp_settings(value)
+
+    def set_trusted(self, trusted: object) -> None:
+        """The user (un)trusted the workspace in the editor (``settings.lspAgent.trusted``):
+        every store reloads with the project's settings and hooks on or off; sessions read
+        memory files, settings and hooks under the new trust from their next turn. A value
+        that is not a boolean is logged and ignored (trust is never coerced)."""
+        if type(trusted) is not bool:
+            logger.warning(
+                "ignoring workspace/didChangeConfiguration: settings.lspAgent.trusted must be "
+                "true or false, got %s",
+                type(trusted).__name__,
+            )
+            return
+        if trusted == self.trusted:
+            return
+        self.trusted = trusted
+        for store in self.stores.values():
+            store.set_trusted(trusted)
 
     # ---- stores --------------------------------------------------------------------------------
 

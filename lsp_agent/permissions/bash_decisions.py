@@ -408,7 +408,7 @@ def _judge_redirect(
         ):
             return _FINE
         return _RedirectVerdict(issue=f"it reads {path}, outside the workspace roots or secret")
-    why = is_sensitive(path, home=grounds.home)
+    why = is_sensitive(path, home=grounds.home, exempt=grounds.exempt)
     if why:
         return _RedirectVerdict(sensitive=f"the command writes {path}: {why}")
     if any(r.matches_path(path) for r in edit_allow):

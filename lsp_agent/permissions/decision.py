@@ -74,6 +74,8 @@ class Grounds:
     cwd: Path
     home: Path
     trusted: bool
+    exempt: tuple[Path, ...] = ()
+    """Folders exempt from the sensitive-path rule (the project's auto-memory folder)."""
 
     def rules(self, behavior: RuleBehavior) -> tuple[Rule, ...]:
         """The rules of one behaviour."""

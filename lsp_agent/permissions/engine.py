@@ -77,11 +77,17 @@ class PermissionEngine:
     trusted: bool = True
     persist: Callable[[RuleScope, RuleBehavior, Sequence[str]], None] | None = None
     session_rules: list[Rule] = field(default_factory=list)
+    auto_memory: Path | None = None
+    """The current project's auto-memory folder (``~/.claude/projects/<project>/memory``):
+    the only place under ``~/.claude`` exempt from the sensitive-path rule; it counts as a
+    root, so writes there follow the mode like project files (asking with their diff in
+    ``default``)."""
 
     def __post_init__(self) -> None:
         self.roots = tuple(resolve(r) for r in self.roots)
         self.cwd = resolve(self.cwd) if self.cwd is not None else self.roots[0]
         self.home = self.home or Path.home()
+        self.auto_memory = resolve(self.auto_memory) if self.auto_memory is not None else None
         origin = RuleOrigin(source="cli", settings_root=self.cwd, cwd=self.cwd, home=self.home)
         self._cli_rules = (
             *parse_rules(self.disallowed_tools, behavior="deny", origin=origin),
@@ -104,7 +110,8 @@ class PermissionEngine:
     def all_roots(self, policy: Policy | None = None) -> tuple[Path, ...]:
         """Session roots plus ``additionalDirectories`` from settings."""
         extra = (policy or self.current_policy()).additional_roots
-        return tuple(dict.fromkeys([*self.roots, *(resolve(p) for p in extra)]))
+        memory = (self.auto_memory,) if self.auto_memory is not None else ()
+        return tuple(dict.fromkeys([*self.roots, *(resolve(p) for p in extra), *memory]))
 
     def effective_mode(self, policy: Policy | None = None) -> PermissionMode:
         """The mode decisions use: ``bypassPermissions`` counts as ``default`` when managed
@@ -138,6 +145,7 @@ class PermissionEngine:
             cwd=self.cwd,
             home=self.home,
             trusted=policy.trusted,
+            exempt=(self.auto_memory,) if self.auto_memory is not None else (),
         )
 
     # -- decisions ---------------------------------------------------------------------------

@@ -95,13 +95,18 @@ def _contains(root: PurePath, path: PurePath) -> bool:
     return len(parts) >= len(root_parts) and parts[: len(root_parts)] == root_parts
 
 
-def is_sensitive(path: Path, *, home: Path) -> str | None:
+def is_sensitive(path: Path, *, home: Path, exempt: Sequence[Path] = ()) -> str | None:
     """Why a write to ``path`` (resolved, absolute) must always ask, or ``None``.
+
+    ``exempt`` folders are never sensitive (the project's auto-memory folder, the only
+    exception to the ``~/.claude`` rule).
 
     Checks the resolved path's components with :func:`fold`: any ``.git``/``.ssh``/... directory,
     ``.claude/settings*.json`` files (and anything else under ``.claude/`` that configures
     hooks), ``.mcp.json``, shell start-up files and ``.env*`` files.
     """
+    if any(_contains(folder, path) for folder in exempt):
+        return None
     parts = [fold(p) for p in path.parts]
     for index, part in enumerate(parts[:-1]):
         if part in PROTECTED_DIRS:

@@ -41,7 +41,7 @@ def decide_tool(
             source="mode",
         )
     if not read_only:
-        sensitive = _sensitive_write(tool, resolved, grounds.home, suggestions)
+        sensitive = _sensitive_write(tool, resolved, grounds, suggestions)
         if sensitive is not None:
             return sensitive
     outside = [p for p in resolved if not inside(p, grounds.roots)]
@@ -88,11 +88,11 @@ def _hits(
 
 
 def _sensitive_write(
-    tool: str, resolved: Sequence[Path], home: Path, suggestions: tuple[str, ...]
+    tool: str, resolved: Sequence[Path], grounds: Grounds, suggestions: tuple[str, ...]
 ) -> Decision | None:
     """The sandbox's hard ask when a write touches a protected path, in every mode."""
     for path in resolved:
-        why = is_sensitive(path, home=home)
+        why = is_sensitive(path, home=grounds.home, exempt=grounds.exempt)
         if why:
             return Decision(
                 behavior="ask",

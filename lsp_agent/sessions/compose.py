@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.agent.env import AgentConfig
+from lsp_agent.context.memory.approvals import ImportApprovals
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.mcp.service import McpService
 from lsp_agent.model.base import Model
@@ -33,6 +34,7 @@ def build_sessions(
     diagnostics: DiagnosticsService | None = None,
     settings: SettingsFactory | None = None,
     mcp: Callable[[Path], McpService | None] | None = None,
+    import_approvals: ImportApprovals | None = None,
 ) -> SessionManager:
     """The session manager of a door.
 
@@ -41,6 +43,8 @@ def build_sessions(
     to every session: verification of its edits as ``config.verify`` says, and the ``LSP`` and
     ``Rename`` tools when it manages language servers. ``settings`` and ``mcp`` return the
     settings store and the MCP service of a project directory (see :class:`SessionManager`).
+    ``import_approvals`` remembers the user's answers about memory imports from outside the
+    workspace (default: for this process only).
     """
     return SessionManager(
         host=host,
@@ -50,6 +54,7 @@ def build_sessions(
         settings=settings,
         mcp=mcp,
         diagnostics=diagnostics,
+        import_approvals=import_approvals,
     )
 
 

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lsp_agent.agent.env import AgentConfig, TurnEnv
 from lsp_agent.agent.loop import (
@@ -30,6 +31,14 @@ from lsp_agent.agent.loop import (
 )
 from lsp_agent.agent.prompt import system_prompt
 from lsp_agent.config.store import SettingsStore
+from lsp_agent.context.memory.approvals import ImportApprovals
+from lsp_agent.context.memory.automemory import auto_memory_dir
+from lsp_agent.context.memory.discover import managed_memory_path
+from lsp_agent.context.memory.loader import MemorySpec
+from lsp_agent.context.memory.options import memory_options
+from lsp_agent.context.memory.render import render_on_demand
+from lsp_agent.context.memory.store import MemoryStore, hook_fields, touched_paths
+from lsp_agent.context.memory.types import MemoryFile
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.mcp.service import McpService
@@ -90,6 +99,9 @@ class Session:
     mcp: McpService | None = None
     """The project's MCP servers (shared with the other sessions of the directory): their
     tools join the built-ins at the start of every turn."""
+    memory: MemoryStore | None = None
+    """The session's memory files, read again for every turn (live edits, trust changes)."""
+    _announced: set[Path] = field(default_factory=set)
     _task: asyncio.Task[TurnResult] | None = None
     _start: asyncio.Future[HookOutcome] | None = None
     _ended: bool = False
@@ -170,6 +182,7 @@ class Session:
                 ),
                 commit=self._commit,
                 aborted=last.append,
+                instructions=self._instructions if self.memory is not None else None,
             )
             async for event in agent_loop(state, env):
                 if isinstance(event, TurnFinished):
@@ -192,16 +205,48 @@ class Session:
     async def _turn_tools(self) -> tuple[ToolRegistry, tuple[str, ...]]:
         """The built-ins, then the MCP tools of the servers ready now (sorted, so the cached
         prompt prefix stays stable), and the system prompt with the servers' instructions."""
+        system = self.system_now()
         if self.mcp is None:
-            return self.tools, self.system
+            return self.tools, system
         try:
             extra = await self.mcp.tools()
         except Exception:
             log.exception("listing MCP tools failed; this turn has none")
-            return self.tools, self.system
+            return self.tools, system
         tools = ToolRegistry(tools=[*self.tools, *extra]) if extra else self.tools
         instructions = self.mcp.instructions()
-        return tools, (*self.system, instructions) if instructions else self.system
+        return tools, (*system, instructions) if instructions else system
+
+    def system_now(self) -> tuple[str, ...]:
+        """The system prompt for this turn: the memory files as they are now."""
+        if self.memory is None:
+            return self.system
+        text = self.memory.text()
+        self._announce(self.memory.loaded.files)
+        return system_prompt(
+            cwd=self.cwd, roots=self.roots, append=self.config.append_system_prompt, memory=text
+        )
+
+    def _instructions(self, uses: tuple[tuple[str, dict[str, Any]], ...]) -> str | None:
+        """The memory files a batch of tool calls brings in, as the text appended after
+        their results (``None``: nothing new)."""
+        if self.memory is None:
+            return None
+        files = self.memory.touch(touched_paths(uses))
+        self._announce(files)
+        return render_on_demand(files)
+
+    def _announce(self, files: Sequence[MemoryFile]) -> None:
+        """Fire ``InstructionsLoaded`` once per file and session (in the background)."""
+        if self.hooks is None or self.memory is None:
+            return
+        for file in files:
+            if file.path in self._announced:
+                continue
+            self._announced.add(file.path)
+            fields = hook_fields(file, trigger=self.memory.triggers.get(file.path))
+            if fields is not None:
+                self.hooks.instructions_loaded(fields)
 
     async def _with_start_context(self, user: Message) -> Message:
         """Wait for the SessionStart hooks (first prompt only; bounded by their timeouts) and
@@ -266,6 +311,13 @@ class Session:
             self._task.cancel()
 
 
+def _layers(store: SettingsStore | None) -> list[tuple[str, dict[str, Any]]]:
+    """The applied settings layers as (source, keys the settings model does not know)."""
+    if store is None:
+        return []
+    return [(lay.source, lay.settings.model_extra or {}) for lay in store.loaded.applied()]
+
+
 def _user_message(parts: Sequence[PromptPart]) -> Message:
     chunks: list[str] = []
     for part in parts:
@@ -301,9 +353,13 @@ class SessionManager:
         settings: SettingsFactory | None = None,
         mcp: Callable[[Path], McpService | None] | None = None,
         diagnostics: DiagnosticsService | None = None,
+        managed_memory: Path | None = None,
+        import_approvals: ImportApprovals | None = None,
     ) -> None:
         self.host = host
         self.diagnostics = diagnostics
+        self.import_approvals = import_approvals or ImportApprovals(path=None)
+        self.managed_memory = managed_memory or managed_memory_path()
         self.model_factory = model_factory
         self.config = config
         self.tools_factory = tools_factory
@@ -333,7 +389,16 @@ class SessionManager:
         cwd = cwd.resolve()
         store = self.settings(cwd) if self.settings is not None else None
         settings_mode = store.loaded.default_mode() if store is not None else None
+        home = store.loader.home if store is not None else Path.home()
+        auto_memory = (
+            auto_memory_dir(home=home, cwd=cwd)
+            if memory_options(
+                _layers(store), store.env() if store is not None else None
+            ).auto_memory
+            else None
+        )
         permissions = PermissionEngine(
+            auto_memory=auto_memory,
             mode=mode or settings_mode or self.config.permission_mode,
             roots=roots,
             cwd=cwd,
@@ -369,10 +434,47 @@ class SessionManager:
             hooks=hooks,
             mcp=self.mcp(cwd) if self.mcp is not None else None,
             diagnostics=self.diagnostics,
+            memory=self._memory(cwd=cwd, roots=roots, store=store, auto_memory=auto_memory),
         )
         self.sessions[session_id] = session
         session.start_hooks()
         return session
+
+    def _memory(
+        self,
+        *,
+        cwd: Path,
+        roots: tuple[Path, ...],
+        store: SettingsStore | None,
+        auto_memory: Path | None,
+    ) -> MemoryStore:
+        """The session's memory store. Trust and settings are read from ``store`` at every
+        load; without a settings store the workspace counts as untrusted (fail closed).
+        ``auto_memory`` is the auto-memory folder (``None``: auto memory off)."""
+        home = store.loader.home if store is not None else Path.home()
+        host = self.host
+
+        def spec() -> MemorySpec:
+            options = memory_options(_layers(store), store.env() if store is not None else None)
+            return MemorySpec(
+                cwd=cwd,
+                roots=roots,
+                home=home,
+                managed=self.managed_memory,
+                trusted=store.trusted if store is not None else False,
+                excludes=options.excludes,
+                instruction_files=options.instruction_files,
+                external_imports=self.import_approvals.get(cwd),
+                auto_memory=auto_memory / "MEMORY.md"
+                if auto_memory is not None and options.auto_memory
+                else None,
+            )
+
+        def overlay(path: Path) -> str | None:
+            snapshot = host.buffer(path)
+            return snapshot.text if snapshot is not None else None
+
+        return MemoryStore(spec=spec, overlay=overlay)
 
     async def aclose(self, *, reason: str = "other") -> None:
         """Cancel running prompts, run every session's ``SessionEnd`` hooks (bounded by their

@@ -28,6 +28,8 @@ HEAVY = (
     "lsp_agent.lsp.code_actions",
     "lsp_agent.lsp.diagnostics_door",
     "lsp_agent.lsp.settings_door",
+    "lsp_agent.lsp.memory_door",
+    "lsp_agent.context.memory",
     "anthropic",
 )
 
@@ -49,8 +51,13 @@ EXPECTED_CAPABILITIES = {
             "lspAgent.explainWithAgent",
             "lspAgent.askAgent",
             "lspAgent.applySuggestion",
+            "lspAgent.memory.approveImports",
         ]
     },
+    "hoverProvider": True,
+    "completionProvider": {"triggerCharacters": ["@", "/"]},
+    "codeLensProvider": {"resolveProvider": False},
+    "documentLinkProvider": {"resolveProvider": False},
     "workspace": {
         "workspaceFolders": {"supported": True, "changeNotifications": True},
         "fileOperations": {},

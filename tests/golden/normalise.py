@@ -3,9 +3,10 @@
 placeholders, so a golden file changes only when the behaviour does.
 
 Placeholders: ``<MODEL_URL>`` (the scripted model), ``<ROOT>`` (the project folder; paths and
-``file://`` URIs), ``<TMP>`` (the test's temporary folder), ``<PYTHON>`` (the interpreter's
-folder), ``<uuid-N>`` / ``<hex-N>`` / ``<prefix-N>`` (random ids, numbered by first appearance
-so equal ids stay equal), ``<ms>`` (durations), ``<date>``, ``<version>``, ``<pid>``.
+``file://`` URIs), ``<ROOT-SLUG>`` (its auto-memory folder name), ``<TMP>`` (the test's
+temporary folder), ``<PYTHON>`` (the interpreter's folder), ``<uuid-N>`` / ``<hex-N>`` /
+``<prefix-N>`` (random ids, numbered by first appearance so equal ids stay equal), ``<ms>``
+(durations), ``<date>``, ``<version>``, ``<pid>``.
 """
 
 from __future__ import annotations
@@ -88,8 +89,13 @@ def _forms(folder: Path) -> Iterable[str]:
 def normaliser(*, root: Path, tmp: Path, model_url: str) -> Normaliser:
     """A :class:`Normaliser` for a transcript whose project is ``root`` inside ``tmp``, with
     the scripted model at ``model_url``."""
+    slug = "<ROOT-SLUG>"  # the project's auto-memory folder name (/a/b → -a-b)
     return Normaliser(
-        literals={model_url: "<MODEL_URL>"},
+        literals={
+            model_url: "<MODEL_URL>",
+            re.sub(r"[^A-Za-z0-9]", "-", str(root.resolve())): slug,
+            re.sub(r"[^A-Za-z0-9]", "-", str(root)): slug,
+        },
         paths=[
             (root, "<ROOT>"),
             (root.resolve(), "<ROOT>"),
