@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from lsp_agent.agent.loop import AgentConfig
+from lsp_agent.agent.env import AgentConfig
 from lsp_agent.config.store import SettingsStore
 from lsp_agent.model.anthropic import AnthropicModel
 from lsp_agent.sessions.manager import PromptText, SessionManager
