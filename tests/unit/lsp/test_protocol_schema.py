@@ -67,7 +67,9 @@ def test_server_registers_exactly_the_methods_it_serves() -> None:
             assert (method.name in registered) == methods.CAPABILITIES[method.capability]
         elif method.direction == "client_to_server":
             assert method.name in registered, method.name
-    assert sorted(server.protocol.fm.commands) == sorted(methods.COMMANDS)
+    assert sorted(server.protocol.fm.commands) == sorted(
+        (*methods.COMMANDS, methods.COMMAND_APPROVE_IMPORTS)
+    )
 
 
 def test_advertised_capabilities_match_their_model() -> None:
