@@ -11,9 +11,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.executor import ExecutorEnv, Unattended
+from lsp_agent.context.engine import ContextEngine
 from lsp_agent.diagnostics.config import VerifyConfig
 from lsp_agent.hooks.runner import HookRunner
 from lsp_agent.model.anthropic import DEFAULT_MODEL
@@ -35,10 +37,14 @@ class AgentConfig:
     ``max_tokens`` is the output cap per request (tokens); after a ``max_tokens`` stop the
     request is retried once with ``escalated_max_tokens``, then up to ``max_continue_nudges``
     "continue" messages are sent. ``max_turns`` bounds model requests per prompt.
-    ``context_window`` (tokens) is only used for ``usage_update``. ``verify`` configures the
-    check of the agent's edits against diagnostics (docs/verification.md); it needs a
-    diagnostics service. ``unattended`` is set by a door where nobody can answer a permission
-    prompt: the refusal, in the door's words, given instead of asking.
+    ``context_window`` (tokens) overrides the model table's window (tests, odd
+    deployments); ``None`` takes it from :func:`~lsp_agent.model.limits.limits_for`.
+    ``auto_compact`` is the ``autoCompact`` setting (``None``: not set, on). ``state_dir``
+    holds the sessions' folders (oversized tool results); ``None``: the user state directory.
+    ``verify`` configures the check of the agent's edits against diagnostics
+    (docs/verification.md); it needs a diagnostics service. ``unattended`` is set by a door
+    where nobody can answer a permission prompt: the refusal, in the door's words, given
+    instead of asking.
     """
 
     model: str = DEFAULT_MODEL
@@ -49,7 +55,9 @@ class AgentConfig:
     max_tokens: int = 16384
     escalated_max_tokens: int = 64000
     max_continue_nudges: int = 3
-    context_window: int = 200_000
+    context_window: int | None = None
+    auto_compact: bool | None = None
+    state_dir: Path | None = None
     unattended: Unattended | None = None
     append_system_prompt: str | None = None
     verify: VerifyConfig = dataclasses.field(default_factory=VerifyConfig)
@@ -63,7 +71,8 @@ class TurnEnv:
     context every tool call gets: the session id, the workspace and through it the door's
     host, the diagnostics service and ``emit``, the one channel updates leave by.
     ``commit`` stores each new message list in the session; ``aborted`` is called with the
-    last state when the turn is cancelled (usage of finished requests).
+    last state when the turn is cancelled (usage of finished requests). ``context`` and
+    ``results_dir`` are the session's context engine and folder.
     """
 
     model: Model
@@ -79,6 +88,12 @@ class TurnEnv:
     """Given the tool calls of a batch (name, input), the text of memory files they bring in
     (a subfolder's CLAUDE.md, rules whose ``paths:`` match), appended after their results so
     the cached prefix stays intact."""
+    context: ContextEngine | None = None
+    """Clears and compacts the history before requests that would not fit; recovers from
+    "prompt is too long" (see :mod:`lsp_agent.context.engine`). ``None``: never."""
+    results_dir: Path | None = None
+    """The session's folder: oversized tool results are saved under it (``None``: they are
+    only cut to their head and tail)."""
 
     @property
     def executor(self) -> ExecutorEnv:
@@ -89,4 +104,5 @@ class TurnEnv:
             ctx=self.ctx,
             hooks=self.hooks,
             unattended=self.config.unattended,
+            results_dir=self.results_dir,
         )

@@ -18,12 +18,15 @@ import asyncio
 import dataclasses
 import difflib
 import logging
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pydantic
 
+from lsp_agent.context.budgets import budget_for, fit, head_tail, result_path, spill
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
 from lsp_agent.permissions.engine import Decision, PermissionEngine
@@ -75,6 +78,9 @@ class ExecutorEnv:
     ctx: ToolContext
     hooks: HookRunner | None = None
     unattended: Unattended | None = None
+    results_dir: Path | None = None
+    """The session's folder: oversized tool results are saved under it (``None``: they are
+    only cut to their head and tail)."""
 
 
 def _error(block: ToolUseBlock, text: str) -> ToolResultBlock:
@@ -217,7 +223,8 @@ async def _attempt(
     prepared, note = _with_user_edits(prepared, verdict)
     env.ctx.emit(ToolCallUpdate(tool_call_id=block.id, status="in_progress"))
     ran.add(block.id)
-    output = await _call(tool, inp, prepared, block, env=env)
+    output = _within_budget(tool, block, await _call(tool, inp, prepared, block, env=env), env)
+    _note_read(tool, block, prepared, output, env)
     if note and not output.is_error:
         output = dataclasses.replace(output, text=f"{output.text}\n\n{note}")
     if pre is not None and pre.context:
@@ -271,6 +278,35 @@ async def _call(
         return ToolOutput(
             text=f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True
         )
+
+
+def _note_read(
+    tool: Tool[Any], block: ToolUseBlock, prepared: Prepared, output: ToolOutput, env: ExecutorEnv
+) -> None:
+    """Remember what a successful ``Read`` saw, so clearing can tell whether the file changed
+    since."""
+    if tool.name == "Read" and not output.is_error and prepared.paths:
+        env.ctx.read_state.note_call(block.id, prepared.paths[0])
+
+
+def _within_budget(
+    tool: Tool[Any], block: ToolUseBlock, output: ToolOutput, env: ExecutorEnv
+) -> ToolOutput:
+    """Apply the tool-result budget: oversized text is saved under the session's folder and
+    the model gets a head-and-tail preview with the file's path."""
+    budget = budget_for(tool.name, os.environ)
+    if budget is None or len(output.text) <= budget:
+        return output
+    if env.results_dir is None:
+        return dataclasses.replace(output, text=head_tail(output.text, budget))
+    path = result_path(env.results_dir, block.id)
+    fitted = fit(output.text, budget=budget, is_error=output.is_error, path=path)
+    try:
+        spill(path, output.text)
+    except OSError as exc:
+        log.warning("cannot save the output of %s to %s: %s", tool.name, path, exc)
+        return dataclasses.replace(output, text=head_tail(output.text, budget))
+    return dataclasses.replace(output, text=fitted.text)
 
 
 def _with_user_edits(

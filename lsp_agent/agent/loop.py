@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Literal
 from lsp_agent.agent.env import TurnEnv
 from lsp_agent.agent.executor import execute_tool_uses
 from lsp_agent.agent.turn_hooks import TurnHooks, check_stop, note_chunks, submit_prompt
+from lsp_agent.context.compaction import Boundary, is_compacted_start
+from lsp_agent.context.engine import CompactionError, Prepared, is_prompt_too_long
 from lsp_agent.model.base import ModelError
 from lsp_agent.model.types import (
     AssistantResponse,
@@ -37,6 +39,7 @@ from lsp_agent.protocol.events import (
     AgentMessageChunk,
     AgentThoughtChunk,
     ContentItem,
+    ContextCompacted,
     SessionUpdate,
     TextContent,
     ToolCall,
@@ -102,13 +105,11 @@ TurnResult = TurnFinished
 
 def start_messages(history: tuple[Message, ...], user: Message) -> tuple[Message, ...]:
     """Append the user's message; a history that ends with a user message (an interrupted
-    turn) is merged into it so roles keep alternating."""
+    turn, or a compacted history) is merged into it so roles keep alternating."""
     if history and history[-1].role == "user":
         last = history[-1]
-        merged = Message(
-            role="user",
-            content=(*last.content, TextBlock(text=INTERRUPTED_MARKER), *user.content),
-        )
+        marker = () if is_compacted_start(last) else (TextBlock(text=INTERRUPTED_MARKER),)
+        merged = Message(role="user", content=(*last.content, *marker, *user.content))
         return (*history[:-1], merged)
     return (*history, user)
 
@@ -169,6 +170,7 @@ class _Turn:
     hooks: TurnHooks | None = None
     verification: TurnVerification | None = None
     stop_continues: int = 0
+    recovered: bool = False
 
     def commit(self, message: Message) -> Message:
         self.state = _commit(self.env, self.state, message)
@@ -218,11 +220,21 @@ class _Turn:
     async def request(self) -> AsyncIterator[SessionUpdate]:
         """One model request, streamed as chunks and tool-call announcements."""
         env, self.response = self.env, None
+        tools = env.tools.specs()
+        if env.context is not None:
+            prepared = await env.context.prepare(
+                system=env.system,
+                tools=tools,
+                messages=self.state.messages,
+                max_tokens=self.state.max_tokens,
+            )
+            for update in self.adopt(prepared):
+                yield update
         request = ModelRequest(
             model=env.config.model,
             system=env.system,
             messages=self.state.messages,
-            tools=env.tools.specs(),
+            tools=tools,
             max_tokens=self.state.max_tokens,
         )
         announced: set[str] = set()
@@ -241,6 +253,10 @@ class _Turn:
                 elif isinstance(event, ResponseDone):
                     response = event.response
         except ModelError as exc:
+            if env.context is not None and not self.recovered and is_prompt_too_long(exc):
+                async for update in self.recover(request, exc):
+                    yield update
+                return
             self.finish("end_turn", "model_error", error=str(exc))
             return
         if response is None:
@@ -253,12 +269,56 @@ class _Turn:
         self.state = dataclasses.replace(
             self.state, requests=self.state.requests + 1, usage=self.state.usage + response.usage
         )
+        if env.context is not None:
+            env.context.observe(
+                system=env.system, tools=tools, messages=request.messages, usage=response.usage
+            )
         yield UsageUpdate(
             used=response.usage.context_tokens + response.usage.output_tokens,
-            size=env.config.context_window,
+            size=env.context.window if env.context is not None else 200_000,
         )
         self.announced = announced
         self.response = response
+
+    def adopt(self, prepared: Prepared) -> list[SessionUpdate]:
+        """Take the history the context engine prepared; the updates that tell the user."""
+        updates: list[SessionUpdate] = []
+        if prepared.messages != self.state.messages:
+            self.state = dataclasses.replace(self.state, messages=prepared.messages)
+            self.env.commit(prepared.messages)
+        if prepared.boundary is not None and self.env.context is not None:
+            updates.append(compacted_update(prepared.boundary, prepared.summary))
+            # The meter drops at once (an estimate until the next response's usage).
+            updates.append(
+                UsageUpdate(used=prepared.boundary.tokens_after, size=self.env.context.window)
+            )
+        if prepared.notice is not None:
+            updates.append(
+                AgentMessageChunk(content=TextContent(text=f"\n\n{prepared.notice}\n\n"))
+            )
+        return updates
+
+    async def recover(self, request: ModelRequest, exc: ModelError) -> AsyncIterator[SessionUpdate]:
+        """ "Prompt is too long": compact once (clearing first) and let the loop retry; if that
+        fails the turn ends with a clear error and the history stays as it was."""
+        assert self.env.context is not None
+        self.recovered = True
+        try:
+            prepared = await self.env.context.recover(
+                system=request.system,
+                tools=request.tools,
+                messages=self.state.messages,
+                max_tokens=self.state.max_tokens,
+            )
+        except CompactionError as failure:
+            self.finish(
+                "end_turn",
+                "context_window",
+                error=f"{exc} -- and compacting the conversation failed: {failure}",
+            )
+            return
+        for update in self.adopt(prepared):
+            yield update
 
     def cut_short(self, response: AssistantResponse) -> bool:
         """Handle output limits; True when the loop must go on (or the turn ended) without
@@ -344,6 +404,18 @@ class _Turn:
                 self.commit(Message.user_text(gate.feedback))
                 return
         self.finish("end_turn", "completed", text=assistant.text())
+
+
+def compacted_update(boundary: Boundary, summary: str) -> ContextCompacted:
+    """The ``context_compacted`` update for a compaction's boundary record."""
+    return ContextCompacted(
+        trigger=boundary.trigger,
+        tokens_before=boundary.tokens_before,
+        tokens_after=boundary.tokens_after,
+        prompts_kept=boundary.prompts_kept,
+        files=boundary.files,
+        summary=summary,
+    )
 
 
 def _kind(env: TurnEnv, name: str) -> ToolKind:

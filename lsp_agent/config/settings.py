@@ -66,6 +66,7 @@ HookEvent = Literal[
     "SessionStart",
     "SessionEnd",
     "PreCompact",
+    "PostCompact",
     "Notification",
     "InstructionsLoaded",
 ]
@@ -78,6 +79,7 @@ HOOK_EVENTS: tuple[HookEvent, ...] = (
     "SessionStart",
     "SessionEnd",
     "PreCompact",
+    "PostCompact",
     "Notification",
     "InstructionsLoaded",
 )

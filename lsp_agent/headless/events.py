@@ -9,7 +9,7 @@ from typing import Any
 
 from lsp_agent.headless.render import Event, Renderer, message_event
 from lsp_agent.model.types import Message, ToolResultBlock, ToolUseBlock
-from lsp_agent.protocol.events import SessionUpdate, ToolCall, ToolCallUpdate
+from lsp_agent.protocol.events import ContextCompacted, SessionUpdate, ToolCall, ToolCallUpdate
 
 
 class EventStream:
@@ -42,6 +42,11 @@ class EventStream:
 
     def on_update(self, session_id: str, update: SessionUpdate) -> None:
         """Host.emit hook: render new history messages, then tool progress."""
+        if isinstance(update, ContextCompacted):
+            # The history was replaced by a shorter one: go on from its end.
+            self._next = len(self._history())
+            self._start = min(self._start, self._next)
+            return
         self.flush()
         if isinstance(update, ToolCall):
             self._tool_names[update.tool_call_id] = update.title

@@ -3,12 +3,13 @@
 Semantics follow Claude Code's hooks reference:
 
 - Every handler whose matcher matches the event's target (the tool name for ``PreToolUse``/
-  ``PostToolUse``, the source for ``SessionStart``, the trigger for ``PreCompact``) runs, in
-  parallel; identical commands run once. The handler gets the event as JSON on stdin with
-  Claude Code's field names (``session_id``, ``transcript_path``, ``cwd``,
-  ``hook_event_name``, ``permission_mode``, ``tool_name``, ``tool_input``, ``tool_use_id``,
-  ``tool_response``, ``prompt``, ``stop_hook_active``, ``source``, ``reason``, ``trigger``,
-  ``custom_instructions``, ``message``) and ``CLAUDE_PROJECT_DIR`` in its environment.
+  ``PostToolUse``, the source for ``SessionStart``, the trigger for ``PreCompact`` and
+  ``PostCompact``) runs, in parallel; identical commands run once. The handler gets the
+  event as JSON on stdin with Claude Code's field names (``session_id``, ``transcript_path``,
+  ``cwd``, ``hook_event_name``, ``permission_mode``, ``tool_name``, ``tool_input``,
+  ``tool_use_id``, ``tool_response``, ``prompt``, ``stop_hook_active``, ``source``, ``reason``,
+  ``trigger``, ``custom_instructions``, ``compact_summary``, ``message``) and
+  ``CLAUDE_PROJECT_DIR`` in its environment.
 - Exit code 0: stdout may be a JSON object (``continue``, ``stopReason``, ``systemMessage``,
   ``suppressOutput``, ``decision``, ``reason``, ``hookSpecificOutput.{permissionDecision,
   permissionDecisionReason, updatedInput, additionalContext}``); otherwise it is plain text
@@ -182,6 +183,14 @@ class HookRunner:
         return await self.run(
             "PreCompact",
             {"trigger": trigger, "custom_instructions": custom_instructions},
+            target=trigger,
+        )
+
+    async def post_compact(self, *, trigger: str, compact_summary: str) -> HookOutcome:
+        """``PostCompact`` (``trigger``: manual or auto), with the summary that was written."""
+        return await self.run(
+            "PostCompact",
+            {"trigger": trigger, "compact_summary": compact_summary},
             target=trigger,
         )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.agent.loop import PromptStopReason
-from lsp_agent.protocol.events import SessionUpdate, ToolCall, WireModel
+from lsp_agent.protocol.events import AvailableCommand, SessionUpdate, ToolCall, WireModel
 from lsp_agent.protocol.permissions import PermissionMode, PermissionOption, RuleScope
 
 
@@ -47,10 +47,12 @@ class SessionModeState(WireModel):
 
 
 class NewSessionResult(WireModel):
-    """Result of ``lspAgent/session/new``."""
+    """Result of ``lspAgent/session/new``: the session's id, its modes and the slash commands
+    it accepts (ACP ``availableCommands``, in the answer so no notification races it)."""
 
     session_id: str
     modes: SessionModeState
+    available_commands: tuple[AvailableCommand, ...] = ()
 
 
 class TurnUsage(WireModel):

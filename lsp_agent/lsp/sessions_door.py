@@ -65,7 +65,7 @@ def _session(ls: AgentLanguageServer, session_id: str) -> Session:
 
 
 def session_new(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-    """``lspAgent/session/new``: ``{sessionId, modes}``."""
+    """``lspAgent/session/new``: ``{sessionId, modes, availableCommands}``."""
     params = parse(NewSessionParams, raw, method=methods.SESSION_NEW)
     folders = ls.workspace_roots()
     if params.cwd is not None:
@@ -91,7 +91,11 @@ def session_new(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
             message=f"cannot create a session: {exc}", code=MODEL_ERROR
         ) from None
     logger.info("session %s created in %s", session.id, cwd)
-    return {"sessionId": session.id, "modes": _modes(session)}
+    return {
+        "sessionId": session.id,
+        "modes": _modes(session),
+        "availableCommands": [c.to_wire() for c in session.available_commands()],
+    }
 
 
 async def session_prompt(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:

@@ -514,6 +514,22 @@ class AnthropicModel:
             )
         yield ResponseDone(response=accumulator.response())
 
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """Exact input tokens of ``request`` (``POST /v1/messages/count_tokens``). Raises
+        :class:`ModelError` when the call fails."""
+        import anthropic
+
+        client = self._get_client()
+        params = to_api_params(request)
+        params.pop("max_tokens", None)
+        try:
+            result = await client.messages.count_tokens(**params)
+        except anthropic.APIStatusError as exc:
+            raise self._status_error(exc) from exc
+        except anthropic.AnthropicError as exc:
+            raise ModelError(f"Token count at {self.endpoint} failed: {exc}") from exc
+        return int(result.input_tokens)
+
     def _status_error(self, exc: APIStatusError) -> ModelError:
         status = exc.status_code
         error_type = str(exc.type or "error")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from lsp_agent.model.types import ModelRequest, ModelStreamEvent
 
@@ -36,4 +36,14 @@ class Model(Protocol):
 
     async def aclose(self) -> None:
         """Release the HTTP client (idempotent)."""
+        ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """A model client that can count a request's prompt tokens exactly (the Messages API's
+    ``count_tokens``)."""
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """Input tokens of ``request``'s prompt; raises :class:`ModelError` on failure."""
         ...

@@ -135,6 +135,36 @@ class UsageUpdate(WireModel):
     size: int
 
 
+class ContextCompacted(WireModel):
+    """The history was compacted (our extension; ACP has no such update): the boundary record
+    (``trigger`` auto/manual/reactive, prompt tokens before and after), how many of the user's
+    messages were kept verbatim and how many files the working set lists, and the summary."""
+
+    session_update: Literal["context_compacted"] = "context_compacted"
+    trigger: str
+    tokens_before: int
+    tokens_after: int
+    prompts_kept: int
+    files: int
+    summary: str
+
+
+class AvailableCommand(WireModel):
+    """ACP ``AvailableCommand``: a slash command the session accepts; ``input.hint`` describes
+    its argument."""
+
+    name: str
+    description: str
+    input: dict[str, str] | None = None
+
+
+class AvailableCommandsUpdate(WireModel):
+    """ACP ``available_commands_update``: the slash commands the session accepts now."""
+
+    session_update: Literal["available_commands_update"] = "available_commands_update"
+    available_commands: tuple[AvailableCommand, ...]
+
+
 class PlanEntry(WireModel):
     """One entry of an ACP plan."""
 
@@ -166,4 +196,6 @@ SessionUpdate = (
     | UsageUpdate
     | Plan
     | CurrentModeUpdate
+    | ContextCompacted
+    | AvailableCommandsUpdate
 )

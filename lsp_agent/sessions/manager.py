@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,8 @@ from lsp_agent.agent.loop import (
 )
 from lsp_agent.agent.prompt import system_prompt
 from lsp_agent.config.store import SettingsStore
+from lsp_agent.context.commands import CommandOutcome, CommandRegistry, parse_invocation
+from lsp_agent.context.engine import ContextEngine, ContextState
 from lsp_agent.context.memory.approvals import ImportApprovals
 from lsp_agent.context.memory.automemory import auto_memory_dir
 from lsp_agent.context.memory.discover import managed_memory_path
@@ -43,12 +45,25 @@ from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.mcp.service import McpService
 from lsp_agent.model.base import Model
+from lsp_agent.model.limits import ModelLimits
 from lsp_agent.model.types import Message, TextBlock, Usage
 from lsp_agent.permissions.engine import PermissionEngine
-from lsp_agent.protocol.events import CurrentModeUpdate, SessionUpdate
+from lsp_agent.protocol.events import (
+    AgentMessageChunk,
+    AvailableCommand,
+    AvailableCommandsUpdate,
+    CurrentModeUpdate,
+    SessionUpdate,
+    TextContent,
+    UsageUpdate,
+)
 from lsp_agent.protocol.host import Host
 from lsp_agent.protocol.permissions import PermissionMode
-from lsp_agent.protocol.prompt import PromptPart, PromptText
+from lsp_agent.protocol.prompt import PromptPart
+from lsp_agent.sessions.commands import builtin_commands
+from lsp_agent.sessions.context_wiring import build_engine, model_limits
+from lsp_agent.sessions.prompt_parts import only_text, prompt_text, user_message
+from lsp_agent.sessions.working_set import Touched
 from lsp_agent.tools.base import ReadState, ToolContext
 from lsp_agent.tools.registry import ToolRegistry, default_tools
 from lsp_agent.workspace.workspace import Workspace
@@ -102,6 +117,12 @@ class Session:
     memory: MemoryStore | None = None
     """The session's memory files, read again for every turn (live edits, trust changes)."""
     _announced: set[Path] = field(default_factory=set)
+    commands: CommandRegistry[Session] = field(default_factory=CommandRegistry)
+    context: ContextState = field(default_factory=ContextState)
+    touched: Touched | None = None
+    folder: Path | None = None
+    """The session's own folder (oversized tool results go under it)."""
+    _engine: ContextEngine | None = None
     _task: asyncio.Task[TurnResult] | None = None
     _start: asyncio.Future[HookOutcome] | None = None
     _ended: bool = False
@@ -142,7 +163,13 @@ class Session:
         """
         if self.busy:
             raise SessionError(f"session {self.id} is already running a prompt; cancel it first")
-        task = asyncio.ensure_future(self._run(_user_message(parts)))
+        invocation = parse_invocation(parts[0].text) if only_text(parts) else None
+        if invocation is not None:
+            runner = self._command(self.commands.dispatch(self, invocation))
+        else:
+            self.context.prompts.append(prompt_text(parts))
+            runner = self._run(user_message(parts))
+        task = asyncio.ensure_future(runner)
         self._task = task
         try:
             return await asyncio.shield(task)
@@ -153,6 +180,53 @@ class Session:
             await asyncio.gather(task, return_exceptions=True)
             raise
 
+    async def _command(self, outcome: Awaitable[CommandOutcome]) -> TurnResult:
+        """Run a slash command; its text is shown as the answer."""
+        done = await outcome
+        self._emit(AgentMessageChunk(content=TextContent(text=done.text)))
+        return TurnFinished(
+            stop_reason="end_turn",
+            terminal="completed",
+            usage=Usage(),
+            requests=0,
+            final_text=done.text,
+            error=done.text if done.is_error else None,
+        )
+
+    @property
+    def limits(self) -> ModelLimits:
+        """The model's window and output limits (``config.context_window`` overrides)."""
+        return model_limits(self.config)
+
+    @property
+    def max_tokens(self) -> int:
+        """Output cap of a request: ``config.max_tokens``, at most the model's output limit."""
+        return min(self.config.max_tokens, self.limits.max_output_tokens)
+
+    def engine(self) -> ContextEngine:
+        """The session's context engine (built once)."""
+        if self._engine is None:
+            self._engine = build_engine(self)
+        return self._engine
+
+    async def clear(self) -> None:
+        """``/clear``: forget the conversation (SessionEnd ``clear``, then SessionStart
+        ``clear`` whose context reaches the next prompt)."""
+        self.history = ()
+        self.context.reset()
+        self._emit(UsageUpdate(used=0, size=self.limits.context_window))
+        self.read_state.digests.clear()
+        self.read_state.versions.clear()
+        self.read_state.calls.clear()
+        self.touched = None
+        if self.hooks is not None:
+            try:
+                await self.hooks.session_end(reason="clear")
+            except Exception:
+                log.exception("SessionEnd hooks of %s failed", self.id)
+            if self._start is None:
+                self._start = asyncio.ensure_future(self.hooks.session_start(source="clear"))
+
     async def _run(self, user: Message) -> TurnResult:
         result: TurnFinished | None = None
         last: list[LoopState] = []
@@ -161,7 +235,7 @@ class Session:
             if self.hooks is not None and self.settings is not None:
                 self.hooks.env = self.settings.env()  # settings reloads apply per turn
             state = LoopState(
-                messages=start_messages(self.history, user), max_tokens=self.config.max_tokens
+                messages=start_messages(self.history, user), max_tokens=self.max_tokens
             )
             tools, system = await self._turn_tools()
             env = TurnEnv(
@@ -183,6 +257,8 @@ class Session:
                 commit=self._commit,
                 aborted=last.append,
                 instructions=self._instructions if self.memory is not None else None,
+                context=self.engine(),
+                results_dir=self.folder,
             )
             async for event in agent_loop(state, env):
                 if isinstance(event, TurnFinished):
@@ -269,6 +345,20 @@ class Session:
         note = TextBlock(text="\n".join([SESSION_START_CONTEXT, *outcome.context]))
         return Message(role="user", content=(note, *user.content))
 
+    def available_commands(self) -> tuple[AvailableCommand, ...]:
+        """The slash commands this session accepts (ACP ``AvailableCommand``)."""
+        return tuple(AvailableCommand.model_validate(c) for c in self.commands.advertised())
+
+    def advertise_commands(self) -> None:
+        """Send ``available_commands_update`` once the current request has been answered (the
+        client learns the session id from that answer). Needs a running event loop."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        update = AvailableCommandsUpdate(available_commands=self.available_commands())
+        loop.call_soon(self._emit, update)
+
     def start_hooks(self) -> None:
         """Run the ``SessionStart`` hooks (source ``startup``) in the background; their context
         reaches the model with the first prompt. Needs a running event loop (else skipped)."""
@@ -318,17 +408,14 @@ def _layers(store: SettingsStore | None) -> list[tuple[str, dict[str, Any]]]:
     return [(lay.source, lay.settings.model_extra or {}) for lay in store.loaded.applied()]
 
 
-def _user_message(parts: Sequence[PromptPart]) -> Message:
-    chunks: list[str] = []
-    for part in parts:
-        if isinstance(part, PromptText):
-            chunks.append(part.text)
-        else:
-            where = str(part.path)
-            if part.start_line is not None:
-                where += f" (lines {part.start_line}-{part.end_line or part.start_line})"
-            chunks.append(f'<resource path="{where}">\n{part.text}\n</resource>')
-    return Message.user_text("\n\n".join(chunks))
+def session_folder(state_dir: Path | None, session_id: str) -> Path:
+    """The folder of session ``session_id``: ``<state_dir>/sessions/<id>``, ``state_dir``
+    defaulting to the user state directory (``~/.local/state/lsp-agent`` on Linux)."""
+    if state_dir is None:
+        import platformdirs
+
+        state_dir = platformdirs.user_state_path("lsp-agent")
+    return state_dir.resolve() / "sessions" / session_id
 
 
 class SessionManager:
@@ -397,13 +484,17 @@ class SessionManager:
             ).auto_memory
             else None
         )
+        folder = session_folder(self.config.state_dir, session_id)
+        # The session may always Read the tool results it saved (a path rule, so it goes
+        # through the permission engine like any other allow).
+        own_results = f"Read(/{folder}/**)"
         permissions = PermissionEngine(
             auto_memory=auto_memory,
             mode=mode or settings_mode or self.config.permission_mode,
             roots=roots,
             cwd=cwd,
             home=store.loader.home if store is not None else None,
-            allowed_tools=self.config.allowed_tools,
+            allowed_tools=(*self.config.allowed_tools, own_results),
             disallowed_tools=self.config.disallowed_tools,
             policy=store.policy if store is not None else None,
             persist=store.persist if store is not None else None,
@@ -435,6 +526,8 @@ class SessionManager:
             mcp=self.mcp(cwd) if self.mcp is not None else None,
             diagnostics=self.diagnostics,
             memory=self._memory(cwd=cwd, roots=roots, store=store, auto_memory=auto_memory),
+            commands=builtin_commands(),
+            folder=folder,
         )
         self.sessions[session_id] = session
         session.start_hooks()

@@ -220,14 +220,26 @@ class Step(_Strict):
         return self.sse_error.after_events if self.sse_error is not None else None
 
 
+class Route(_Strict):
+    """A side script: every request matching ``expect`` is answered with ``response`` (as many
+    times as it comes) without consuming a step. Used for requests the agent makes on its own
+    schedule, such as compaction summaries, so the main script stays a plain sequence."""
+
+    expect: Expect
+    response: ScriptedResponse
+    note: str | None = None
+
+
 class Scenario(_Strict):
     """A named list of steps. ``prompt`` is the user prompt the script was written for
-    (for demos and end-to-end tests); ``metadata`` is free-form for the scenario's users."""
+    (for demos and end-to-end tests); ``metadata`` is free-form for the scenario's users;
+    ``routes`` are checked, in order, before the next step (see :class:`Route`)."""
 
     name: str
     description: str = ""
     prompt: str | None = None
     steps: tuple[Step, ...]
+    routes: tuple[Route, ...] = ()
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     def with_variables(self, variables: Mapping[str, str]) -> Scenario:

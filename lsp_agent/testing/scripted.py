@@ -66,7 +66,8 @@ SCRIPTED_API_KEY = "sk-scripted-test-key"
 class Exchange:
     """One HTTP request the server received.
 
-    ``step`` is the scenario step index it was matched against (``None`` when none applied),
+    ``step`` is the scenario step index it was matched against (``None`` when none applied,
+    ``-1`` when a route answered it),
     ``body`` the parsed JSON (``None`` if absent or not JSON), ``outcome`` one of
     ``"response"``, ``"error"`` (a scripted error), ``"rejected"`` (failure recorded),
     ``"count_tokens"``, ``"other"``.
@@ -311,8 +312,12 @@ class ScriptedServer:
 
     def _take_step(self, body: Mapping[str, Any]) -> tuple[int, Step | None, list[str]]:
         """The next step and what is wrong with ``body`` for it; consumes the step only when
-        nothing is. No await inside, so concurrent requests get distinct steps."""
+        nothing is. A streaming request matching a route gets the route's answer (index -1)
+        and consumes nothing. No await inside, so concurrent requests get distinct steps."""
         with self._state.lock:
+            for route in self._state.scenario.routes:
+                if body.get("stream") and not check_expect(route.expect, body):
+                    return -1, Step(response=route.response, note=route.note), []
             index = self._state.next_step
             steps = self._state.scenario.steps
             if index >= len(steps):

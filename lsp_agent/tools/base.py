@@ -86,11 +86,21 @@ class ToolOutput:
 class ReadState:
     """Which files the model has read in this session, and what they held then.
 
-    Maps an absolute path to the digest (see ``TextSnapshot.digest``) of the text it read.
-    ``Edit`` refuses a file that was never read or changed since.
+    ``digests`` maps an absolute path to the digest (see ``TextSnapshot.digest``) of the text
+    it read; ``Edit`` refuses a file that was never read or changed since. ``versions`` holds
+    the editor version read (``None``: from disk); ``calls`` what each ``Read`` call saw, by
+    ``tool_use_id`` (path, version, digest), so clearing can tell whether a file changed since.
     """
 
     digests: dict[Path, str] = field(default_factory=dict)
+    versions: dict[Path, int | None] = field(default_factory=dict)
+    calls: dict[str, tuple[Path, int | None, str]] = field(default_factory=dict)
+
+    def note_call(self, tool_use_id: str, path: Path) -> None:
+        """Remember what the ``Read`` call ``tool_use_id`` of ``path`` just saw."""
+        digest = self.digests.get(path)
+        if digest is not None:
+            self.calls[tool_use_id] = (path, self.versions.get(path), digest)
 
 
 def _discard(_item: object) -> None:

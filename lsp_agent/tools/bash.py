@@ -35,8 +35,13 @@ DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 """Larger ``timeout`` values are clamped to this (milliseconds)."""
 
-MAX_OUTPUT_CHARS = 30_000
-"""Output kept for the model (characters): the head and the tail, the middle is dropped."""
+MAX_OUTPUT_CHARS = 150_000
+"""Output captured (characters): the head and the tail, the middle is dropped. The session's
+tool-result budget (30,000 characters by default, ``BASH_MAX_OUTPUT_LENGTH``) then saves
+larger output to a file and shows the model a preview (:mod:`lsp_agent.context.budgets`)."""
+
+INLINE_CHARS = 30_000
+"""Output shown to the model inline by default (characters)."""
 
 PROGRESS_INTERVAL_S = 0.1
 """Streamed output is sent to the user at most this often (seconds)."""
@@ -63,7 +68,8 @@ other shell state do not carry over to the next call. Prefer absolute paths.
 (10 minutes). On timeout the command and everything it started is killed.
 - Processes the command leaves running in the background (`cmd &`) are stopped when it \
 finishes; there is no background mode.
-- Output longer than {MAX_OUTPUT_CHARS} characters is truncated in the middle.
+- Output longer than {INLINE_CHARS} characters is saved to a file: you get its head and tail \
+and the file's path, which you can Read with offset and limit or Grep.
 - A non-zero exit code is reported as an error together with the output.
 - Always quote file paths that contain spaces with double quotes.
 - Write a clear, concise description (5-10 words) of what the command does.

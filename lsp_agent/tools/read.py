@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field
 
@@ -11,13 +11,17 @@ from lsp_agent.tools._files import model_safe, read_snapshot
 from lsp_agent.tools._paths import display_path, resolve_file_path
 from lsp_agent.tools._schema import tidy_schema
 from lsp_agent.tools._text import numbered, split_lines
-from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
+from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolInput, ToolOutput
 
 DEFAULT_LIMIT = 2000
 """Lines returned when the model gives no ``limit``."""
 
 MAX_WHOLE_FILE_BYTES = 256 * 1024
-"""A read without ``offset``/``limit`` of a larger file (UTF-8 bytes of its text) is refused."""
+"""A read without ``offset``/``limit`` of a larger file (UTF-8 bytes of its text) gets a
+partial view: its first lines and how to read the rest."""
+
+PARTIAL_VIEW_CHARS = 40_000
+"""Characters of a partial view (about 10,000 tokens)."""
 
 DESCRIPTION = """\
 Reads a file from the local filesystem. If the file is open in the user's editor, you get the \
@@ -32,7 +36,8 @@ it's recommended to read the whole file by not providing these parameters.
 - Results are returned using cat -n format, with line numbers starting at 1: each line is \
 the line number, a tab, then the line exactly as in the file. When editing, never include the \
 line-number prefix in old_string or new_string.
-- Files larger than 256 KiB must be read in parts with offset and limit (or searched with Grep).
+- For files larger than 256 KiB a read without offset/limit returns a partial view (the first \
+lines); read the rest in parts with offset and limit, or search with Grep.
 - This tool reads text files only; it cannot read directories (use Glob or Bash `ls`) or \
 binary files.
 - You can call multiple tools in a single response. It is often better to speculatively read \
@@ -95,21 +100,18 @@ class ReadTool(Tool[ReadInput]):
         snapshot = read_snapshot(ctx, path)
         text = snapshot.text
         ranged = inp.offset is not None or inp.limit is not None
+        size = 0
         if not ranged and len(text) * 4 > MAX_WHOLE_FILE_BYTES:
             size = len(text.encode("utf-8", "surrogatepass"))
-            if size > MAX_WHOLE_FILE_BYTES:
-                raise ToolError(
-                    f"File content ({size // 1024} KiB) exceeds the maximum of "
-                    f"{MAX_WHOLE_FILE_BYTES // 1024} KiB for reading a whole file. Use offset "
-                    "and limit to read specific portions of the file, or use Grep to search "
-                    "for specific content."
-                )
         # Claude Code counts any read, partial or not, as having read the file.
         ctx.read_state.digests[path] = snapshot.digest
+        ctx.read_state.versions[path] = snapshot.version
 
         lines = split_lines(text)
         total = len(lines)
         raw_output = {"total_lines": total, "source": snapshot.source}
+        if size > MAX_WHOLE_FILE_BYTES:
+            return _partial_view(lines, size=size, raw_output=raw_output)
         if total == 0:
             return ToolOutput(text="(file is empty)", raw_output=raw_output)
         start = max(inp.offset or 1, 1)
@@ -126,6 +128,27 @@ class ReadTool(Tool[ReadInput]):
                 "Use offset and limit to read other parts.)"
             )
         return ToolOutput(text=body, raw_output=raw_output)
+
+
+def _partial_view(lines: list[str], *, size: int, raw_output: dict[str, Any]) -> ToolOutput:
+    """The start of a file too large to read whole: as many first lines as fit
+    :data:`PARTIAL_VIEW_CHARS`, and how to read the rest (Claude Code answers such reads with a
+    partial view too, instead of refusing)."""
+    shown = 0
+    chars = 0
+    for line in lines[:DEFAULT_LIMIT]:
+        chars += len(line) + 8
+        if chars > PARTIAL_VIEW_CHARS and shown:
+            break
+        shown += 1
+    body = model_safe(numbered(lines[:shown], 1))
+    note = (
+        f"\n\n(PARTIAL view: the file is {size // 1024} KiB and {len(lines)} lines, more than "
+        f"the {MAX_WHOLE_FILE_BYTES // 1024} KiB a whole read may return; showed lines 1-{shown}. "
+        f"Read other parts with offset and limit, e.g. offset={shown + 1} limit={shown}, or "
+        "Grep for specific content.)"
+    )
+    return ToolOutput(text=body + note, raw_output={**raw_output, "partial": True})
 
 
 def _range_suffix(inp: ReadInput) -> str:

@@ -114,7 +114,7 @@ async def test_bad_initialization_options_fail_initialize(launch: Launch) -> Non
 async def test_model_failure_is_an_error_and_the_session_survives(launch: Launch) -> None:
     editor = await launch(
         scenario(
-            error(400, "prompt is too long"),
+            error(400, "messages.0: invalid content"),
             reply("Back again.", expect=expecting(last_user_contains="second try")),
         ),
         init_options={"model": "claude-from-init"},
@@ -124,7 +124,7 @@ async def test_model_failure_is_an_error_and_the_session_survives(launch: Launch
     with pytest.raises(JsonRpcException) as caught:
         await editor.prompt(session, "first try")
     assert caught.value.code == -32000
-    assert "prompt is too long" in caught.value.message
+    assert "invalid content" in caught.value.message
     assert caught.value.data["stopReason"] == "end_turn"
 
     result = await editor.prompt(session, "second try")

@@ -227,7 +227,9 @@ CASES: list[CliCase] = [
     CliCase(
         name="api_error",
         args=["run", "-p", "hi", *STREAM],
-        steps=lambda: scenario(error(400, "prompt is too long", type="invalid_request_error")),
+        steps=lambda: scenario(
+            error(400, "messages.0: invalid content", type="invalid_request_error")
+        ),
     ),
     CliCase(
         name="api_overloaded_text_output",

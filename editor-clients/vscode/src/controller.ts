@@ -195,6 +195,7 @@ export class ChatController implements vscode.Disposable {
       id: result.sessionId,
       ...(folders[0] ? { cwd: folders[0] } : {}),
       ...(result.modes ? { modeId: result.modes.currentModeId, availableModes: result.modes.availableModes } : { modeId: this.deps.defaultMode() }),
+      ...(result.availableCommands ? { commands: result.availableCommands } : {}),
     });
     this.sessions.set(session.id, session);
     this.activeSessionId = session.id;

@@ -16,7 +16,7 @@ from lsp_agent.model.anthropic import AnthropicModel
 from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
 from lsp_agent.protocol.events import SessionUpdate
 from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
-from lsp_agent.sessions.manager import Session, SessionManager
+from lsp_agent.sessions.manager import Session, SessionManager, SettingsFactory
 from lsp_agent.testing.scenario import Scenario
 from lsp_agent.testing.scripted import ScriptedServer
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
@@ -190,7 +190,9 @@ async def harness(tmp_path: Path) -> AsyncIterator[HarnessFactory]:
     servers: list[ScriptedServer] = []
     managers: list[SessionManager] = []
 
-    async def make(scenario: Scenario, **config: Any) -> Harness:
+    async def make(
+        scenario: Scenario, *, settings: SettingsFactory | None = None, **config: Any
+    ) -> Harness:
         server = ScriptedServer(scenario=scenario, variables={"cwd": str(tmp_path)})
         base_url = await server.start()
         servers.append(server)
@@ -210,6 +212,8 @@ async def harness(tmp_path: Path) -> AsyncIterator[HarnessFactory]:
             ),
             config=AgentConfig(model="claude-test", **config),
             tools_factory=lambda: ToolRegistry(tools=tools.values()),
+            settings=settings,
+            managed_memory=tmp_path / "no-managed" / "CLAUDE.md",
         )
         managers.append(manager)
         session = manager.new(cwd=tmp_path)

@@ -20,9 +20,9 @@ from lsp_agent.config.store import SettingsStore
 from lsp_agent.model.anthropic import AnthropicModel
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
 from lsp_agent.protocol.events import AgentMessageChunk
+from lsp_agent.protocol.prompt import PromptText
 from lsp_agent.sessions.manager import (
     SESSION_START_CONTEXT,
-    PromptText,
     Session,
     SessionError,
     SessionManager,

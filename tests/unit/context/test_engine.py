@@ -83,3 +83,25 @@ async def test_compaction_calls_post_hook_with_summary(server: ScriptedServer) -
     assert "do it" in messages[0].text() and "Goal: g." in messages[0].text()
     assert eng.state.summary_usage.output_tokens > 0
     server.assert_done()
+
+
+async def test_scripted_route_answers_summaries_without_consuming_steps() -> None:
+    from lsp_agent.testing.scenario import Route, Scenario
+
+    route = Route(
+        expect=expecting(last_user_contains="CONTEXT CHECKPOINT"),
+        response=reply("Summary.").response,  # type: ignore[arg-type]
+    )
+    srv = ScriptedServer(scenario=Scenario(name="r", steps=(), routes=(route,)))
+    await srv.start()
+    try:
+        eng = engine(srv)
+        for _ in range(2):
+            _, messages = await eng.compact(
+                system=("s",), tools=(), messages=session(3), trigger="manual", max_tokens=100
+            )
+            assert "Summary." in messages[0].text()
+        srv.assert_done()
+        assert [e.step for e in srv.exchanges] == [-1, -1]
+    finally:
+        await srv.stop()

@@ -116,7 +116,7 @@ async def test_background_processes_do_not_outlive_the_command(env: Env) -> None
 
 
 async def test_output_is_capped_keeping_head_and_tail(env: Env) -> None:
-    command = "echo FIRST; head -c 100000 /dev/zero | tr '\\0' x; echo; echo LAST"
+    command = "echo FIRST; head -c 200000 /dev/zero | tr '\\0' x; echo; echo LAST"
     out = await env.run(BASH, {"command": command})
     assert out.text.startswith("FIRST\n")
     assert out.text.endswith("LAST")

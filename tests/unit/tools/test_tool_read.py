@@ -122,11 +122,15 @@ async def test_broken_utf16_is_refused_cleanly(env: Env) -> None:
         await env.run(READ, {"file_path": str(path)})
 
 
-async def test_huge_file_needs_offset_or_limit(env: Env) -> None:
+async def test_huge_file_gives_a_partial_view_with_hints(env: Env) -> None:
     line = "y" * 99 + "\n"
     path = env.write_text("huge.log", line * (MAX_WHOLE_FILE_BYTES // 100 + 10))
-    with pytest.raises(ToolError, match="offset and limit"):
-        await env.run(READ, {"file_path": str(path)})
+    out = await env.run(READ, {"file_path": str(path)})
+    assert out.text.startswith("     1\t" + "y" * 99)
+    assert "PARTIAL view" in out.text and "offset=" in out.text and "limit=" in out.text
+    assert len(out.text) < 45_000
+    assert out.raw_output is not None and out.raw_output["partial"] is True
+    assert path in env.ctx.read_state.digests
     out = await env.run(READ, {"file_path": str(path), "offset": 10, "limit": 2})
     assert out.text.startswith("    10\t" + "y" * 99 + "\n    11\t")
 

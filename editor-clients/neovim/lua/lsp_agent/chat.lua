@@ -103,9 +103,63 @@ function M.ensure(client_id)
   vim.b[chat.prompt_buf].lsp_agent_client_id = client_id
   chat.view = render.view(make_sink(chat.buf), render_opts())
   set_keymaps(chat)
+  vim.bo[chat.prompt_buf].omnifunc = "v:lua.require'lsp_agent.chat'.omnifunc"
+  vim.api.nvim_create_autocmd('TextChangedI', {
+    buffer = chat.prompt_buf,
+    callback = function()
+      M.complete_command(client_id)
+    end,
+  })
   chats[client_id] = chat
   M.sync(client_id)
   return chat
+end
+
+--- The slash command typed so far on the prompt's first line ("/comp"), or nil.
+local function typed_command(buf)
+  local cursor = vim.api.nvim_win_get_cursor(0)
+  if cursor[1] ~= 1 then
+    return nil
+  end
+  local line = vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] or ''
+  local typed = line:sub(1, cursor[2])
+  if typed:match('^/[%w_.:-]*$') then
+    return typed
+  end
+  return nil
+end
+
+local function command_items(client_id, base)
+  local session = session_mod.current(client_id)
+  if not session then
+    return {}
+  end
+  return session.transcript:command_items(base)
+end
+
+--- Offer the session's slash commands while a "/name" is typed at the start of the prompt.
+function M.complete_command(client_id)
+  local chat = chats[client_id]
+  if not chat or vim.fn.pumvisible() == 1 then
+    return
+  end
+  local typed = typed_command(chat.prompt_buf)
+  if not typed then
+    return
+  end
+  local items = command_items(client_id, typed)
+  if #items > 0 then
+    vim.fn.complete(1, items)
+  end
+end
+
+--- 'omnifunc' of the prompt buffer (<C-x><C-o>): completes slash commands.
+function M.omnifunc(findstart, base)
+  local buf = vim.api.nvim_get_current_buf()
+  if findstart == 1 then
+    return typed_command(buf) and 0 or -3
+  end
+  return command_items(vim.b[buf].lsp_agent_client_id, base)
 end
 
 --- The chat of a client if it exists.

@@ -65,6 +65,18 @@ M.commands = {
 ---@field content lsp_agent.protocol.TextContent
 ---@field messageId? string
 
+--- ACP `AvailableCommand`: a slash command the session accepts; `input.hint` describes
+--- its argument.
+---@class lsp_agent.protocol.AvailableCommand
+---@field name string
+---@field description string
+---@field input? table<string, string>
+
+--- ACP `available_commands_update`: the slash commands the session accepts now.
+---@class lsp_agent.protocol.AvailableCommandsUpdate
+---@field sessionUpdate 'available_commands_update'
+---@field availableCommands lsp_agent.protocol.AvailableCommand[]
+
 --- The prompt was dismissed (turn cancelled).
 ---@class lsp_agent.protocol.CancelledOutcome
 ---@field outcome 'cancelled'
@@ -76,6 +88,18 @@ M.commands = {
 ---@class lsp_agent.protocol.ContentItem
 ---@field type 'content'
 ---@field content lsp_agent.protocol.TextContent
+
+--- The history was compacted (our extension; ACP has no such update): the boundary record
+--- (`trigger` auto/manual/reactive, prompt tokens before and after), how many of the user's
+--- messages were kept verbatim and how many files the working set lists, and the summary.
+---@class lsp_agent.protocol.ContextCompacted
+---@field sessionUpdate 'context_compacted'
+---@field trigger string
+---@field tokensBefore integer
+---@field tokensAfter integer
+---@field promptsKept integer
+---@field files integer
+---@field summary string
 
 --- The session's permission mode changed.
 ---@class lsp_agent.protocol.CurrentModeUpdate
@@ -188,10 +212,12 @@ M.commands = {
 ---@field additionalDirectories? string[]
 ---@field mode? lsp_agent.protocol.PermissionMode
 
---- Result of `lspAgent/session/new`.
+--- Result of `lspAgent/session/new`: the session's id, its modes and the slash commands
+--- it accepts (ACP `availableCommands`, in the answer so no notification races it).
 ---@class lsp_agent.protocol.NewSessionResult
 ---@field sessionId string
 ---@field modes lsp_agent.protocol.SessionModeState
+---@field availableCommands? lsp_agent.protocol.AvailableCommand[]
 
 --- `_meta` of a permission request: `unsavedBuffers` are URIs of files the call
 --- changes whose buffers have unsaved changes.
@@ -341,7 +367,7 @@ M.commands = {
 ---@field busy boolean
 
 --- The `update` of lspAgent/session/update, by its `sessionUpdate` tag (ACP).
----@alias lsp_agent.protocol.SessionUpdate lsp_agent.protocol.AgentMessageChunk|lsp_agent.protocol.AgentThoughtChunk|lsp_agent.protocol.UserMessageChunk|lsp_agent.protocol.ToolCall|lsp_agent.protocol.ToolCallUpdate|lsp_agent.protocol.UsageUpdate|lsp_agent.protocol.Plan|lsp_agent.protocol.CurrentModeUpdate
+---@alias lsp_agent.protocol.SessionUpdate lsp_agent.protocol.AgentMessageChunk|lsp_agent.protocol.AgentThoughtChunk|lsp_agent.protocol.UserMessageChunk|lsp_agent.protocol.ToolCall|lsp_agent.protocol.ToolCallUpdate|lsp_agent.protocol.UsageUpdate|lsp_agent.protocol.Plan|lsp_agent.protocol.CurrentModeUpdate|lsp_agent.protocol.ContextCompacted|lsp_agent.protocol.AvailableCommandsUpdate
 
 --- `lspAgent/session/update`: one update of session `sessionId`; every `path` in it
 --- has a `uri` next to it.

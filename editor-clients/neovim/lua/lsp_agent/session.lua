@@ -132,6 +132,9 @@ function M.create(client, callback)
     end
     local session = sessions[result.sessionId] or new_session(client.id, result.sessionId)
     session.modes = type(result.modes) == 'table' and result.modes or nil
+    if type(result.availableCommands) == 'table' then
+      session.transcript.commands = result.availableCommands
+    end
     log.info('session %s created in %s', session.id, params.cwd)
     M.set_current(session)
     finish(session)

@@ -8,13 +8,55 @@
 ---   thought {lines}                     streamed thinking
 ---   tool    {id, title, tool_kind, status, content, locations, raw_input, awaiting}
 ---   plan    {plan_entries}
----   info    {text}                      stop reasons, mode changes, errors
+---   info    {text, summary}             stop reasons, mode changes, errors, compactions
+---                                       (summary: the compaction's summary, for `:LspAgent summary`)
 --- `apply()` returns the index of the entry it changed or added (nil when nothing visible
 --- changed), which the view re-renders.
 local M = {}
 
 local Transcript = {}
 Transcript.__index = Transcript
+
+local function k(n)
+  n = tonumber(n) or 0
+  if n >= 1000 then
+    return ('%.1fk'):format(n / 1000)
+  end
+  return tostring(n)
+end
+
+local function plural(n, word)
+  return ('%d %s%s'):format(n, word, n == 1 and '' or 's')
+end
+
+--- The one line a compaction shows: "Compacted: 182.0k → 31.0k tokens; kept 4 instructions,
+--- 7 files" (the server's `context_compacted` update).
+function M.compaction_line(update)
+  return ('Compacted: %s → %s tokens; kept %s, %s'):format(
+    k(update.tokensBefore),
+    k(update.tokensAfter),
+    plural(tonumber(update.promptsKept) or 0, 'instruction'),
+    plural(tonumber(update.files) or 0, 'file')
+  )
+end
+
+--- Slash-command completions for `base` (the text typed so far, starting with "/"):
+--- complete-items for `vim.fn.complete`, from the session's advertised commands.
+function Transcript:command_items(base)
+  local items = {}
+  for _, c in ipairs(self.commands or {}) do
+    local word = '/' .. tostring(c.name)
+    if word:sub(1, #base) == base then
+      local hint = type(c.input) == 'table' and c.input.hint or nil
+      table.insert(items, {
+        word = word,
+        menu = c.description,
+        info = hint and ('/' .. c.name .. ' <' .. hint .. '>') or nil,
+      })
+    end
+  end
+  return items
+end
 
 --- A new, empty transcript.
 function M.new()
@@ -24,6 +66,7 @@ function M.new()
     in_agent_turn = false,
     usage = nil, -- { used, size } from usage_update
     mode = nil, -- current mode id from current_mode_update
+    commands = {}, -- { name, description, input } from available_commands_update
   }, Transcript)
 end
 
@@ -161,6 +204,16 @@ function Transcript:apply(update)
   elseif kind == 'usage_update' then
     self.usage = { used = update.used, size = update.size }
     return nil
+  elseif kind == 'available_commands_update' then
+    self.commands = type(update.availableCommands) == 'table' and update.availableCommands or {}
+    return nil
+  elseif kind == 'context_compacted' then
+    table.insert(self.entries, {
+      kind = 'info',
+      text = M.compaction_line(update),
+      summary = type(update.summary) == 'string' and update.summary or nil,
+    })
+    return #self.entries
   elseif kind == 'current_mode_update' then
     self.mode = update.currentModeId
     return self:add_info('mode: ' .. tostring(update.currentModeId))

@@ -68,6 +68,22 @@ export interface AgentThoughtChunk {
   messageId?: string;
 }
 
+/**
+ * ACP `AvailableCommand`: a slash command the session accepts; `input.hint` describes
+ * its argument.
+ */
+export interface AvailableCommand {
+  name: string;
+  description: string;
+  input?: Record<string, string>;
+}
+
+/** ACP `available_commands_update`: the slash commands the session accepts now. */
+export interface AvailableCommandsUpdate {
+  sessionUpdate: 'available_commands_update';
+  availableCommands: AvailableCommand[];
+}
+
 /** The prompt was dismissed (turn cancelled). */
 export interface CancelledOutcome {
   outcome: 'cancelled';
@@ -80,6 +96,21 @@ export type ContentBlock = TextBlockIn | ResourceBlockIn | ResourceLinkBlockIn;
 export interface ContentItem {
   type: 'content';
   content: TextContent;
+}
+
+/**
+ * The history was compacted (our extension; ACP has no such update): the boundary record
+ * (`trigger` auto/manual/reactive, prompt tokens before and after), how many of the user's
+ * messages were kept verbatim and how many files the working set lists, and the summary.
+ */
+export interface ContextCompacted {
+  sessionUpdate: 'context_compacted';
+  trigger: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  promptsKept: number;
+  files: number;
+  summary: string;
 }
 
 /** The session's permission mode changed. */
@@ -225,10 +256,14 @@ export interface NewSessionParams {
   mode?: PermissionMode | null;
 }
 
-/** Result of `lspAgent/session/new`. */
+/**
+ * Result of `lspAgent/session/new`: the session's id, its modes and the slash commands
+ * it accepts (ACP `availableCommands`, in the answer so no notification races it).
+ */
 export interface NewSessionResult {
   sessionId: string;
   modes: SessionModeState;
+  availableCommands?: AvailableCommand[];
 }
 
 /**
@@ -417,7 +452,7 @@ export interface SessionSummary {
 }
 
 /** The `update` of lspAgent/session/update, by its `sessionUpdate` tag (ACP). */
-export type SessionUpdate = AgentMessageChunk | AgentThoughtChunk | UserMessageChunk | ToolCall | ToolCallUpdate | UsageUpdate | Plan | CurrentModeUpdate;
+export type SessionUpdate = AgentMessageChunk | AgentThoughtChunk | UserMessageChunk | ToolCall | ToolCallUpdate | UsageUpdate | Plan | CurrentModeUpdate | ContextCompacted | AvailableCommandsUpdate;
 
 /**
  * `lspAgent/session/update`: one update of session `sessionId`; every `path` in it

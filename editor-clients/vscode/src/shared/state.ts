@@ -9,6 +9,7 @@
 
 import { offeredScopes } from './permissionPrompt';
 import type {
+  AvailableCommand,
   ContentBlock,
   PermissionOption,
   PlanEntry,
@@ -113,6 +114,8 @@ export interface NoticeItem {
   rev: number;
   level: NoticeLevel;
   text: string;
+  /** Longer text shown folded under the notice (a compaction's summary). */
+  detail?: string;
 }
 
 export type ChatItem = UserItem | AgentItem | ThoughtItem | ToolItem | NoticeItem;
@@ -131,6 +134,8 @@ export interface SessionState {
   modeId: string;
   availableModes: SessionMode[];
   running: boolean;
+  /** Slash commands the session accepts (`available_commands_update`), for `/` completion. */
+  commands: AvailableCommand[];
   /** Context window use from the last `usage_update`: `used` of `size` tokens. */
   context?: { used: number; size: number };
   tokens: TokenTotals;
@@ -159,6 +164,7 @@ export function createSession(init: {
   modeId?: string;
   availableModes?: SessionMode[];
   title?: string;
+  commands?: AvailableCommand[];
 }): SessionState {
   return {
     id: init.id,
@@ -167,6 +173,7 @@ export function createSession(init: {
     modeId: init.modeId ?? 'default',
     availableModes: init.availableModes && init.availableModes.length > 0 ? init.availableModes : DEFAULT_MODES,
     running: false,
+    commands: init.commands ?? [],
     tokens: { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 },
     plan: [],
     items: [],
@@ -376,6 +383,23 @@ export function applyUpdate(session: SessionState, update: SessionUpdate): boole
       session.modeId = update.currentModeId;
       touch(session);
       return true;
+    case 'available_commands_update':
+      session.commands = update.availableCommands.map((c) => ({ ...c }));
+      touch(session);
+      return true;
+    case 'context_compacted': {
+      const item: NoticeItem = {
+        kind: 'notice',
+        id: localId(session, 'notice'),
+        rev: 1,
+        level: 'info',
+        text: compactionLine(update),
+        ...(update.summary ? { detail: update.summary } : {}),
+      };
+      session.items.push(item);
+      touch(session);
+      return true;
+    }
     default:
       return false;
   }
@@ -410,6 +434,17 @@ export function pendingPermissions(session: SessionState): ToolItem[] {
   return session.items.filter(
     (i): i is ToolItem => i.kind === 'tool' && i.permission?.state === 'pending',
   );
+}
+
+/** "Compacted: 182k → 31k tokens; kept 4 instructions, 7 files". */
+export function compactionLine(u: { tokensBefore: number; tokensAfter: number; promptsKept: number; files: number }): string {
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+  return `Compacted: ${formatTokens(u.tokensBefore)} → ${formatTokens(u.tokensAfter)} tokens; kept ${plural(u.promptsKept, 'instruction')}, ${plural(u.files, 'file')}`;
+}
+
+/** The session's slash commands whose name starts with `query` (the text after "/"). */
+export function matchingCommands(session: SessionState | undefined, query: string): AvailableCommand[] {
+  return (session?.commands ?? []).filter((c) => c.name.startsWith(query));
 }
 
 /** "12.3k", "1.2M", "980": compact token counts for meters. */

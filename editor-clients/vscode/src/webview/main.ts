@@ -5,7 +5,7 @@
  */
 
 import type { HostAction, MentionCandidate, PanelSnapshot, SelectionInfo, ServerStatus, SessionSummary, ToHost, ToWebview } from '../shared/messages';
-import type { McpServerInfo, PlanEntry, RuleScope } from '../shared/protocol';
+import type { AvailableCommand, McpServerInfo, PlanEntry, RuleScope } from '../shared/protocol';
 import {
   addNotice,
   addPermission,
@@ -15,6 +15,7 @@ import {
   resolvePermission,
   startTurn,
   type SessionState,
+  matchingCommands,
 } from '../shared/state';
 import { clear, h, icon } from './dom';
 import { renderItem, type TranscriptActions } from './transcript';
@@ -86,7 +87,7 @@ const attachmentsRow = h('div', { class: 'attachments composer-attachments' });
 const promptBox = h('textarea', {
   class: 'prompt',
   rows: 1,
-  placeholder: 'Ask lsp-agent…  (@ to mention a file)',
+  placeholder: 'Ask lsp-agent…  (@ to mention a file, / for commands)',
   'aria-label': 'Message lsp-agent',
   'aria-autocomplete': 'list',
   'aria-controls': 'mention-list',
@@ -588,6 +589,64 @@ modeSelect.addEventListener('change', () => {
   if (s) post({ type: 'setMode', sessionId: s.id, modeId: modeSelect.value });
 });
 
+// Slash-command popup: "/" at the start of the prompt lists the session's commands (it shares
+// the mentions list element; `commandMatches` is non-empty while it shows commands).
+let commandMatches: AvailableCommand[] = [];
+
+function currentCommand(): string | undefined {
+  const before = promptBox.value.slice(0, promptBox.selectionStart);
+  const m = /^\/([\w.:-]*)$/.exec(before);
+  return m ? (m[1] as string) : undefined;
+}
+
+/** Show the commands matching what is typed; false (and nothing shown) when none match. */
+function showCommands(): boolean {
+  const query = currentCommand();
+  const matches = query === undefined ? [] : matchingCommands(active(), query);
+  if (matches.length === 0) {
+    if (commandMatches.length > 0) closeMentions();
+    return false;
+  }
+  if (matches.map((c) => c.name).join() !== commandMatches.map((c) => c.name).join()) mentionIndex = 0;
+  commandMatches = matches;
+  clear(mentionList);
+  mentionIndex = Math.min(mentionIndex, matches.length - 1);
+  matches.forEach((c, i) => {
+    const id = `mention-${i}`;
+    mentionList.append(
+      h(
+        'li',
+        {
+          id,
+          class: `mention-item command-item${i === mentionIndex ? ' selected' : ''}`,
+          role: 'option',
+          'aria-selected': String(i === mentionIndex),
+          onmousedown: (ev: MouseEvent) => {
+            ev.preventDefault();
+            pickCommand(c);
+          },
+        },
+        h('span', { class: 'mention-label' }, `/${c.name}`),
+        h('span', { class: 'mention-description muted' }, c.input?.hint ? `${c.description} — ${c.input.hint}` : c.description),
+      ),
+    );
+    if (i === mentionIndex) promptBox.setAttribute('aria-activedescendant', id);
+  });
+  mentionList.hidden = false;
+  promptBox.setAttribute('aria-expanded', 'true');
+  return true;
+}
+
+function pickCommand(c: AvailableCommand): void {
+  const rest = promptBox.value.slice(promptBox.selectionStart).replace(/^\S*/, '');
+  promptBox.value = `/${c.name} ${rest.trimStart()}`;
+  const caret = c.name.length + 2;
+  promptBox.setSelectionRange(caret, caret);
+  closeMentions();
+  autosize();
+  promptBox.focus();
+}
+
 // Mentions popup
 let mentionStart = -1;
 let mentionItems: MentionCandidate[] = [];
@@ -605,6 +664,7 @@ function currentMention(): { start: number; query: string } | undefined {
 function closeMentions(): void {
   mentionList.hidden = true;
   mentionStart = -1;
+  commandMatches = [];
   promptBox.removeAttribute('aria-activedescendant');
   promptBox.setAttribute('aria-expanded', 'false');
 }
@@ -680,6 +740,7 @@ function selectedMentionValue(): MentionCandidate | 'selection' | undefined {
 promptBox.addEventListener('input', () => {
   autosize();
   state.historyIndex = -1;
+  if (showCommands()) return;
   const m = currentMention();
   if (m) {
     mentionStart = m.start;
@@ -701,6 +762,22 @@ promptBox.addEventListener('blur', () => {
 });
 
 promptBox.addEventListener('keydown', (ev) => {
+  if (!mentionList.hidden && commandMatches.length > 0) {
+    if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+      ev.preventDefault();
+      const n = commandMatches.length;
+      mentionIndex = (mentionIndex + (ev.key === 'ArrowDown' ? 1 : n - 1)) % n;
+      showCommands();
+      return;
+    }
+    const chosen = commandMatches[mentionIndex];
+    // Enter on a fully typed name sends it; otherwise Enter and Tab complete.
+    if (chosen && (ev.key === 'Tab' || (ev.key === 'Enter' && !ev.shiftKey && currentCommand() !== chosen.name))) {
+      ev.preventDefault();
+      pickCommand(chosen);
+      return;
+    }
+  }
   if (!mentionList.hidden && mentionCount() > 0) {
     if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
       ev.preventDefault();

@@ -393,7 +393,10 @@ function thought(item: ThoughtItem, streaming: boolean, actions: TranscriptActio
 
 function notice(item: NoticeItem): HTMLElement {
   const name = item.level === 'error' ? 'error' : item.level === 'warning' ? 'warning' : 'info';
-  return h('div', { class: `notice ${item.level}`, role: item.level === 'error' ? 'alert' : 'status' }, icon(name), h('span', {}, item.text));
+  const body = item.detail
+    ? h('details', { class: 'notice-detail' }, h('summary', {}, item.text), h('pre', { class: 'notice-detail-text' }, item.detail))
+    : h('span', {}, item.text);
+  return h('div', { class: `notice ${item.level}`, role: item.level === 'error' ? 'alert' : 'status' }, icon(name), body);
 }
 
 /** One transcript item as a fresh element; `streaming` marks the last item of a running turn. */

@@ -3,9 +3,11 @@ import { describe, it } from 'node:test';
 import {
   addPermission,
   applyUpdate,
+  compactionLine,
   createSession,
   endTurn,
   formatTokens,
+  matchingCommands,
   pendingPermissions,
   resolvePermission,
   startTurn,
@@ -58,6 +60,38 @@ describe('session reducer', () => {
     assert.deepEqual(s.context, { used: 10, size: 100 });
     assert.equal(s.modeId, 'plan');
     assert.equal(applyUpdate(s, { sessionUpdate: 'something_new' } as never), false, 'unknown updates are ignored');
+  });
+
+  it('keeps advertised commands and shows a compaction as one expandable notice', () => {
+    const s = createSession({ id: 's', commands: [{ name: 'compact', description: 'Compact', input: { hint: 'focus' } }] });
+    assert.deepEqual(matchingCommands(s, 'co').map((c) => c.name), ['compact']);
+    applyUpdate(s, {
+      sessionUpdate: 'available_commands_update',
+      availableCommands: [
+        { name: 'compact', description: 'Compact', input: { hint: 'focus' } },
+        { name: 'context', description: 'Context', input: null },
+        { name: 'clear', description: 'Clear', input: null },
+      ],
+    });
+    assert.deepEqual(matchingCommands(s, 'co').map((c) => c.name), ['compact', 'context']);
+    assert.deepEqual(matchingCommands(s, 'x'), []);
+    assert.equal(
+      applyUpdate(s, {
+        sessionUpdate: 'context_compacted',
+        trigger: 'auto',
+        tokensBefore: 182_000,
+        tokensAfter: 31_000,
+        promptsKept: 4,
+        files: 7,
+        summary: 'Goal: ship.',
+      }),
+      true,
+    );
+    const notice = s.items[s.items.length - 1];
+    assert.equal(notice?.kind, 'notice');
+    assert.equal(notice?.kind === 'notice' ? notice.text : '', 'Compacted: 182k → 31k tokens; kept 4 instructions, 7 files');
+    assert.equal(notice?.kind === 'notice' ? notice.detail : '', 'Goal: ship.');
+    assert.equal(compactionLine({ tokensBefore: 900, tokensAfter: 10, promptsKept: 1, files: 1 }), 'Compacted: 900 → 10 tokens; kept 1 instruction, 1 file');
   });
 
   it('ignores the echoed prompt during a turn and replays user chunks otherwise', () => {

@@ -97,6 +97,51 @@ describe('chat webview', () => {
     await page.context().close();
   });
 
+  it('completes slash commands and shows a compaction with its summary', async () => {
+    const p = await openPanel(harness);
+    const session = createSession({
+      id: SESSION_ID,
+      commands: [
+        { name: 'compact', description: 'Summarise the conversation', input: { hint: 'focus' } },
+        { name: 'context', description: 'Show context use', input: null },
+        { name: 'cost', description: 'Tokens used', input: null },
+      ],
+    });
+    await p.send(
+      { type: 'snapshot', snapshot: { sessions: [], server: { phase: 'running', version: '0.1.0' }, history: [], editedProposals: false } },
+      { type: 'sessionAdded', session, activate: true },
+    );
+    const page = p.page;
+    const box = page.locator('textarea.prompt');
+    await box.click();
+    await box.pressSequentially('/co');
+    assert.deepEqual(await page.locator('.command-item .mention-label').allTextContents(), ['/compact', '/context', '/cost']);
+    await box.press('ArrowDown');
+    await box.press('Tab');
+    assert.equal(await box.inputValue(), '/context ');
+    assert.equal(await page.locator('.mention-list').isVisible(), false);
+    await box.fill('');
+    await box.pressSequentially('fix /co');
+    assert.equal(await page.locator('.command-item:visible').count(), 0, 'only at the start of the prompt');
+    await box.fill('');
+    await box.pressSequentially('/compact');
+    await box.press('Enter');
+    const sent = await p.waitForPost((m) => m.type === 'prompt', 'a prompt');
+    assert.equal(sent.type === 'prompt' ? sent.text : '', '/compact');
+    await p.send({
+      type: 'sessionUpdate',
+      sessionId: SESSION_ID,
+      update: { sessionUpdate: 'context_compacted', trigger: 'manual', tokensBefore: 182_000, tokensAfter: 31_000, promptsKept: 4, files: 7, summary: 'Goal: ship the cart fix.' },
+    });
+    const notice = page.locator('.notice .notice-detail');
+    assert.equal(await notice.locator('summary').textContent(), 'Compacted: 182k → 31k tokens; kept 4 instructions, 7 files');
+    assert.equal(await notice.locator('.notice-detail-text').isVisible(), false);
+    await notice.locator('summary').click();
+    assert.equal(await notice.locator('.notice-detail-text').textContent(), 'Goal: ship the cart fix.');
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
   it('streams Markdown as chunks arrive', async () => {
     const p = await openPanel(harness);
     const stream = recordedStream();

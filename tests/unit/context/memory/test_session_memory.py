@@ -12,7 +12,8 @@ from pathlib import Path
 from lsp_agent.agent.env import AgentConfig
 from lsp_agent.config.store import SettingsStore
 from lsp_agent.model.anthropic import AnthropicModel
-from lsp_agent.sessions.manager import PromptText, SessionManager
+from lsp_agent.protocol.prompt import PromptText
+from lsp_agent.sessions.manager import SessionManager
 from lsp_agent.testing.scenario import reply, scenario, tool_use
 from lsp_agent.testing.scripted import ScriptedServer
 from lsp_agent.tools.registry import default_tools

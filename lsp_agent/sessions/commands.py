@@ -1,0 +1,114 @@
+"""The built-in slash commands: ``/compact``, ``/context``, ``/clear``, ``/cost``.
+
+Each acts on a :class:`~lsp_agent.sessions.manager.Session` and answers with Markdown text
+shown in the chat; the model is not involved (except for ``/compact``'s summary request).
+Later features register more commands in the same registry.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsp_agent.context.commands import CommandOutcome, CommandRegistry, SlashCommand
+from lsp_agent.context.memory.render import MEMORY_HEADER
+from lsp_agent.context.report import context_report, render_report
+from lsp_agent.model.base import TokenCounter
+from lsp_agent.model.types import ModelRequest
+from lsp_agent.sessions.context_wiring import compact
+
+if TYPE_CHECKING:
+    from lsp_agent.sessions.manager import Session
+
+
+async def _compact(session: Session, args: str) -> CommandOutcome:
+    return await compact(session, args)
+
+
+async def _context(session: Session, args: str) -> CommandOutcome:
+    engine = session.engine()
+    tools = tuple(t.spec() for t in session.tools)
+    system = session.system_now()
+    exact: int | None = None
+    if isinstance(session.model, TokenCounter) and session.history:
+        request = ModelRequest(
+            model=session.config.model,
+            system=system,
+            messages=session.history,
+            tools=tools,
+            max_tokens=session.max_tokens,
+        )
+        try:
+            exact = await session.model.count_tokens(request)
+        except Exception:
+            exact = None  # the estimate is still worth showing
+    report = context_report(
+        model=session.config.model,
+        system=system,
+        memory=[p for p in system if p.startswith(MEMORY_HEADER)],
+        tools=tools,
+        messages=session.history,
+        window=engine.window,
+        threshold=engine.threshold(session.max_tokens),
+        calibration=session.context.calibration,
+        exact=exact,
+    )
+    text = render_report(report)
+    if session.context.boundaries:
+        text += f"\n\nCompacted {len(session.context.boundaries)} time(s) in this session."
+    return CommandOutcome(text=text)
+
+
+async def _clear(session: Session, args: str) -> CommandOutcome:
+    await session.clear()
+    return CommandOutcome(text="Conversation cleared. The next prompt starts a fresh context.")
+
+
+async def _cost(session: Session, args: str) -> CommandOutcome:
+    u = session.usage + session.context.summary_usage
+    lines = [
+        "**Tokens used in this session**",
+        "",
+        "| | Tokens |",
+        "| --- | ---: |",
+        f"| Input | {u.input_tokens:,} |",
+        f"| Cache writes | {u.cache_creation_input_tokens:,} |",
+        f"| Cache reads | {u.cache_read_input_tokens:,} |",
+        f"| Output | {u.output_tokens:,} |",
+    ]
+    summary = session.context.summary_usage
+    if summary.context_tokens or summary.output_tokens:
+        lines.append("")
+        lines.append(
+            f"Of which compaction summaries: {summary.context_tokens:,} input, "
+            f"{summary.output_tokens:,} output."
+        )
+    return CommandOutcome(text="\n".join(lines))
+
+
+def builtin_commands() -> CommandRegistry[Session]:
+    """A registry holding the built-in commands (one per session; features add theirs)."""
+    return CommandRegistry(
+        [
+            SlashCommand(
+                name="compact",
+                description="Summarise the conversation to free context",
+                hint="optional focus for the summary",
+                run=_compact,
+            ),
+            SlashCommand(
+                name="context",
+                description="Show how the context window is used",
+                run=_context,
+            ),
+            SlashCommand(
+                name="clear",
+                description="Start a fresh conversation in this session",
+                run=_clear,
+            ),
+            SlashCommand(
+                name="cost",
+                description="Show the tokens used in this session",
+                run=_cost,
+            ),
+        ]
+    )

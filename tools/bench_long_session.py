@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""A long session that overflows a small context window many times.
+
+``--turns`` user prompts (default 300), each answered by a ``Read`` of a project file and a
+short text answer, run in one session on the real SDK against the scripted Messages-API server
+on 127.0.0.1, with the ``scripted-20k`` model (a 20,000-token window). Compaction summaries are
+answered by a scenario route (requests whose last user message holds the summary instruction),
+so the main script is simply played in order however often the session compacts.
+
+Reported (Markdown; ``--json OUT`` writes the raw figures):
+
+- whether the session completed, how many compactions and clearings happened;
+- prompt tokens per request (request bytes / 4, as the scripted server counts them) by tenth
+  of the run: flat means the history stays bounded instead of growing with the turn number;
+- prefix reuse: the share of each request's prompt that repeats the previous request's prompt
+  byte for byte (tools, system, then whole messages; ``cache_control`` markers ignored), i.e.
+  what the prompt cache would read; given apart for requests right after a compaction;
+- the compaction pause: agent time spent in the engine before the request that compacted
+  (the summary request's round trip included: summaries are not prepared in the background);
+- every user prompt present verbatim in the final history, every tool_use paired.
+
+    python tools/bench_long_session.py [--turns 300] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from lsp_agent.agent.env import AgentConfig
+from lsp_agent.context.compaction import pairing_problems
+from lsp_agent.model.anthropic import AnthropicModel
+from lsp_agent.protocol.events import ContextCompacted, SessionUpdate
+from lsp_agent.protocol.prompt import PromptText
+from lsp_agent.sessions.compose import build_sessions
+from lsp_agent.testing.scenario import Route, Scenario, expecting, reply, text, tool_use
+from lsp_agent.testing.scripted import ScriptedServer
+from lsp_agent.workspace.disk_host import DiskHost
+
+MODEL = "scripted-20k"
+FILE = "".join(
+    f"def handler_{i}(request):\n    return respond(request, {i})\n\n" for i in range(40)
+)
+SUMMARY = (
+    "1. Goal: answer the user's questions about the project files.\n"
+    "2. User instructions: see the user's messages, kept verbatim.\n"
+    "3. Decisions: none.\n4. Files: app.py read.\n5. Errors: none.\n"
+    "6. Pending work: the next question.\n7. Current step: waiting for the user."
+)
+
+
+def build(turns: int, cwd: Path) -> Scenario:
+    steps = []
+    for i in range(turns):
+        steps.append(
+            reply(
+                text(f"Reading for question {i}."), tool_use("Read", {"file_path": f"{cwd}/app.py"})
+            )
+        )
+        steps.append(reply(f"Answer {i}: handler_{i % 40} returns respond(request, {i % 40})."))
+    route = Route(
+        expect=expecting(last_user_contains="CONTEXT CHECKPOINT"),
+        response=reply(SUMMARY).response,  # type: ignore[arg-type]
+        note="compaction summary",
+    )
+    return Scenario(name="long_session", steps=tuple(steps), routes=(route,))
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":")))
+
+
+def prefix_reuse(prev: dict[str, Any], cur: dict[str, Any]) -> float:
+    """Share of ``cur``'s prompt bytes that repeat ``prev``'s prompt from its start."""
+    head_prev = _strip([prev.get("tools"), prev.get("system")])
+    head_cur = _strip([cur.get("tools"), cur.get("system")])
+    total = _size(head_cur) + sum(_size(_strip(m)) for m in cur["messages"])
+    if head_prev != head_cur:
+        return 0.0
+    same = _size(head_cur)
+    for a, b in zip(prev["messages"], cur["messages"], strict=False):
+        if _strip(a) != _strip(b):
+            break
+        same += _size(_strip(b))
+    return same / total
+
+
+async def run(turns: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = Path(tmp) / "project"
+        cwd.mkdir()
+        (cwd / "app.py").write_text(FILE)
+        server = ScriptedServer(scenario=build(turns, cwd))
+        await server.start()
+        model = AnthropicModel(api_key="bench", base_url=server.base_url, max_retries=0)
+        events: list[SessionUpdate] = []
+        host = DiskHost()
+        original_emit = host.emit
+
+        def emit(session_id: str, update: SessionUpdate) -> None:
+            events.append(update)
+            original_emit(session_id, update)
+
+        host.emit = emit  # type: ignore[method-assign]
+        manager = build_sessions(
+            host=host,
+            model_factory=lambda: model,
+            config=AgentConfig(
+                model=MODEL, permission_mode="acceptEdits", state_dir=Path(tmp) / "state"
+            ),
+        )
+        session = manager.new(cwd=cwd)
+        engine = session.engine()
+        pauses: list[float] = []
+        inner_prepare = engine.prepare
+
+        async def timed_prepare(**kw: Any) -> Any:
+            start = time.perf_counter()
+            prepared = await inner_prepare(**kw)
+            if prepared.boundary is not None:
+                pauses.append((time.perf_counter() - start) * 1000)
+            return prepared
+
+        engine.prepare = timed_prepare  # type: ignore[method-assign]
+        prompts = [
+            f"Question {i}: what does handler_{i % 40} return? Keep answers short."
+            for i in range(turns)
+        ]
+        failures = []
+        start = time.perf_counter()
+        for p in prompts:
+            result = await session.prompt([PromptText(text=p)])
+            if result.error or result.stop_reason != "end_turn":
+                failures.append(result.error or result.stop_reason)
+        wall = time.perf_counter() - start
+        await manager.aclose()
+        await server.stop()
+        problems = server.failures + [f"unconsumed steps: {len(server.unconsumed())}"] * bool(
+            server.unconsumed()
+        )
+        main = [
+            e
+            for e in server.exchanges
+            if e.outcome == "response" and (e.step or 0) >= 0 and e.step is not None
+        ]
+        bodies = [e.body for e in main]
+        sizes = [
+            _size(_strip([b.get("tools"), b.get("system"), b["messages"]])) // 4 for b in bodies
+        ]
+        reuse = [prefix_reuse(bodies[i - 1], bodies[i]) for i in range(1, len(bodies))]
+        rewritten = [_rewritten(bodies[i - 1], bodies[i]) for i in range(1, len(bodies))]
+        steady = [r for r, w in zip(reuse, rewritten, strict=True) if not w]
+        after = [r for r, w in zip(reuse, rewritten, strict=True) if w]
+        final_start = session.history[0].text() if session.history else ""
+        kept = sum(
+            1
+            for p in prompts[-5:]
+            if p in final_start or any(p in m.text() for m in session.history)
+        )
+        tenth = max(1, len(sizes) // 10)
+        return {
+            "turns": turns,
+            "requests": len(bodies),
+            "failures": failures[:5],
+            "server_problems": problems[:5],
+            "wall_s": wall,
+            "compactions": sum(isinstance(e, ContextCompacted) for e in events),
+            "tokens_by_tenth": [
+                int(statistics.mean(sizes[i : i + tenth])) for i in range(0, len(sizes), tenth)
+            ],
+            "tokens_max": max(sizes),
+            "reuse_steady_median": statistics.median(steady) if steady else 0.0,
+            "reuse_steady_min": min(steady) if steady else 0.0,
+            "reuse_steady_share_ge_95": sum(r >= 0.95 for r in steady) / max(1, len(steady)),
+            "rewrites": len(after),
+            "reuse_after_rewrite_median": statistics.median(after) if after else 0.0,
+            "pause_ms_median": statistics.median(pauses) if pauses else 0.0,
+            "pause_ms_max": max(pauses) if pauses else 0.0,
+            "newest_prompts_verbatim": f"{kept}/5",
+            "pairing_problems": len(pairing_problems(session.history)),
+        }
+
+
+def _rewritten(prev: dict[str, Any], cur: dict[str, Any]) -> bool:
+    """Whether ``cur`` does not simply extend ``prev`` (a clearing or a compaction happened)."""
+    old, new = prev["messages"], cur["messages"]
+    return len(new) < len(old) or any(
+        _strip(a) != _strip(b) for a, b in zip(old, new, strict=False)
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    figures = asyncio.run(run(args.turns))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1))
+    print("| figure | value |\n| --- | --- |")
+    for key, value in figures.items():
+        shown = f"{value:.3f}" if isinstance(value, float) else value
+        print(f"| {key} | {shown} |")
+    ok = not figures["failures"] and not figures["server_problems"]
+    return 0 if ok and figures["pairing_problems"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
