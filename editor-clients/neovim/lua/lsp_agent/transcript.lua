@@ -9,7 +9,7 @@
 ---   tool    {id, title, tool_kind, status, content, locations, raw_input, awaiting}
 ---   plan    {plan_entries}
 ---   info    {text, summary}             stop reasons, mode changes, errors, compactions
----                                       (summary: the compaction's summary, for `:LspAgent summary`)
+---                                       (summary: the compaction's summary, kept with the entry; not shown yet)
 --- `apply()` returns the index of the entry it changed or added (nil when nothing visible
 --- changed), which the view re-renders.
 local M = {}

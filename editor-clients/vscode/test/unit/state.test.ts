@@ -69,8 +69,8 @@ describe('session reducer', () => {
       sessionUpdate: 'available_commands_update',
       availableCommands: [
         { name: 'compact', description: 'Compact', input: { hint: 'focus' } },
-        { name: 'context', description: 'Context', input: null },
-        { name: 'clear', description: 'Clear', input: null },
+        { name: 'context', description: 'Context' },
+        { name: 'clear', description: 'Clear' },
       ],
     });
     assert.deepEqual(matchingCommands(s, 'co').map((c) => c.name), ['compact', 'context']);

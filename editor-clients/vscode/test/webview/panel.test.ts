@@ -103,8 +103,8 @@ describe('chat webview', () => {
       id: SESSION_ID,
       commands: [
         { name: 'compact', description: 'Summarise the conversation', input: { hint: 'focus' } },
-        { name: 'context', description: 'Show context use', input: null },
-        { name: 'cost', description: 'Tokens used', input: null },
+        { name: 'context', description: 'Show context use' },
+        { name: 'cost', description: 'Tokens used' },
       ],
     });
     await p.send(
