@@ -10,7 +10,8 @@ repository root (``--root``, default the current directory):
   LuaCATS annotations (:mod:`lsp_agent.lsp.codegen`).
 
 ``--check`` writes nothing and exits 1 naming every file that differs from what would be
-generated (the test suite runs the same comparison).
+generated (the test suite runs the same comparison). Reports go to stderr: this module lives in
+the LSP door, whose stdout is the JSON-RPC wire in stdio mode.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from lsp_agent.lsp import codegen, schema
 
@@ -69,8 +70,12 @@ def write(root: Path) -> list[Path]:
     return changed
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: generate (default) or ``--check``. Returns the exit code."""
+def main(argv: Sequence[str] | None = None, *, report: TextIO | None = None) -> int:
+    """Command line: generate (default) or ``--check``. Returns the exit code.
+
+    ``report`` receives one line per stale or written file (default: stderr, never stdout).
+    """
+    out = sys.stderr if report is None else report
     parser = argparse.ArgumentParser(prog="python -m lsp_agent.lsp.schema_gen")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="repository root")
     parser.add_argument("--check", action="store_true", help="fail if a file is stale")
@@ -81,10 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check:
         outdated = stale(root)
         for rel in outdated:
-            print(f"stale: {rel} (run `make protocol`)", file=sys.stderr)
+            out.write(f"stale: {rel} (run `make protocol`)\n")
         return 1 if outdated else 0
     for rel in write(root):
-        print(f"wrote {rel}")
+        out.write(f"wrote {rel}\n")
     return 0
 
 
