@@ -62,14 +62,20 @@ MAX_SETTINGS_BYTES = 1_000_000
 """Settings files larger than this are not read (reported as a problem)."""
 
 
-def managed_settings_path(platform: str | None = None) -> Path:
-    """Where the managed policy file lives on ``platform`` (default: this one)."""
+def managed_dir(platform: str | None = None) -> Path:
+    """Claude Code's folder for administrator policy on ``platform`` (default: this one);
+    it holds ``managed-settings.json`` and the managed ``CLAUDE.md``."""
     platform = platform or sys.platform
     if platform == "darwin":
-        return Path("/Library/Application Support/ClaudeCode/managed-settings.json")
+        return Path("/Library/Application Support/ClaudeCode")
     if platform.startswith("win"):
-        return Path("C:/Program Files/ClaudeCode/managed-settings.json")
-    return Path("/etc/claude-code/managed-settings.json")
+        return Path("C:/Program Files/ClaudeCode")
+    return Path("/etc/claude-code")
+
+
+def managed_settings_path(platform: str | None = None) -> Path:
+    """Where the managed policy file lives on ``platform`` (default: this one)."""
+    return managed_dir(platform) / "managed-settings.json"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -64,17 +64,23 @@ def _buffer(path: Path, text: str) -> PromptResource:
     return PromptResource(path=path, text=text)
 
 
-def fix_prompt(*, path: Path, text: str, problems: list[Problem], cwd: Path) -> list[PromptPart]:
-    """The prompt of "Fix with agent" for one or more problems in ``path``."""
+def _problems(*, path: Path, text: str, problems: list[Problem], cwd: Path) -> tuple[str, str, str]:
+    """The file's display name, the problems as a bullet list, and the excerpt around them."""
     name = _display(path, cwd)
     first = min(p.line for p in problems)
     last = max(p.end_line for p in problems)
     listed = "\n".join(f"- {p.describe(name)}" for p in problems)
+    return name, listed, excerpt(text, first, last)
+
+
+def fix_prompt(*, path: Path, text: str, problems: list[Problem], cwd: Path) -> list[PromptPart]:
+    """The prompt of "Fix with agent" for one or more problems in ``path``."""
+    name, listed, around = _problems(path=path, text=text, problems=problems, cwd=cwd)
     return [
         PromptText(
             text=(
                 f"Fix this problem in {name}:\n{listed}\n\nThe code around it (the problem lines "
-                f"are marked with >):\n{excerpt(text, first, last)}\n\nMake the smallest "
+                f"are marked with >):\n{around}\n\nMake the smallest "
                 "change that fixes the cause, keep the style of the file, and check that the "
                 "diagnostics of your edit are clean. The file's current editor text is attached."
             )
@@ -87,15 +93,12 @@ def explain_prompt(
     *, path: Path, text: str, problems: list[Problem], cwd: Path
 ) -> list[PromptPart]:
     """The prompt of "Explain with agent": explain, change nothing."""
-    name = _display(path, cwd)
-    first = min(p.line for p in problems)
-    last = max(p.end_line for p in problems)
-    listed = "\n".join(f"- {p.describe(name)}" for p in problems)
+    name, listed, around = _problems(path=path, text=text, problems=problems, cwd=cwd)
     return [
         PromptText(
             text=(
                 f"Explain this problem in {name} and how it could be fixed; do not change any "
-                f"file:\n{listed}\n\nThe code around it:\n{excerpt(text, first, last)}"
+                f"file:\n{listed}\n\nThe code around it:\n{around}"
             )
         ),
         _buffer(path, text),

@@ -10,11 +10,11 @@ folder has none of the CLAUDE files (this project's choice, see docs/memory.md).
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from lsp_agent.config.loader import managed_dir
 from lsp_agent.context.memory.types import MemoryKind
 
 MAX_RULE_FILES = 500
@@ -23,12 +23,7 @@ MAX_RULE_FILES = 500
 
 def managed_memory_path(platform: str | None = None) -> Path:
     """The managed policy ``CLAUDE.md`` of ``platform`` (default: this one)."""
-    platform = platform or sys.platform
-    if platform == "darwin":
-        return Path("/Library/Application Support/ClaudeCode/CLAUDE.md")
-    if platform.startswith("win"):
-        return Path("C:/Program Files/ClaudeCode/CLAUDE.md")
-    return Path("/etc/claude-code/CLAUDE.md")
+    return managed_dir(platform) / "CLAUDE.md"
 
 
 @dataclass(frozen=True, kw_only=True)
