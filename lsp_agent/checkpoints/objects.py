@@ -1,0 +1,183 @@
+"""The shadow store: a bare git repository of our own per project folder (pygit2/libgit2).
+
+It lives under ``<data folder>/checkpoints/<folder name>-<hash>`` and reads the project folder
+as its work tree, so the project's ``.git`` is never opened, changed or needed (libgit2 skips
+``.git`` entries), and nothing here ever deletes untracked files (no ``git clean``, no
+checkout). Snapshots are incremental: the store's own index keeps each file's stat signature
+(size, mtime, inode), so only files whose signature changed are read and hashed; ignored files
+(``.gitignore`` files in the folder) and files larger than :data:`MAX_FILE_BYTES` are left
+out. Contents are content-addressed, so unchanged files cost nothing per checkpoint.
+
+A checkpoint is a commit whose tree holds ``manifest.json`` (a :class:`~.records.Checkpoint`),
+``tree`` (the folder's full tree before the turn's first change) and ``blobs/`` (every other
+content the manifest names, so that all of it stays reachable); it is referenced by
+``refs/lsp-agent/<session id>/<seq>-<message id>``.
+
+All methods block (disk I/O); callers run them in a worker thread, one at a time per store
+(:attr:`ShadowStore.lock`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import DiffOption, FileMode
+
+from lsp_agent.checkpoints.records import Checkpoint
+
+MAX_FILE_BYTES = 2 * 1024 * 1024
+"""Files larger than this (bytes) are not snapshotted (opencode's cap: 2 MiB)."""
+
+REF_PREFIX = "refs/lsp-agent/"
+_SIGNATURE = ("lsp-agent", "lsp-agent@localhost")
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeChange:
+    """A file that differs between two snapshots: ``path`` relative to the folder, blob ids
+    before and after (``None``: absent)."""
+
+    path: str
+    before: str | None
+    after: str | None
+
+
+def store_path(data_dir: Path, root: Path) -> Path:
+    """Where the shadow store of project folder ``root`` lives under ``data_dir``: the folder's
+    name (made safe) and the first 16 hex digits of the SHA-256 of its absolute path."""
+    digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    name = _SAFE.sub("_", root.name)[:40] or "root"
+    return data_dir / "checkpoints" / f"{name}-{digest}"
+
+
+class ShadowStore:
+    """The shadow repository of one project folder. Raises ``pygit2.GitError`` or ``OSError``
+    when the store cannot be created or read."""
+
+    def __init__(self, *, path: Path, root: Path, max_file_bytes: int = MAX_FILE_BYTES) -> None:
+        self.path = path
+        self.root = root
+        self.max_file_bytes = max_file_bytes
+        self.lock = threading.Lock()
+        if (path / "HEAD").exists():
+            self.repo = pygit2.Repository(str(path))
+        else:
+            path.mkdir(parents=True, exist_ok=True)
+            self.repo = pygit2.init_repository(str(path), bare=True)
+        # The work tree is set for this handle only; the store's config never names it.
+        self.repo.workdir = str(root)
+
+    def snapshot(self) -> str:
+        """The folder's tree now (blob ids of every file not ignored and within the size cap),
+        as a tree id. Only files whose stat signature changed since the last snapshot are
+        read. Files that vanish or cannot be read while it runs are left out."""
+        index = self.repo.index
+        flags = DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
+        for delta in index.diff_to_workdir(flags).deltas:
+            path = delta.new_file.path
+            try:
+                if delta.status_char() == "D":
+                    index.remove(path)
+                elif delta.new_file.size <= self.max_file_bytes:
+                    index.add(path)
+                elif path in index:
+                    index.remove(path)  # grew past the cap: no longer snapshotted
+            except (pygit2.GitError, OSError, KeyError):
+                # Vanished or unreadable mid-scan, or a nested repository: not snapshotted.
+                continue
+        tree = index.write_tree()
+        return str(tree)
+
+    def save_index(self) -> None:
+        """Persist the stat cache, so the next process's first snapshot is incremental too."""
+        self.repo.index.write()
+
+    def changes(self, before: str, after: str) -> list[TreeChange]:
+        """Files that differ between trees ``before`` and ``after`` (renames are a deletion
+        plus an addition)."""
+        old_tree = self.repo[before].peel(pygit2.Tree)
+        diff = old_tree.diff_to_tree(self.repo[after].peel(pygit2.Tree))
+        out: list[TreeChange] = []
+        for delta in diff.deltas:
+            status = delta.status_char()
+            old = None if status == "A" else str(delta.old_file.id)
+            new = None if status == "D" else str(delta.new_file.id)
+            out.append(
+                TreeChange(path=delta.new_file.path or delta.old_file.path, before=old, after=new)
+            )
+        return out
+
+    def tree_blob(self, tree: str, relpath: str) -> str | None:
+        """The blob id of ``relpath`` in ``tree`` (``None``: not there)."""
+        try:
+            entry = self.repo[tree].peel(pygit2.Tree)[relpath]
+        except KeyError:
+            return None
+        return str(entry.id)
+
+    def put(self, data: bytes) -> str:
+        """Store ``data``; its blob id."""
+        return str(self.repo.create_blob(data))
+
+    def get(self, blob: str) -> bytes:
+        """The content of blob ``blob``. Raises ``KeyError`` when the store lacks it."""
+        obj = self.repo[blob]
+        return obj.peel(pygit2.Blob).data
+
+    def save(self, checkpoint: Checkpoint) -> None:
+        """Write ``checkpoint`` as a commit and point its reference at it (replacing an
+        earlier state of the same checkpoint)."""
+        repo = self.repo
+        manifest = repo.create_blob(checkpoint.model_dump_json().encode("utf-8"))
+        blobs = repo.TreeBuilder()
+        for record in checkpoint.files.values():
+            for blob in (record.before, record.after):
+                if blob is not None:
+                    blobs.insert(blob, pygit2.Oid(hex=blob), FileMode.BLOB)
+        top = repo.TreeBuilder()
+        top.insert("manifest.json", manifest, FileMode.BLOB)
+        top.insert("blobs", blobs.write(), FileMode.TREE)
+        if checkpoint.tree is not None:
+            top.insert("tree", pygit2.Oid(hex=checkpoint.tree), FileMode.TREE)
+        when = int(checkpoint.created)
+        author = pygit2.Signature(*_SIGNATURE, when, 0)
+        name = checkpoint_ref(checkpoint.session_id, checkpoint.seq, checkpoint.message_id)
+        message = f"checkpoint {checkpoint.message_id}\n\n{checkpoint.prompt}\n"
+        commit = repo.create_commit(None, author, author, message, top.write(), [])
+        repo.references.create(name, commit, force=True)
+
+    def load(self, session_id: str) -> list[Checkpoint]:
+        """The checkpoints of ``session_id``, oldest first. Unreadable ones are skipped."""
+        prefix = f"{REF_PREFIX}{_SAFE.sub('_', session_id)}/"
+        out: list[Checkpoint] = []
+        for name in self.repo.references:
+            if not name.startswith(prefix):
+                continue
+            try:
+                commit = self.repo.references[name].peel(pygit2.Commit)
+                data = commit.tree["manifest.json"].peel(pygit2.Blob).data
+                out.append(Checkpoint.model_validate_json(data))
+            except (KeyError, ValueError, pygit2.GitError):
+                continue
+        return sorted(out, key=lambda c: c.seq)
+
+    def disk_bytes(self) -> int:
+        """Bytes the store uses on disk (objects, index, references)."""
+        return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+
+
+def checkpoint_ref(session_id: str, seq: int, message_id: str) -> str:
+    """The reference name of a checkpoint."""
+    return f"{REF_PREFIX}{_SAFE.sub('_', session_id)}/{seq:08d}-{_SAFE.sub('_', message_id)}"
+
+
+def now() -> float:
+    """The current Unix time (seconds)."""
+    return time.time()

@@ -1,0 +1,195 @@
+"""Recording what each prompt's turn changes, at the edge where tools run.
+
+The executor calls :meth:`Checkpoints.before_tool` and :meth:`Checkpoints.after_tool` around
+every tool that may change files. The first such call of a turn snapshots the project folder
+(the state before the prompt's first change); every file an ``Edit``/``Write`` touches keeps
+the content it had before its first change in the turn, taken from the change's base, so an
+editor buffer's unsaved text (and its version) is what is kept, not the older disk file; a
+shell command (a tool that writes the disk, such as ``Bash``) is bracketed by two snapshots
+and the files that differ between them (edited, created, deleted, moved) join the turn's
+files. The checkpoint is saved after every tool, so a crash loses at most the running one.
+
+Snapshots run in a worker thread. A failure never stops the tool: it is logged and the
+checkpoint is marked incomplete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsp_agent.checkpoints.objects import ShadowStore, now
+from lsp_agent.checkpoints.records import Checkpoint, FileRecord
+from lsp_agent.protocol.documents import FileChange
+from lsp_agent.protocol.host import Host
+from lsp_agent.workspace.textfile import encode_text
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Content:
+    """A file's content as stored: blob id (``None``: absent) and the editor's version when
+    it came from an open buffer."""
+
+    blob: str | None
+    version: int | None = None
+
+
+def current_bytes(host: Host, path: Path) -> tuple[bytes | None, int | None]:
+    """What the user sees of ``path`` now: the open buffer's text encoded as its file would be
+    saved (with its version), else the file's bytes, else ``(None, None)`` when it does not
+    exist or is not a regular file."""
+    buffered = host.buffer(path)
+    if buffered is not None:
+        data = encode_text(buffered.text, encoding=buffered.encoding, bom=buffered.bom)
+        return data, buffered.version
+    try:
+        return (path.read_bytes(), None) if path.is_file() else (None, None)
+    except OSError:
+        return None, None
+
+
+@dataclass(kw_only=True)
+class _Turn:
+    message_id: str
+    prompt: str
+    seq: int
+    created: float
+    tree: str | None = None
+    files: dict[str, FileRecord] = field(default_factory=dict)
+    complete: bool = True
+    shell_before: str | None = None
+
+
+class Checkpoints:
+    """The checkpoints of one session in the shadow store of its folder ``store.root``.
+
+    ``start_turn`` begins the checkpoint of a prompt; tools report through ``before_tool`` and
+    ``after_tool``; :meth:`list` returns the saved checkpoints, oldest first.
+    """
+
+    def __init__(self, *, session_id: str, store: ShadowStore, host: Host) -> None:
+        self.session_id = session_id
+        self.store = store
+        self.host = host
+        self._turn: _Turn | None = None
+        self._seq = 0
+
+    async def start_turn(self, *, message_id: str, prompt: str) -> None:
+        """Begin the checkpoint of the prompt ``message_id`` (its text ``prompt``) and save it
+        empty (a reference and a small manifest; the folder is snapshotted only when the turn
+        first changes something), so that every prompt can be rewound to."""
+        first_line = prompt.strip().splitlines()[0] if prompt.strip() else ""
+        try:
+            await asyncio.to_thread(self._start, message_id, first_line[:200])
+        except Exception as exc:
+            log.warning("cannot start a checkpoint (rewind to this prompt is off): %s", exc)
+            self._turn = None
+
+    def _start(self, message_id: str, prompt: str) -> None:
+        with self.store.lock:
+            if self._seq == 0:
+                existing = self.store.load(self.session_id)
+                self._seq = existing[-1].seq if existing else 0
+            self._seq += 1
+            turn = _Turn(message_id=message_id, prompt=prompt, seq=self._seq, created=now())
+            self.store.save(self._checkpoint(turn))
+            self._turn = turn
+
+    def list(self) -> list[Checkpoint]:
+        """The saved checkpoints of this session, oldest first."""
+        with self.store.lock:
+            return self.store.load(self.session_id)
+
+    async def before_tool(self, *, changes: Sequence[FileChange], shell: bool) -> None:
+        """Called before a tool that may change files runs: ``changes`` are the edits it will
+        apply (their bases are the contents to keep); ``shell`` says it may change any file
+        (a shell command), so the folder is snapshotted now."""
+        turn = self._turn
+        if turn is None:
+            return
+        try:
+            await asyncio.to_thread(self._before, turn, changes, shell)
+        except Exception as exc:
+            log.warning("checkpoint before a tool failed (rewind may miss files): %s", exc)
+            turn.complete = False
+
+    async def after_tool(self, *, paths: Sequence[Path], shell: bool) -> None:
+        """Called after the tool ran: ``paths`` are the files it was to change; for a shell
+        command the folder is snapshotted again and every file that differs joins the turn.
+        The checkpoint is then saved."""
+        turn = self._turn
+        if turn is None or turn.tree is None:
+            return
+        after = {p: current_bytes(self.host, p) for p in paths if str(p) in turn.files}
+        try:
+            await asyncio.to_thread(self._after, turn, after, shell)
+        except Exception as exc:
+            log.warning("checkpoint after a tool failed (rewind may miss files): %s", exc)
+            turn.complete = False
+
+    def _before(self, turn: _Turn, changes: Sequence[FileChange], shell: bool) -> None:
+        with self.store.lock:
+            if turn.tree is None or shell:
+                tree = self.store.snapshot()
+                turn.tree = turn.tree or tree
+                turn.shell_before = tree if shell else None
+            for change in changes:
+                key = str(change.path)
+                if key in turn.files:
+                    continue
+                if change.base is None:
+                    turn.files[key] = FileRecord(before=None, after=None)
+                    continue
+                base = change.base
+                data = encode_text(base.text, encoding=base.encoding, bom=base.bom)
+                blob = self.store.put(data)
+                version = base.version if base.source == "buffer" else None
+                turn.files[key] = FileRecord(
+                    before=blob, after=blob, before_version=version, after_version=version
+                )
+
+    def _after(
+        self,
+        turn: _Turn,
+        after: dict[Path, tuple[bytes | None, int | None]],
+        shell: bool,
+    ) -> None:
+        with self.store.lock:
+            for path, (data, version) in after.items():
+                blob = self.store.put(data) if data is not None else None
+                record = turn.files[str(path)]
+                turn.files[str(path)] = record.model_copy(
+                    update={"after": blob, "after_version": version}
+                )
+            if shell and turn.shell_before is not None:
+                tree = self.store.snapshot()
+                for change in self.store.changes(turn.shell_before, tree):
+                    key = str(self.store.root / change.path)
+                    old = turn.files.get(key)
+                    if old is None:
+                        turn.files[key] = FileRecord(before=change.before, after=change.after)
+                    else:
+                        turn.files[key] = old.model_copy(
+                            update={"after": change.after, "after_version": None}
+                        )
+                turn.shell_before = None
+                self.store.save_index()
+            self.store.save(self._checkpoint(turn))
+
+    def _checkpoint(self, turn: _Turn) -> Checkpoint:
+        return Checkpoint(
+            session_id=self.session_id,
+            message_id=turn.message_id,
+            seq=turn.seq,
+            created=turn.created,
+            root=str(self.store.root),
+            prompt=turn.prompt,
+            tree=turn.tree,
+            files=dict(turn.files),
+            complete=turn.complete,
+        )

@@ -1,0 +1,202 @@
+"""Checkpoints in a real shadow git store and rewind through a real host (the disk, with
+simulated editor buffers): Edit/Write, shell edits/deletions/new files, unsaved buffers, user
+edits since the checkpoint."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from lsp_agent.checkpoints.objects import ShadowStore, store_path
+from lsp_agent.checkpoints.recorder import Checkpoints
+from lsp_agent.checkpoints.rewind import apply_rewind, checkpoints_from, plan_rewind
+from lsp_agent.protocol.documents import FileChange, TextSnapshot
+from lsp_agent.workspace.disk_host import DiskHost
+from lsp_agent.workspace.textfile import read_text_file
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("a = 1\nb = 2\nc = 3\nd = 4\ne = 5\n")
+    (root / "src" / "b.py").write_text("print('b')\n")
+    (root / "notes.txt").write_text("keep me\n")
+    (root / ".gitignore").write_text("build/\n")
+    (root / "build").mkdir()
+    (root / "build" / "out.o").write_bytes(b"\0obj")
+    # The user's own repository: must never be touched.
+    repo = pygit2.init_repository(str(root))
+    repo.index.add_all()
+    repo.index.write()
+    return root
+
+
+def _recorder(tmp_path: Path, root: Path, host: DiskHost) -> Checkpoints:
+    store = ShadowStore(path=store_path(tmp_path / "data", root), root=root)
+    return Checkpoints(session_id="s1", store=store, host=host)
+
+
+async def _edit(cp: Checkpoints, host: DiskHost, path: Path, new_text: str) -> None:
+    base = host.buffer(path) or (read_text_file(path) if path.exists() else None)
+    change = FileChange(path=path, base=base, new_text=new_text)
+    await cp.before_tool(changes=[change], shell=False)
+    result = await host.apply_changes([change], label="Edit")
+    assert result.applied, result.failure
+    await cp.after_tool(paths=[path], shell=False)
+
+
+async def _shell(cp: Checkpoints, action: object) -> None:
+    await cp.before_tool(changes=[], shell=True)
+    assert callable(action)
+    action()
+    await cp.after_tool(paths=[], shell=True)
+
+
+async def _rewind(cp: Checkpoints, host: DiskHost, message_id: str):  # type: ignore[no-untyped-def]
+    chosen = checkpoints_from(cp.list(), message_id)
+    targets, conflicts = plan_rewind(chosen, host=host, blobs=cp.store.get)
+    return await apply_rewind(targets, conflicts, host=host)
+
+
+def _git_dir_state(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in (root / ".git").rglob("*") if p.is_file()
+    }
+
+
+async def test_rewind_after_edit_write_and_shell_rm_mv_new(tmp_path: Path, project: Path) -> None:
+    host = DiskHost()
+    cp = _recorder(tmp_path, project, host)
+    user_git = _git_dir_state(project)
+    a, b, notes = project / "src" / "a.py", project / "src" / "b.py", project / "notes.txt"
+    originals = {p: p.read_bytes() for p in (a, b, notes)}
+
+    await cp.start_turn(message_id="m1", prompt="refactor\nmore")
+    await _edit(cp, host, a, "a = 10\nb = 2\nc = 3\nd = 4\ne = 5\n")
+    await _edit(cp, host, project / "src" / "new.py", "created = True\n")
+
+    def shell() -> None:
+        notes.unlink()
+        shutil.move(b, project / "src" / "moved.py")
+        (project / "gen").mkdir()
+        (project / "gen" / "out.txt").write_text("generated\n")
+        (project / "build" / "more.o").write_bytes(b"ignored")
+
+    await _shell(cp, shell)
+    [checkpoint] = cp.list()
+    assert checkpoint.prompt == "refactor"
+    assert set(checkpoint.files) == {
+        str(a),
+        str(project / "src" / "new.py"),
+        str(notes),
+        str(b),
+        str(project / "src" / "moved.py"),
+        str(project / "gen" / "out.txt"),
+    }
+
+    outcome = await _rewind(cp, host, "m1")
+    assert outcome.failure is None and not outcome.conflicts
+    for path, data in originals.items():
+        assert path.read_bytes() == data
+    assert not (project / "src" / "new.py").exists()
+    assert not (project / "src" / "moved.py").exists()
+    assert not (project / "gen" / "out.txt").exists()
+    # Ignored files are not the checkpoint's business: never removed.
+    assert (project / "build" / "more.o").read_bytes() == b"ignored"
+    assert _git_dir_state(project) == user_git
+    assert not (tmp_path / "data" / "checkpoints").joinpath(".git").exists()
+
+
+async def test_user_edits_since_the_checkpoint_are_kept_or_conflict(
+    tmp_path: Path, project: Path
+) -> None:
+    host = DiskHost()
+    cp = _recorder(tmp_path, project, host)
+    a = project / "src" / "a.py"
+    await cp.start_turn(message_id="m1", prompt="change a")
+    await _edit(cp, host, a, "a = 10\nb = 2\nc = 3\nd = 4\ne = 50\n")
+    # The user then edits a far-away line and the same line as the agent.
+    a.write_text("a = 10\nb = 2\nc = 33\nd = 4\ne = 500\n")
+
+    outcome = await _rewind(cp, host, "m1")
+    text = a.read_text()
+    assert text.startswith("a = 1\nb = 2\nc = 33\n")  # agent's change undone, user's kept
+    assert "<<<<<<< yours" in text and "e = 500\n" in text and "e = 5\n" in text
+    [conflict] = outcome.conflicts
+    assert conflict.path == a and conflict.regions == 1
+
+
+async def test_unsaved_buffers_are_checkpointed_with_their_text(
+    tmp_path: Path, project: Path
+) -> None:
+    a = project / "src" / "a.py"
+    unsaved = TextSnapshot(path=a, text="typed but unsaved\n", version=7, source="buffer")
+    host = DiskHost(buffers={a: unsaved})
+    cp = _recorder(tmp_path, project, host)
+    await cp.start_turn(message_id="m1", prompt="edit the open file")
+    await _edit(cp, host, a, "agent text\n")
+    [checkpoint] = cp.list()
+    record = checkpoint.files[str(a)]
+    assert record.before_version == 7 and record.after_version == 8
+    assert cp.store.get(record.before or "") == b"typed but unsaved\n"
+
+    outcome = await _rewind(cp, host, "m1")
+    assert outcome.restored == (a,)
+    buffer = host.buffer(a)
+    assert buffer is not None
+    assert buffer.text == "typed but unsaved\n"  # back in the editor, through the door
+    assert buffer.version == 9
+    assert a.read_text() == "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\n"  # the disk never changed
+
+
+async def test_rewind_to_an_earlier_prompt_undoes_later_turns_too(
+    tmp_path: Path, project: Path
+) -> None:
+    host = DiskHost()
+    cp = _recorder(tmp_path, project, host)
+    a = project / "src" / "a.py"
+    await cp.start_turn(message_id="m1", prompt="one")
+    await _edit(cp, host, a, "one\n")
+    await cp.start_turn(message_id="m2", prompt="nothing changed here")
+    await cp.start_turn(message_id="m3", prompt="three")
+    await _shell(cp, lambda: a.write_text("three\n"))
+    assert [c.message_id for c in cp.list()] == ["m1", "m2", "m3"]
+
+    outcome = await _rewind(cp, host, "m3")
+    assert a.read_text() == "one\n" and outcome.restored == (a,)
+    await _rewind(cp, host, "m2")  # nothing to undo: idempotent
+    assert a.read_text() == "one\n"
+    await _rewind(cp, host, "m1")
+    assert a.read_text() == "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\n"
+    with pytest.raises(KeyError):
+        checkpoints_from(cp.list(), "nope")
+
+
+async def test_checkpoints_survive_a_new_process_and_skip_big_files(
+    tmp_path: Path, project: Path
+) -> None:
+    host = DiskHost()
+    big = project / "big.bin"
+    big.write_bytes(b"x" * 2048)
+    store = ShadowStore(
+        path=store_path(tmp_path / "data", project), root=project, max_file_bytes=1024
+    )
+    cp = Checkpoints(session_id="s1", store=store, host=host)
+    await cp.start_turn(message_id="m1", prompt="rm")
+    await _shell(cp, big.unlink)
+    await _shell(cp, (project / "src" / "b.py").unlink)
+    again = Checkpoints(
+        session_id="s1",
+        store=ShadowStore(path=store_path(tmp_path / "data", project), root=project),
+        host=host,
+    )
+    [checkpoint] = again.list()
+    assert set(checkpoint.files) == {str(project / "src" / "b.py")}  # the big file was skipped
+    await _rewind(again, host, "m1")
+    assert (project / "src" / "b.py").read_text() == "print('b')\n"
+    await again.start_turn(message_id="m2", prompt="next")
+    assert [c.seq for c in again.list()] == [1, 2]
