@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +136,17 @@ class DiagnosticsService:
             self.rejected_bridge_reports += 1
             raise BridgeRejectedError(str(exc)) from None
         return report
+
+    def release_documents(
+        self, paths: Iterable[Path], *, keep: Callable[[Path], bool] = lambda _path: False
+    ) -> None:
+        """Close ``paths`` in the managed servers that have them open (``didClose``), except
+        those ``keep`` holds (e.g. still open in the editor): a closed session's interest."""
+        for path in paths:
+            if keep(path):
+                continue
+            for server in self.servers_for(path):
+                server.close_document(path)
 
     # ---- lifecycle -----------------------------------------------------------------------------
 

@@ -52,6 +52,7 @@ SESSION_PROMPT = "lspAgent/session/prompt"
 SESSION_SET_MODE = "lspAgent/session/setMode"
 SESSION_LIST = "lspAgent/session/list"
 SESSION_LOAD = "lspAgent/session/load"
+SESSION_CLOSE = "lspAgent/session/close"
 MCP_LIST = "lspAgent/mcp/list"
 MCP_APPROVE = "lspAgent/mcp/approve"
 MCP_RECONNECT = "lspAgent/mcp/reconnect"
@@ -143,6 +144,15 @@ METHODS: tuple[Method, ...] = (
         capability=CAP_LOAD_SESSION,
         section="4.7",
         summary="Resume a session, replaying its history as updates (optional).",
+    ),
+    Method(
+        name=SESSION_CLOSE,
+        direction=_C2S,
+        kind="request",
+        params="SessionIdParams",
+        result="EmptyResult",
+        section="4.8",
+        summary="Close a session: end its turn and release everything it holds.",
     ),
     Method(
         name=SESSION_REQUEST_PERMISSION,

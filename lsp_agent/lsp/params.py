@@ -68,7 +68,7 @@ class PromptParams(_Params):
 
 
 class SessionIdParams(_Params):
-    """``lspAgent/session/cancel``."""
+    """``lspAgent/session/cancel`` and ``lspAgent/session/close``."""
 
     session_id: str
 

@@ -383,6 +383,13 @@ def _register_sessions(server: AgentLanguageServer) -> None:
 
         return sessions_door.session_set_mode(ls, raw)
 
+    @server.feature(methods.SESSION_CLOSE)
+    async def session_close(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+        ls.warm_up.wait_for_core()
+        from lsp_agent.lsp import sessions_door
+
+        return await sessions_door.session_close(ls, raw)
+
     @server.feature(methods.SESSION_LIST)
     def session_list(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
         ls.warm_up.wait_for_core()

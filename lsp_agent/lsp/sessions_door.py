@@ -135,6 +135,21 @@ def session_cancel(ls: AgentLanguageServer, raw: Any) -> None:
     session.cancel()
 
 
+async def session_close(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+    """``lspAgent/session/close``: ``{}`` once the session is released (its turn cancelled,
+    its processes ended, its model connection and language-server documents closed)."""
+    params = parse(SessionIdParams, raw, method=methods.SESSION_CLOSE)
+    try:
+        await ls.sessions.close(params.session_id)
+    except SessionError as exc:
+        raise invalid_params(str(exc)) from None
+    ls.host.progress.pop(params.session_id, None)
+    if ls._diagnostics is not None and ls._diagnostics.last_session == params.session_id:
+        ls._diagnostics.last_session = None
+    logger.info("session %s closed", params.session_id)
+    return {}
+
+
 def session_set_mode(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
     """``lspAgent/session/setMode``: ``{}``."""
     params = parse(SetModeParams, raw, method=methods.SESSION_SET_MODE)

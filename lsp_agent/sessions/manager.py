@@ -581,6 +581,28 @@ class SessionManager:
         for session in self.sessions.values():
             await session.model.aclose()
 
+    async def close(self, session_id: str, *, reason: str = "other") -> Session:
+        """Release session ``session_id``: cancel its turn (tool processes are killed and
+        pending editor requests withdrawn as for any cancel), run its ``SessionEnd`` hooks,
+        close its model client (its connection: one fd), close the documents only it had
+        synced to managed language servers, and forget it. Returns the closed session; raises
+        :class:`SessionError` for an unknown id. Closing twice is an unknown id."""
+        session = self.get(session_id)
+        del self.sessions[session_id]
+        session.cancel()
+        if session._task is not None:
+            await asyncio.gather(session._task, return_exceptions=True)
+            session._task = None
+        await session.end(reason=reason)
+        await session.model.aclose()
+        if self.diagnostics is not None:
+            still_read = {p for s in self.sessions.values() for p in s.read_state.digests}
+            self.diagnostics.release_documents(
+                [p for p in session.read_state.digests if p not in still_read],
+                keep=lambda path: self.host.buffer(path) is not None,
+            )
+        return session
+
     def get(self, session_id: str) -> Session:
         """The session with that id; raises :class:`SessionError` if there is none."""
         try:

@@ -41,6 +41,10 @@ command('AgentCancel', function()
   agent().cancel()
 end, { desc = 'lsp-agent: cancel the running turn' })
 
+command('AgentClose', function()
+  agent().close()
+end, { desc = 'lsp-agent: close the chat session (the server releases it)' })
+
 command('AgentMode', function(args)
   agent().mode(args.args)
 end, {

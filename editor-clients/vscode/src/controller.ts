@@ -64,7 +64,10 @@ export interface PromptRequest {
 
 export class ChatController implements vscode.Disposable {
   private readonly sessions = new Map<string, SessionState>();
-  /** Tabs the user closed; their sessions live on in the server and can be reopened. */
+  /**
+   * Tabs the user closed whose session the server could not release (it was not running):
+   * they are shown again if the server still talks about them.
+   */
   private readonly closed = new Map<string, SessionState>();
   private activeSessionId: string | undefined;
   private readonly turns = new Map<string, vscode.CancellationTokenSource>();
@@ -217,11 +220,22 @@ export class ChatController implements vscode.Disposable {
     this.changed.fire();
   }
 
-  /** Close a tab (a running turn is cancelled first). */
+  /**
+   * Close a tab: a running turn is cancelled first, then the server releases the session
+   * (`lspAgent/session/close`). If the server cannot be reached the tab is kept aside and shown
+   * again should the session speak.
+   */
   async closeSession(sessionId: string): Promise<void> {
     if (this.sessions.get(sessionId)?.running) await this.cancel(sessionId);
     const session = this.sessions.get(sessionId);
-    if (session) this.closed.set(sessionId, session);
+    let released = false;
+    try {
+      await this.deps.client.closeSession(sessionId);
+      released = true;
+    } catch (error) {
+      this.deps.log.warn(`close session ${sessionId}: ${errorMessage(error)}`);
+    }
+    if (session && !released) this.closed.set(sessionId, session);
     this.sessions.delete(sessionId);
     if (this.activeSessionId === sessionId) this.activeSessionId = [...this.sessions.keys()].pop();
     this.post({ type: 'sessionClosed', sessionId });

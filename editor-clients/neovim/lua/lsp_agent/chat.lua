@@ -175,6 +175,11 @@ function M.sync(client_id, index)
   end
   local session = session_mod.current(client_id)
   if not session then
+    if chat.session_id then
+      -- The session was closed: show an empty chat until the next prompt starts one.
+      chat.session_id = nil
+      chat.view:reset()
+    end
     return
   end
   if chat.session_id ~= session.id then

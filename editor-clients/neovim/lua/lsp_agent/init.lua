@@ -401,6 +401,22 @@ function M.cancel(opts)
   end
 end
 
+--- :AgentClose — close the chat's session: the server releases it (its running turn is
+--- cancelled) and the next prompt starts a new one.
+function M.close(opts)
+  local s = current_session(opts and opts.client_id)
+  if not s then
+    vim.notify('lsp-agent: no session to close', vim.log.levels.INFO)
+    return
+  end
+  session.close(s, function(err)
+    if err then
+      return notify_error('could not close the session: ' .. err)
+    end
+    chat.sync(s.client_id)
+  end)
+end
+
 --- :AgentMode [mode] — set the permission mode of the current session (asks when no mode given).
 function M.mode(mode_id)
   with_client(function(client)

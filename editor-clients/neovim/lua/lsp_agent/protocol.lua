@@ -18,6 +18,7 @@ M.methods = {
   SESSION_LIST = 'lspAgent/session/list',
   SESSION_UPDATE = 'lspAgent/session/update',
   SESSION_LOAD = 'lspAgent/session/load',
+  SESSION_CLOSE = 'lspAgent/session/close',
   SESSION_REQUEST_PERMISSION = 'lspAgent/session/requestPermission',
   WORKSPACE_SAVE_DOCUMENTS = 'lspAgent/workspace/saveDocuments',
   WORKSPACE_DID_CHANGE_FILES = 'lspAgent/workspace/didChangeFiles',
@@ -344,7 +345,7 @@ M.commands = {
 ---@field origin string
 ---@field uri string
 
---- `lspAgent/session/cancel`.
+--- `lspAgent/session/cancel` and `lspAgent/session/close`.
 ---@class lsp_agent.protocol.SessionIdParams
 ---@field _meta? table<string, any>
 ---@field sessionId string

@@ -236,6 +236,38 @@ function M.cancel(session)
   return true
 end
 
+--- Close a session: the server releases it (`lspAgent/session/close`: a running turn is
+--- cancelled, its processes end) and it is forgotten here; the client's next prompt starts a
+--- new session. `callback(err)` — err is nil once the server confirmed (or is gone).
+---@param callback? fun(err: string?)
+function M.close(session, callback)
+  callback = callback or function() end
+  local function forget()
+    sessions[session.id] = nil
+    if current[session.client_id] == session.id then
+      current[session.client_id] = nil
+    end
+    log.info('session %s closed', session.id)
+  end
+  local client = client_of(session)
+  if not client then
+    forget()
+    return callback(nil)
+  end
+  local ok = compat.request(client, methods.SESSION_CLOSE, { sessionId = session.id },
+    function(err)
+      if err then
+        return callback(error_message(err))
+      end
+      forget()
+      callback(nil)
+    end)
+  if not ok then
+    forget()
+    callback(nil)
+  end
+end
+
 --- Change the permission mode of a session.
 ---@param mode_id lsp_agent.protocol.PermissionMode
 function M.set_mode(session, mode_id, callback)

@@ -60,4 +60,21 @@ H.test(':AgentCancel with nothing running only informs', function()
   H.eq(messages, { 'lsp-agent: no turn is running' })
 end)
 
+H.test(':AgentClose releases the session: the server no longer lists it, the chat is empty', function()
+  local listed
+  vim.cmd('AgentClose')
+  H.wait(E.WAIT, function()
+    return require('lsp_agent.session').current(client.id) == nil
+  end, 'the session to be closed')
+  H.eq(require('lsp_agent.session').get(s.id), nil)
+  require('lsp_agent.session').list(client, function(list)
+    listed = list
+  end)
+  H.wait(E.WAIT, function()
+    return listed ~= nil
+  end, 'the session list')
+  H.eq(listed, {})
+  H.ok(not E.transcript_has(client, 'Fresh start.'), 'the chat was cleared')
+end)
+
 E.finish()

@@ -363,6 +363,14 @@ export class AgentClient implements vscode.Disposable {
     await this.running().sendNotification(Methods.sessionCancel, { sessionId });
   }
 
+  /**
+   * Release a session on the server (`lspAgent/session/close`): its turn is cancelled and
+   * everything it holds is freed; its id is unknown afterwards.
+   */
+  async closeSession(sessionId: string): Promise<void> {
+    await this.running().sendRequest<unknown>(Methods.sessionClose, { sessionId });
+  }
+
   async setMode(sessionId: string, modeId: string): Promise<void> {
     await this.running().sendRequest<unknown>(Methods.sessionSetMode, { sessionId, modeId });
   }

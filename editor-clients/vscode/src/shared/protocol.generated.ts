@@ -12,6 +12,7 @@ export const Methods = {
   sessionList: 'lspAgent/session/list',
   sessionUpdate: 'lspAgent/session/update',
   sessionLoad: 'lspAgent/session/load',
+  sessionClose: 'lspAgent/session/close',
   sessionRequestPermission: 'lspAgent/session/requestPermission',
   workspaceSaveDocuments: 'lspAgent/workspace/saveDocuments',
   workspaceDidChangeFiles: 'lspAgent/workspace/didChangeFiles',
@@ -425,7 +426,7 @@ export interface SessionDidStartParams {
   uri: string;
 }
 
-/** `lspAgent/session/cancel`. */
+/** `lspAgent/session/cancel` and `lspAgent/session/close`. */
 export interface SessionIdParams {
   _meta?: Record<string, unknown> | null;
   sessionId: string;
@@ -564,6 +565,7 @@ export interface ClientRequests {
   'lspAgent/session/setMode': { params: SetModeParams; result: EmptyResult };
   'lspAgent/session/list': { params: ListSessionsParams; result: ListSessionsResult };
   'lspAgent/session/load': { params: LoadSessionParams; result: LoadSessionResult };
+  'lspAgent/session/close': { params: SessionIdParams; result: EmptyResult };
   'lspAgent/mcp/list': { params: McpListParams; result: McpServersResult };
   'lspAgent/mcp/approve': { params: McpApproveParams; result: McpServersResult };
   'lspAgent/mcp/reconnect': { params: McpReconnectParams; result: McpServersResult };

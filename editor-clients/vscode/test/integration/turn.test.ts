@@ -407,6 +407,18 @@ describe('stopping and listing', () => {
     assert.match(notice.text, /cannot resume sessions: it does not advertise loadSession/);
   });
 
+  it('closing a chat tab releases the session: the server no longer lists it', async () => {
+    const s = await launch([{ response: { content: [text('Hello.')] } }]);
+    s.page.receive({ type: 'prompt', text: 'Hi', mentions: [], includeSelection: false });
+    const started = await s.page.waitFor((m: ToWebview) => m.type === 'turnStarted', 'turnStarted');
+    await s.page.waitFor((m: ToWebview) => m.type === 'turnEnded', 'turnEnded');
+    s.page.receive({ type: 'closeSession', sessionId: started.sessionId });
+    await s.page.waitFor((m: ToWebview) => m.type === 'sessionClosed', 'sessionClosed');
+    const { sessions } = await s.api.client.listSessions();
+    assert.deepEqual(sessions, []);
+    await s.scripted.stop();
+  });
+
   it('Stop cancels a streaming turn; the session list shows it', async () => {
     const s = await launch([
       { response: { content: [text('I will think about this for a long time. '.repeat(20))] }, stall_after_events: 6 },

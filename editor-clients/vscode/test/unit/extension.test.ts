@@ -148,6 +148,16 @@ describe('activation', () => {
     assert.equal(api.controller.active?.modeId, 'plan');
   });
 
+  it('closing a chat tab releases its session on the server (lspAgent/session/close)', async () => {
+    const page = makeWebviewView();
+    fake.webviewProviders.get('lspAgent.chat').resolveWebviewView(page.view);
+    page.receive({ type: 'ready' });
+    const session = await api.controller.newSession();
+    page.receive({ type: 'closeSession', sessionId: session.id });
+    await page.waitFor((m) => m.type === 'sessionClosed', 'sessionClosed');
+    assert.deepEqual(clients[0]?.requests.at(-1), ['lspAgent/session/close', { sessionId: session.id }]);
+  });
+
   it('shows the log and opens the panel on request', async () => {
     await fake.commands.get('lspAgent.showLog')?.();
     assert.deepEqual(fake.callsOf('outputChannel.show'), [['lsp-agent']]);
