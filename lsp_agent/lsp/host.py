@@ -32,6 +32,7 @@ from lsp_agent.lsp.documents import OpenDocuments, read_disk_state
 from lsp_agent.lsp.options import DEFAULT_EDIT_CONFIRM_TIMEOUT_MS, DEFAULT_PERMISSION_TIMEOUT_MS
 from lsp_agent.lsp.params import RequestPermissionResult, SaveDocumentsResult, SelectedOutcome
 from lsp_agent.lsp.progress import TurnProgress
+from lsp_agent.lsp.proposals import PendingProposals
 from lsp_agent.lsp.protocol import AgentProtocol
 from lsp_agent.lsp.textedit import minimal_edit
 from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
@@ -75,6 +76,8 @@ class LspHost:
         """The client declared ``clientCapabilities.saveDocuments``."""
         self.progress: dict[str, TurnProgress] = {}
         """The running turn's progress, by session id."""
+        self.proposals = PendingProposals()
+        """The file changes of open permission prompts, re-checked as the user types."""
 
     @property
     def protocol(self) -> AgentProtocol:
@@ -345,6 +348,12 @@ class LspHost:
             )
             params["reason"] = f"{reason.rstrip('. ')}. {note}" if reason else note
             params["_meta"] = {"unsavedBuffers": [self.documents.uri_for(p) for p in unsaved]}
+        paths = list(_diff_paths(tool_call))
+        key = self.proposals.open(
+            session_id, tool_call, labels={path: self._display(path) for path in paths}
+        )
+        # Once the prompt is out, say at once if the user typed since the change was computed.
+        asyncio.get_running_loop().call_soon(self._check_proposals, paths)
         try:
             raw = await self._client_request(
                 methods.SESSION_REQUEST_PERMISSION, params, timeout=self.timeouts.permission
@@ -359,6 +368,8 @@ class LspHost:
         except JsonRpcException as exc:
             logger.warning("permission prompt failed (%s); treating it as a rejection", exc)
             return _REJECT
+        finally:
+            self.proposals.close(key)
         try:
             answer = RequestPermissionResult.model_validate(raw)
         except ValidationError as exc:
@@ -377,6 +388,23 @@ class LspHost:
             )
         return PermissionResponse(outcome="cancelled")
 
+    def document_changed(self, doc: TextDocument) -> None:
+        """``didChange`` of ``doc``: re-check the open prompts' proposals for it and tell the
+        client when one went stale (or applies again)."""
+        self._check_proposals([p for p in self.proposals.paths() if self._is(p, doc)])
+
+    def _check_proposals(self, paths: Iterable[Path]) -> None:
+        for path in paths:
+            doc = self._open_document(path)
+            if doc is None:
+                continue
+            for session_id, update in self.proposals.check(path, doc.source, doc.version):
+                self.emit(session_id, update)
+
+    def _is(self, path: Path, doc: TextDocument) -> bool:
+        found = self._open_document(path)
+        return found is not None and found.uri == doc.uri
+
     # ---- updates -------------------------------------------------------------------------------
 
     def emit(self, session_id: str, update: SessionUpdate) -> None:
@@ -391,7 +419,7 @@ class LspHost:
                 progress.report(update.title)
 
     def _add_uris(self, wire: dict[str, Any]) -> None:
-        for key in ("content", "locations"):
+        for key in ("content", "locations", "proposal"):
             for item in wire.get(key) or ():
                 if isinstance(item, dict) and isinstance(item.get("path"), str):
                     item["uri"] = self.documents.uri_for(Path(item["path"]))

@@ -331,6 +331,7 @@ def _register_documents(server: AgentLanguageServer) -> None:
         if doc is None:
             doc = ls.workspace.get_text_document(params.text_document.uri)
         ls.host.documents.changed(doc)
+        ls.host.document_changed(doc)
         ls.diagnostics.changed(doc, params)
         if doc.uri.endswith(".md"):
             ls.memory.refresh(doc.uri)

@@ -68,9 +68,11 @@ class ApplyResult:
 
     ``applied`` is all-or-nothing per batch as far as the door can promise it; ``failure``
     says why not, in words fit for the model and the user. ``snapshots`` hold the new state
-    of every changed document (new buffer version or new disk bytes).
+    of every changed document (new buffer version or new disk bytes). ``merged`` names the
+    documents whose change was merged with newer text (the user's typing) before it was applied.
     """
 
     applied: bool
     failure: str | None = None
     snapshots: tuple[TextSnapshot, ...] = ()
+    merged: tuple[Path, ...] = ()

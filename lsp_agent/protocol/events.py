@@ -113,8 +113,34 @@ class ToolCall(WireModel):
     raw_input: dict[str, Any] | None = None
 
 
+class LineRange(WireModel):
+    """Lines ``start`` to ``end`` of a document (1-based, inclusive)."""
+
+    start: int
+    end: int
+
+
+class ProposalStatus(WireModel):
+    """Our extension (ACP has none): how a proposed change of ``path`` that waits for the
+    user's answer relates to the document now. ``current``: the document still holds the text
+    the change was computed from; ``rebased``: the user changed other lines, and the change
+    will be merged with them; ``stale``: the user changed lines the change touches
+    (``conflicts``, in the document's current lines), so approving it will fail. ``version``
+    is the editor's document version checked; ``message`` says it in words for the user."""
+
+    path: str
+    status: Literal["current", "rebased", "stale"]
+    message: str
+    version: int | None = None
+    conflicts: tuple[LineRange, ...] = ()
+    uri: str | None = None
+    """The ``file:`` URI of ``path``, added by the LSP door."""
+
+
 class ToolCallUpdate(WireModel):
-    """A change to a tool call: only the fields that changed are set."""
+    """A change to a tool call: only the fields that changed are set. ``proposal`` (our
+    extension) is sent while a permission prompt for the call is open and the user changes a
+    document it would change."""
 
     session_update: Literal["tool_call_update"] = "tool_call_update"
     tool_call_id: str
@@ -125,6 +151,7 @@ class ToolCallUpdate(WireModel):
     locations: tuple[Location, ...] | None = None
     raw_input: dict[str, Any] | None = None
     raw_output: dict[str, Any] | None = None
+    proposal: tuple[ProposalStatus, ...] | None = None
 
 
 class UsageUpdate(WireModel):

@@ -23,6 +23,10 @@ MODIFIED = (
     "File has been modified since read, either by the user or by a linter. "
     "Read it again before attempting to write it."
 )
+MERGED = (
+    " The user changed other lines of this file while the change waited for approval; "
+    "both are kept (Read the file to see its current text)."
+)
 
 
 def read_snapshot(ctx: ToolContext, path: Path) -> TextSnapshot:
@@ -100,12 +104,13 @@ def check_encodable(snapshot: TextSnapshot, new_text: str) -> None:
         ) from None
 
 
-async def apply_prepared(ctx: ToolContext, prepared: Prepared) -> TextSnapshot:
+async def apply_prepared(ctx: ToolContext, prepared: Prepared) -> tuple[TextSnapshot, str]:
     """Apply ``prepared.changes`` (exactly one) and record the new text as read.
 
-    Returns the new snapshot (from the door, else built from the new text). Raises
-    :class:`ToolError` with the door's reason when the change is refused (e.g. the user typed
-    in the buffer since the model read it).
+    Returns the new snapshot (from the door, else built from the new text) and a note for the
+    model (``""`` unless the change was merged with the user's newer text, which the model has
+    not seen). Raises :class:`ToolError` with the door's reason when the change is refused
+    (e.g. the user changed the same lines since the model read the file).
     """
     (change,) = prepared.changes
     result = await ctx.workspace.apply(prepared.changes, label=prepared.title)
@@ -118,7 +123,8 @@ async def apply_prepared(ctx: ToolContext, prepared: Prepared) -> TextSnapshot:
         TextSnapshot(path=change.path, text=change.new_text),
     )
     ctx.read_state.digests[change.path] = snapshot.digest
-    return snapshot
+    note = MERGED if change.path in result.merged else ""
+    return snapshot, note
 
 
 def model_safe(text: str) -> str:

@@ -142,7 +142,7 @@ class EditTool(Tool[EditInput]):
         """Apply the change; raises :class:`ToolError` if the door refused it."""
         plan = prepared.data
         assert isinstance(plan, _EditPlan)
-        snapshot = await apply_prepared(ctx, prepared)
+        snapshot, note = await apply_prepared(ctx, prepared)
         path = snapshot.path
         raw_output = {"replacements": plan.count, "created": plan.created}
         if plan.created:
@@ -158,4 +158,4 @@ class EditTool(Tool[EditInput]):
             last = plan.first_line + max(plan.first_span, 1) - 1
             lines = f"line {last}" if last == plan.first_line else f"lines {plan.first_line}-{last}"
             text = f"The file {path} has been updated successfully ({lines})."
-        return ToolOutput(text=text, content=prepared.content, raw_output=raw_output)
+        return ToolOutput(text=text + note, content=prepared.content, raw_output=raw_output)

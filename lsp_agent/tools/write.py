@@ -86,12 +86,12 @@ class WriteTool(Tool[WriteInput]):
     async def call(self, inp: WriteInput, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         """Apply the change; raises :class:`ToolError` if the door refused it."""
         created = bool(prepared.data)
-        snapshot = await apply_prepared(ctx, prepared)
+        snapshot, note = await apply_prepared(ctx, prepared)
         lines = len(split_lines(snapshot.text))
         if created:
             text = f"File created successfully at: {snapshot.path} ({lines} lines)"
         else:
-            text = f"The file {snapshot.path} has been overwritten ({lines} lines)."
+            text = f"The file {snapshot.path} has been overwritten ({lines} lines).{note}"
         return ToolOutput(
             text=text,
             content=prepared.content,

@@ -4,7 +4,10 @@
 merged text plus the hunks where both sides changed the same lines differently. Regions are
 compared by whole lines (``str.splitlines(keepends=True)``), as diff3 and git do; changes that
 touch or overlap in the base are one region, so an edit right next to another edit is a
-conflict rather than a guess (git's rule). A conflict is written into the text between
+conflict rather than a guess (git's rule) — unless the caller asks for ``adjacent="combine"``:
+then only changes to the same base lines (or two insertions at one place) conflict, which is
+what rebasing a pending edit onto the user's typing needs (the user typing on the line right
+above the agent's change is the common case). A conflict is written into the text between
 git-style markers (``<<<<<<<``, ``=======``, ``>>>>>>>``), which editors offer to resolve
 (VS Code's merge-conflict actions, Neovim's conflict highlighting); no side's text is lost.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,7 +25,7 @@ class Conflict:
 
     ``ours``/``theirs``/``base`` are the texts of that region on each side. ``start_line`` and
     ``end_line`` (0-based, end exclusive) locate the region in the merged text, markers
-    included.
+    included; ``theirs_start``/``theirs_end`` locate it in ``theirs`` (0-based, end exclusive).
     """
 
     base_start: int
@@ -31,6 +35,8 @@ class Conflict:
     theirs: str
     start_line: int
     end_line: int
+    theirs_start: int
+    theirs_end: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,6 +83,18 @@ def _touch(a_start: int, a_end: int, b_start: int, b_end: int) -> bool:
     return a_start <= b_end and b_start <= a_end
 
 
+def _overlap(a_start: int, a_end: int, b_start: int, b_end: int) -> bool:
+    """Whether two base ranges share a line; an insertion (empty range) overlaps a range it
+    falls strictly inside, or another insertion at the same place."""
+    if a_start == a_end and b_start == b_end:
+        return a_start == b_start
+    if a_start == a_end:
+        return b_start < a_start < b_end
+    if b_start == b_end:
+        return a_start < b_start < a_end
+    return a_start < b_end and b_start < a_end
+
+
 def _ensure_eol(lines: list[str], eol: str) -> list[str]:
     if lines and not lines[-1].endswith(("\n", "\r")):
         return [*lines[:-1], lines[-1] + eol]
@@ -90,6 +108,7 @@ def merge3(
     *,
     ours_label: str = "ours",
     theirs_label: str = "theirs",
+    adjacent: Literal["conflict", "combine"] = "conflict",
 ) -> MergeResult:
     """Merge ``ours`` and ``theirs``, both descended from ``base``.
 
@@ -97,8 +116,10 @@ def merge3(
     different text, the text holds both versions between conflict markers labelled
     ``ours_label``/``theirs_label`` and the result lists the :class:`Conflict`. Identical
     changes on both sides merge cleanly. Line endings are kept as each side wrote them;
-    markers use the dominant ending of ``ours``. Pure: no I/O, never raises for any input.
+    markers use the dominant ending of ``ours``. ``adjacent="combine"`` merges changes that
+    only touch (see the module docstring). Pure: no I/O, never raises for any input.
     """
+    joins = _touch if adjacent == "conflict" else _overlap
     if ours == theirs:
         return MergeResult(text=ours)
     if base == ours:
@@ -116,12 +137,13 @@ def merge3(
     out: list[str] = []
     conflicts: list[Conflict] = []
     at = 0
+    shift = 0  # line index in theirs minus line index in base, before ``at``
     i = 0
     while i < len(tagged):
         lo, hi = tagged[i][0].start, tagged[i][0].end
         group = [tagged[i]]
         i += 1
-        while i < len(tagged) and _touch(lo, hi, tagged[i][0].start, tagged[i][0].end):
+        while i < len(tagged) and joins(lo, hi, tagged[i][0].start, tagged[i][0].end):
             hi = max(hi, tagged[i][0].end)
             group.append(tagged[i])
             i += 1
@@ -131,6 +153,8 @@ def merge3(
         other = [h for h, side in group if side == 1]
         ours_part = _side_text(b, o, mine, lo, hi)
         theirs_part = _side_text(b, t, other, lo, hi)
+        theirs_at = lo + shift
+        shift += len(theirs_part) - (hi - lo)
         if not other or ours_part == theirs_part:
             out.extend(ours_part)
             continue
@@ -152,6 +176,8 @@ def merge3(
                 theirs="".join(theirs_part),
                 start_line=start,
                 end_line=len(out),
+                theirs_start=theirs_at,
+                theirs_end=theirs_at + len(theirs_part),
             )
         )
     out.extend(b[at:])

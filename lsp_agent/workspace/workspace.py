@@ -2,13 +2,16 @@
 
 Tools read through :meth:`Workspace.read` so they see the user's unsaved text, and change files
 only through :meth:`Workspace.apply` (the change-set pipeline: the door applies open buffers
-through the editor and writes closed files atomically). While a journal is open
-(:attr:`Workspace.journal`, opened by verification for one turn) every applied change is
-recorded in it.
+through the editor and writes closed files atomically). A change computed from text that has
+moved on since (the user typed while the proposal waited for approval) is first rebased onto
+the current text by a three-way merge (:mod:`.rebase`); only overlapping changes are refused.
+While a journal is open (:attr:`Workspace.journal`, opened by verification for one turn) every
+applied change is recorded in it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +19,8 @@ from pathlib import Path
 from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
 from lsp_agent.protocol.host import Host
 from lsp_agent.workspace.journal import AppliedChange, ChangeJournal
-from lsp_agent.workspace.textfile import read_text_file
+from lsp_agent.workspace.rebase import describe_conflicts, rebase_change
+from lsp_agent.workspace.textfile import NotTextError, read_text_file
 
 
 class Workspace:
@@ -47,14 +51,50 @@ class Workspace:
     async def apply(self, changes: Sequence[FileChange], *, label: str) -> ApplyResult:
         """Apply ``changes`` through the door (see :meth:`Host.apply_changes`) and record what
         was applied in the open journal (even a partly applied batch: its snapshots say which
-        documents did change)."""
+        documents did change).
+
+        Each change is first rebased onto the document's current text (:func:`rebase_change`):
+        lines the user changed elsewhere are kept, the result's ``merged`` names those files.
+        A change that overlaps the user's newer text is refused before anything is applied.
+        """
+        rebased: list[FileChange] = []
+        merged: list[Path] = []
+        for change in changes:
+            current = self._current(change)
+            if current is None:
+                rebased.append(change)
+                continue
+            outcome = rebase_change(change, current)
+            if outcome.change is None:
+                where = describe_conflicts(outcome.conflicts)
+                return ApplyResult(
+                    applied=False,
+                    failure=f"{change.path} changed at {where} while this change waited, and "
+                    "that overlaps the change; read the file again and redo it",
+                )
+            if outcome.status == "rebased":
+                merged.append(change.path)
+            rebased.append(outcome.change)
+        changes = rebased
         result = await self.host.apply_changes(changes, label=label)
         if result.applied:
             self.edited.update(change.path for change in changes)
+            if merged:
+                result = dataclasses.replace(result, merged=tuple(merged))
         if self.journal is not None:
-            for change in applied_changes(changes, result, at=time.monotonic()):
-                self.journal.record(change)
+            for applied in applied_changes(changes, result, at=time.monotonic()):
+                self.journal.record(applied)
         return result
+
+    def _current(self, change: FileChange) -> TextSnapshot | None:
+        """The document's text now, when it can be read and ``change`` has a base to compare
+        it with (else the door decides)."""
+        if change.base is None:
+            return None
+        try:
+            return self.read(change.path)
+        except (OSError, NotTextError, UnicodeDecodeError):
+            return None
 
     async def before_disk_read(self) -> None:
         """Save the buffers the agent edited since the last save, so the disk holds what the

@@ -174,25 +174,23 @@ async def test_closed_file_is_written_on_disk_keeping_crlf(launch: Launch) -> No
     assert path.read_bytes() == b"a = 1\r\nb = 3\r\nc = \xc3\xa9\r\n"
 
 
-async def test_buffer_that_moved_on_is_not_clobbered(launch: Launch) -> None:
+async def test_typing_elsewhere_while_the_prompt_is_open_is_merged(launch: Launch) -> None:
+    merged = ToolResultExpect(is_error=False, contains="changed other lines of this file")
     editor = await launch(
-        scenario(
-            *read_then_edit(
-                "{{root}}/m.py",
-                "value = 1",
-                "value = 2",
-                then=ToolResultExpect(is_error=True, contains="changed since it was read"),
-            )
-        )
+        scenario(*read_then_edit("{{root}}/m.py", "value = 1", "value = 2", then=merged))
     )
     path = editor.root / "m.py"
-    path.write_text("value = 1\n")
+    path.write_text("value = 1\n\n\ndef f():\n    pass\n")
     editor.open(path)
-    typed = "value = 1\n# the user keeps typing\n"
+    typed = "value = 1\n\n\ndef f():\n    return 3  # the user keeps typing\n"
 
-    def user_types_then_allows(_params: dict[str, object]) -> dict[str, object]:
-        # While the prompt is shown, the user edits the buffer; then approves.
+    async def user_types_then_allows(_params: dict[str, object]) -> dict[str, object]:
         editor.type_text(path, typed)
+        # The review learns before the answer that the proposal still applies.
+        update = await editor.wait_for_update(lambda u: "proposal" in u["update"])
+        (status,) = update["update"]["proposal"]
+        assert status["status"] == "rebased"
+        assert status["uri"] == path.as_uri()
         return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
 
     editor.permission = user_types_then_allows
@@ -200,10 +198,45 @@ async def test_buffer_that_moved_on_is_not_clobbered(launch: Launch) -> None:
 
     assert result["stopReason"] == "end_turn"
     editor.scripted.assert_done()
+    assert editor.docs[path.as_uri()].text == typed.replace("value = 1", "value = 2")
+
+
+async def test_overlapping_typing_makes_the_review_stale_and_is_never_clobbered(
+    launch: Launch,
+) -> None:
+    editor = await launch(
+        scenario(
+            *read_then_edit(
+                "{{root}}/m.py",
+                "value = 1",
+                "value = 2",
+                then=ToolResultExpect(is_error=True, contains="changed at line 1"),
+            )
+        )
+    )
+    path = editor.root / "m.py"
+    path.write_text("value = 1\nother = 0\n")
+    editor.open(path)
+    typed = "value = 100  # typed meanwhile\nother = 0\n"
+    seen: list[dict[str, object]] = []
+
+    async def user_types_then_allows(_params: dict[str, object]) -> dict[str, object]:
+        editor.type_text(path, typed)
+        update = await editor.wait_for_update(lambda u: "proposal" in u["update"])
+        seen.extend(update["update"]["proposal"])
+        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+    editor.permission = user_types_then_allows
+    result = await editor.prompt(await editor.new_session(), "set value to 2")
+
+    assert result["stopReason"] == "end_turn"
+    editor.scripted.assert_done()
+    (status,) = seen
+    assert status["status"] == "stale"
+    assert status["conflicts"] == [{"start": 1, "end": 1}]
+    assert "Stale: you changed line 1 of m.py" in str(status["message"])
     assert editor.applied_edits == []
     assert editor.docs[path.as_uri()].text == typed
-    refusal = editor.tool_results()[-1]["content"]
-    assert "changed since it was read (version 1, now 2)" in str(refusal)
 
 
 @VSCODE_ONLY

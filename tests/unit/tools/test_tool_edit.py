@@ -62,9 +62,20 @@ async def test_file_changed_between_prepare_and_call_is_not_clobbered(env: Env) 
     inp = EDIT.parse({"file_path": str(path), "old_string": "1", "new_string": "2"})
     prepared = await EDIT.prepare(inp, env.ctx)
     path.write_text("x = 1  # user\n")
-    with pytest.raises(ToolError, match=r"not applied.*changed on disk"):
+    with pytest.raises(ToolError, match=r"not applied.*changed at line 1 while this change"):
         await EDIT.call(inp, prepared, env.ctx)
     assert path.read_text() == "x = 1  # user\n"
+
+
+async def test_file_changed_elsewhere_between_prepare_and_call_is_merged(env: Env) -> None:
+    path = env.write_text("a.py", "x = 1\n\ny = 1\n")
+    await read(env, path)
+    inp = EDIT.parse({"file_path": str(path), "old_string": "x = 1", "new_string": "x = 2"})
+    prepared = await EDIT.prepare(inp, env.ctx)
+    path.write_text("x = 1\n\ny = 1  # user\n")
+    out = await EDIT.call(inp, prepared, env.ctx)
+    assert "changed other lines of this file" in out.text
+    assert path.read_text() == "x = 2\n\ny = 1  # user\n"
 
 
 async def test_identical_strings_are_refused(env: Env) -> None:
@@ -279,7 +290,7 @@ async def test_user_typing_between_prepare_and_call_refuses_the_edit(env: Env) -
     inp = EDIT.parse({"file_path": str(path), "old_string": "1", "new_string": "2"})
     prepared = await EDIT.prepare(inp, env.ctx)
     env.open_buffer(path, "x = 1  # typed\n", version=2)
-    with pytest.raises(ToolError, match="changed in the editor"):
+    with pytest.raises(ToolError, match="changed at line 1 while this change waited"):
         await EDIT.call(inp, prepared, env.ctx)
     assert env.host.buffers[path].text == "x = 1  # typed\n"
 

@@ -144,6 +144,11 @@ M.commands = {
 --- An empty result object (`lspAgent/session/setMode`).
 ---@class lsp_agent.protocol.EmptyResult
 
+--- Lines `start` to `end` of a document (1-based, inclusive).
+---@class lsp_agent.protocol.LineRange
+---@field start integer
+---@field end integer
+
 --- `lspAgent/session/list` (no parameters).
 ---@class lsp_agent.protocol.ListSessionsParams
 ---@field _meta? table<string, any>
@@ -263,6 +268,20 @@ M.commands = {
 ---@class lsp_agent.protocol.PromptResult
 ---@field stopReason lsp_agent.protocol.StopReason
 ---@field usage lsp_agent.protocol.TurnUsage
+
+--- Our extension (ACP has none): how a proposed change of `path` that waits for the
+--- user's answer relates to the document now. `current`: the document still holds the text
+--- the change was computed from; `rebased`: the user changed other lines, and the change
+--- will be merged with them; `stale`: the user changed lines the change touches
+--- (`conflicts`, in the document's current lines), so approving it will fail. `version`
+--- is the editor's document version checked; `message` says it in words for the user.
+---@class lsp_agent.protocol.ProposalStatus
+---@field path string
+---@field status 'current'|'rebased'|'stale'
+---@field message string
+---@field version? integer
+---@field conflicts? lsp_agent.protocol.LineRange[]
+---@field uri? string
 
 --- An LSP range.
 ---@class lsp_agent.protocol.Range
@@ -411,7 +430,9 @@ M.commands = {
 
 ---@alias lsp_agent.protocol.ToolCallStatus 'pending'|'in_progress'|'completed'|'failed'
 
---- A change to a tool call: only the fields that changed are set.
+--- A change to a tool call: only the fields that changed are set. `proposal` (our
+--- extension) is sent while a permission prompt for the call is open and the user changes a
+--- document it would change.
 ---@class lsp_agent.protocol.ToolCallUpdate
 ---@field sessionUpdate 'tool_call_update'
 ---@field toolCallId string
@@ -422,6 +443,7 @@ M.commands = {
 ---@field locations? lsp_agent.protocol.Location[]
 ---@field rawInput? table<string, any>
 ---@field rawOutput? table<string, any>
+---@field proposal? lsp_agent.protocol.ProposalStatus[]
 
 ---@alias lsp_agent.protocol.ToolKind 'read'|'edit'|'delete'|'move'|'search'|'execute'|'think'|'fetch'|'switch_mode'|'other'
 

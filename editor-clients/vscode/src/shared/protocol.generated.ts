@@ -167,6 +167,12 @@ export interface EmbeddedResource {
 /** An empty result object (`lspAgent/session/setMode`). */
 export type EmptyResult = Record<string, never>;
 
+/** Lines `start` to `end` of a document (1-based, inclusive). */
+export interface LineRange {
+  start: number;
+  end: number;
+}
+
 /** `lspAgent/session/list` (no parameters). */
 export interface ListSessionsParams {
   _meta?: Record<string, unknown> | null;
@@ -322,6 +328,23 @@ export interface PromptParams {
 export interface PromptResult {
   stopReason: StopReason;
   usage: TurnUsage;
+}
+
+/**
+ * Our extension (ACP has none): how a proposed change of `path` that waits for the
+ * user's answer relates to the document now. `current`: the document still holds the text
+ * the change was computed from; `rebased`: the user changed other lines, and the change
+ * will be merged with them; `stale`: the user changed lines the change touches
+ * (`conflicts`, in the document's current lines), so approving it will fail. `version`
+ * is the editor's document version checked; `message` says it in words for the user.
+ */
+export interface ProposalStatus {
+  path: string;
+  status: 'current' | 'rebased' | 'stale';
+  message: string;
+  version?: number;
+  conflicts?: LineRange[];
+  uri?: string;
 }
 
 /** An LSP range. */
@@ -505,7 +528,11 @@ export type ToolCallContent = ContentItem | DiffItem;
 export type ToolCallStatus = 'pending' | 'in_progress' | 'completed' | 'failed';
 export const TOOL_CALL_STATUS_VALUES: readonly ToolCallStatus[] = ['pending', 'in_progress', 'completed', 'failed'];
 
-/** A change to a tool call: only the fields that changed are set. */
+/**
+ * A change to a tool call: only the fields that changed are set. `proposal` (our
+ * extension) is sent while a permission prompt for the call is open and the user changes a
+ * document it would change.
+ */
 export interface ToolCallUpdate {
   sessionUpdate: 'tool_call_update';
   toolCallId: string;
@@ -516,6 +543,7 @@ export interface ToolCallUpdate {
   locations?: Location[];
   rawInput?: Record<string, unknown>;
   rawOutput?: Record<string, unknown>;
+  proposal?: ProposalStatus[];
 }
 
 export type ToolKind = 'read' | 'edit' | 'delete' | 'move' | 'search' | 'execute' | 'think' | 'fetch' | 'switch_mode' | 'other';
