@@ -18,7 +18,6 @@ import asyncio
 import collections
 import contextlib
 import difflib
-import importlib.util
 import os
 import shutil
 import signal
@@ -44,6 +43,9 @@ UNSAVED_COMMENT = (
 )
 OFFLINE_NOTICE = "offline: using the bundled scripted model (set ANTHROPIC_API_KEY to use Claude)"
 SCENARIO_RESOURCE = "scenario.json"
+TEST_COMMAND = ("python", "-m", "unittest")
+"""How the demo runs the bundled project's tests: the standard library's runner, so a plain
+install of lsp-agent (no pytest) runs the demo to the end."""
 
 _INIT_TIMEOUT_S = 60.0
 _OFFLINE_PROMPT_TIMEOUT_S = 300.0
@@ -79,12 +81,6 @@ def run_demo(options: DemoOptions, *, out: TextIO | None = None) -> int:
 
     stream = out if out is not None else sys.stdout
     transcript = Transcript(out=stream, color=stream.isatty() and "NO_COLOR" not in os.environ)
-    if importlib.util.find_spec("pytest") is None:
-        transcript.warning(
-            "the demo runs the bundled project's tests with pytest, which is not installed "
-            f"for {sys.executable}: pip install pytest"
-        )
-        return ExitCode.ERROR
     with _project_dir(options) as root:
         try:
             return asyncio.run(_Demo(options=options, root=root, transcript=transcript).run())
@@ -158,10 +154,17 @@ def project_diff(before: dict[str, str], after: dict[str, str]) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
 
 
-def _auto_approve(feedback: str | None = None) -> dict[str, Any]:
-    if feedback is None:
-        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-    return {"outcome": {"outcome": "selected", "optionId": "reject_once", "feedback": feedback}}
+def _allow() -> dict[str, Any]:
+    return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+
+def _reject(feedback: str | None = None) -> dict[str, Any]:
+    """A rejection; ``feedback`` is what the user told the agent (none: the bare rejection,
+    so the model is not handed the same sentence twice)."""
+    outcome: dict[str, Any] = {"outcome": "selected", "optionId": "reject_once"}
+    if feedback is not None:
+        outcome["feedback"] = feedback
+    return {"outcome": outcome}
 
 
 def permission_summary(params: dict[str, Any]) -> tuple[str, str]:
@@ -243,7 +246,7 @@ class _Demo:
             }
             scripted = ScriptedServerThread(scenario=scenario, variables=variables)
             env = scripted_env(scripted.start())
-        # The agent's Bash tool runs `python -m pytest`: make `python` this interpreter.
+        # The agent's Bash tool runs `python -m unittest`: make `python` this interpreter.
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
         try:
             code = await self._drive(
@@ -272,7 +275,15 @@ class _Demo:
             ok = False
         else:
             t.info("note: the unsaved comment is no longer in the file (the agent changed it)")
-        if ruff is not None:
+        # A rejection ends the scripted model's run early (it answers and stops, as a model
+        # would): the steps after it are not played and the edit was never verified.
+        stopped = scripted is not None and self.rejections > 0
+        if stopped:
+            t.info(
+                f"you rejected {self.rejections} tool call(s), so the agent stopped and the bug "
+                "is not fixed; approve every step (or run `lsp-agent demo --yes`) to see the fix"
+            )
+        if ruff is not None and not stopped:
             verified = self._verified_line()
             if verified is not None:
                 t.info(f"✓ {verified}")
@@ -285,13 +296,15 @@ class _Demo:
             from lsp_agent.testing.scripted import summary_problems
 
             problems = summary_problems(
-                scripted.failures, scripted.unconsumed(), scripted.server.scenario
+                scripted.failures,
+                [] if stopped else scripted.unconsumed(),
+                scripted.server.scenario,
             )
             if problems:
                 ok = False
                 t.warning("the scripted model's run did not go as written:")
                 t.block("\n".join(problems))
-        t.heading("running the project's tests: python -m pytest -q")
+        t.heading(f"running the project's tests: {' '.join(TEST_COMMAND)}")
         passed = await self._run_tests()
         if passed and ok:
             t.heading("demo finished: the tests pass")
@@ -454,20 +467,20 @@ class _Demo:
             t.block(diff, diff=True)
         if self.options.yes:
             t.info("  → allowed (--yes)")
-            return _auto_approve()
+            return _allow()
         if not sys.stdin.isatty():
             t.info("  → rejected: not on a terminal and --yes not given")
             self.rejections += 1
-            return _auto_approve(
+            return _reject(
                 "The demo is not running on a terminal, so nobody can approve this; "
                 "rerun `lsp-agent demo --yes` to approve tool calls automatically."
             )
         loop = asyncio.get_running_loop()
         answer = await loop.run_in_executor(None, input, "  allow? [y/N] ")
         if answer.strip().lower() in ("y", "yes"):
-            return _auto_approve()
+            return _allow()
         self.rejections += 1
-        return _auto_approve("The user rejected this tool call.")
+        return _reject()
 
     async def _drain_stderr(self, client: Any) -> None:
         process = client.server_process
@@ -510,9 +523,7 @@ class _Demo:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
         process = await asyncio.create_subprocess_exec(
             sys.executable,
-            "-m",
-            "pytest",
-            "-q",
+            *TEST_COMMAND[1:],
             cwd=str(self.root),
             env=env,
             stdout=subprocess.PIPE,

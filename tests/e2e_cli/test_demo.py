@@ -39,11 +39,11 @@ def test_demo_fixes_the_bug_and_keeps_the_unsaved_comment(tmp_path: Path) -> Non
     # The agent read the editor's buffer (the unsaved comment), asked before editing and
     # running commands, and its edit went through workspace/applyEdit to that buffer.
     assert "permission requested: Edit inventory/money.py" in out
-    assert "permission requested: python -m pytest -q" in out
+    assert "permission requested: python -m unittest" in out
     assert "[editor] applied the agent's edit to inventory/money.py" in out
     assert "[editor] saved inventory/money.py (the server asked" in out
     assert "survived the agent's edit" in out
-    assert "2 failed, 9 passed" in out  # the agent's first test run
+    assert "FAILED (failures=2)" in out  # the agent's first test run
     # A managed ruff server verified the agent's edit: the verdict names the buffer version
     # the edit produced, and the final claim rests on it.
     assert "verification: a managed `ruff server`" in out
@@ -55,15 +55,15 @@ def test_demo_fixes_the_bug_and_keeps_the_unsaved_comment(tmp_path: Path) -> Non
     assert fixed.startswith(UNSAVED_COMMENT)
     assert "int(float(text) * 100)" not in fixed
     tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q"],
+        [sys.executable, "-m", "unittest"],
         cwd=workdir,
         capture_output=True,
         text=True,
         timeout=DEMO_TIMEOUT_S,
         check=False,
     )
-    assert tests.returncode == 0, tests.stdout
-    assert "11 passed" in tests.stdout
+    assert tests.returncode == 0, tests.stderr
+    assert "Ran 11 tests" in tests.stderr
 
 
 def test_demo_without_a_terminal_or_yes_rejects_and_fails(tmp_path: Path) -> None:
@@ -75,14 +75,13 @@ def test_demo_without_a_terminal_or_yes_rejects_and_fails(tmp_path: Path) -> Non
     assert "int(float(text) * 100)" in (workdir / BUGGY_FILE).read_text()  # not fixed
 
 
-def test_demo_on_a_terminal_asks_and_applies_the_answers(tmp_path: Path) -> None:
-    """On a TTY without --yes every permission prompt is a y/N question; answering y each
-    time fixes the bug."""
+def _demo_on_a_terminal(workdir: Path, answers: list[bytes]) -> tuple[int, str, int]:
+    """Run the demo on a pseudo-terminal without --yes, answering its y/N prompts with
+    ``answers`` in order (then y). Returns the exit code, the output and the prompts seen."""
     import pty
     import select
     import time
 
-    workdir = tmp_path / "demo"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PYTEST_"))}
     env["NO_COLOR"] = "1"
     leader, follower = pty.openpty()
@@ -110,7 +109,9 @@ def test_demo_on_a_terminal_asks_and_applies_the_answers(tmp_path: Path) -> None
                     break
                 output += chunk
                 while output.count(b"allow? [y/N]") > answered:
-                    os.write(leader, b"y\n")
+                    os.write(
+                        leader, (answers[answered] if answered < len(answers) else b"y") + b"\n"
+                    )
                     answered += 1
             elif proc.poll() is not None:
                 break
@@ -120,11 +121,35 @@ def test_demo_on_a_terminal_asks_and_applies_the_answers(tmp_path: Path) -> None
             proc.kill()
             proc.wait()
         os.close(leader)
-    text_out = output.decode("utf-8", "replace")
+    return code, output.decode("utf-8", "replace"), answered
+
+
+def test_demo_on_a_terminal_asks_and_applies_the_answers(tmp_path: Path) -> None:
+    """On a TTY without --yes every permission prompt is a y/N question; answering y each
+    time fixes the bug."""
+    workdir = tmp_path / "demo"
+    code, text_out, answered = _demo_on_a_terminal(workdir, [])
     assert code == 0, text_out
     assert answered == 3  # Bash (tests fail), Edit (with its diff), Bash (tests pass)
     assert "+    whole, _, cents = text.partition" in text_out  # the diff was shown
     assert "int(float(text) * 100)" not in (workdir / BUGGY_FILE).read_text()
+
+
+def test_demo_rejecting_the_edit_gets_an_answer_not_an_http_error(tmp_path: Path) -> None:
+    """Saying n to the Edit: the scripted model answers the rejection and stops (no HTTP 400
+    from the scripted server), the file is left alone, the demo says why and fails because
+    the tests still fail."""
+    workdir = tmp_path / "demo"
+    code, text_out, answered = _demo_on_a_terminal(workdir, [b"y", b"n"])
+    assert code == 1, text_out
+    assert answered == 2  # Bash (allowed), Edit (rejected); nothing asked after that
+    assert "HTTP 400" not in text_out and "prompt request failed" not in text_out
+    assert "Understood: I won't do that." in text_out
+    assert "turn ended: stopReason=end_turn" in text_out
+    assert "you rejected 1 tool call(s), so the agent stopped" in text_out
+    assert "did not go as written" not in text_out
+    assert "demo failed: the tests still fail" in text_out
+    assert "int(float(text) * 100)" in (workdir / BUGGY_FILE).read_text()
 
 
 def test_demo_with_an_api_key_uses_the_configured_endpoint(tmp_path: Path) -> None:

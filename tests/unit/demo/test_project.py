@@ -34,20 +34,21 @@ def test_project_tests_fail_before_the_fix_and_pass_after(tmp_path: Path) -> Non
     root = tmp_path / "p"
     copy_project(root)
 
-    def pytest_summary() -> tuple[int, str]:
+    def test_summary() -> tuple[int, str]:
+        # The standard library's runner, as the demo uses it: no pytest in a plain install.
         proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q"],
+            [sys.executable, "-m", "unittest"],
             cwd=root,
             capture_output=True,
             text=True,
             timeout=120,
             check=False,
         )
-        return proc.returncode, proc.stdout.strip().splitlines()[-1]
+        return proc.returncode, proc.stderr.strip().splitlines()[-1]
 
-    code, summary = pytest_summary()
+    code, summary = test_summary()
     assert code == 1
-    assert summary.startswith("2 failed, 9 passed")
+    assert summary == "FAILED (failures=2)"
     # Apply exactly the edit the offline scenario makes.
     scenario = load_scenario(str(resources.files("lsp_agent.demo").joinpath("scenario.json")))
     edits = [
@@ -62,9 +63,9 @@ def test_project_tests_fail_before_the_fix_and_pass_after(tmp_path: Path) -> Non
     text = path.read_text()
     assert text.count(edits[0]["old_string"]) == 1
     path.write_text(text.replace(edits[0]["old_string"], edits[0]["new_string"]))
-    code, summary = pytest_summary()
+    code, summary = test_summary()
     assert code == 0
-    assert summary.startswith("11 passed")
+    assert summary == "OK"
 
 
 def test_scenario_is_written_for_the_demo() -> None:
@@ -106,6 +107,6 @@ def test_permission_summary() -> None:
         }
     }
     assert permission_summary(edit) == ("Edit a.py", "--- a.py\n+++ a.py\n-a\n+b\n")
-    bash = {"toolCall": {"title": "pytest", "rawInput": {"command": "python -m pytest"}}}
-    assert permission_summary(bash) == ("pytest", "$ python -m pytest")
+    bash = {"toolCall": {"title": "unittest", "rawInput": {"command": "python -m unittest"}}}
+    assert permission_summary(bash) == ("unittest", "$ python -m unittest")
     assert permission_summary({}) == ("a tool call", "")

@@ -1,4 +1,4 @@
-import pytest
+import unittest
 
 from inventory.stock import Item, OutOfStockError, Stock
 
@@ -10,26 +10,28 @@ def make_stock():
     return stock
 
 
-def test_add_merges_same_sku():
-    stock = make_stock()
-    stock.add(Item(sku="A-1", name="anchor", price=250, quantity=2))
-    assert [(i.sku, i.quantity) for i in stock.items()] == [("A-1", 5), ("B-2", 100)]
+class StockTest(unittest.TestCase):
+    def test_add_merges_same_sku(self):
+        stock = make_stock()
+        stock.add(Item(sku="A-1", name="anchor", price=250, quantity=2))
+        self.assertEqual([(i.sku, i.quantity) for i in stock.items()], [("A-1", 5), ("B-2", 100)])
+
+    def test_take_reduces_quantity(self):
+        stock = make_stock()
+        stock.take("B-2", 40)
+        self.assertEqual(stock.items()[1].quantity, 60)
+
+    def test_take_refuses_more_than_on_hand(self):
+        stock = make_stock()
+        with self.assertRaises(OutOfStockError):
+            stock.take("A-1", 4)
+        self.assertEqual(stock.items()[0].quantity, 3)
+
+    def test_total_value_and_low_stock(self):
+        stock = make_stock()
+        self.assertEqual(stock.total_value(), 100 * 15 + 3 * 250)
+        self.assertEqual([i.sku for i in stock.low_stock(5)], ["A-1"])
 
 
-def test_take_reduces_quantity():
-    stock = make_stock()
-    stock.take("B-2", 40)
-    assert stock.items()[1].quantity == 60
-
-
-def test_take_refuses_more_than_on_hand():
-    stock = make_stock()
-    with pytest.raises(OutOfStockError):
-        stock.take("A-1", 4)
-    assert stock.items()[0].quantity == 3
-
-
-def test_total_value_and_low_stock():
-    stock = make_stock()
-    assert stock.total_value() == 100 * 15 + 3 * 250
-    assert [i.sku for i in stock.low_stock(5)] == ["A-1"]
+if __name__ == "__main__":
+    unittest.main()
