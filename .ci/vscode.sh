@@ -5,7 +5,8 @@
 #
 #   .ci/vscode.sh                 everything
 #   .ci/vscode.sh --install-only  only the prerequisites (Chromium, npm ci)
-#   .ci/vscode.sh --no-pytest     everything but the pytest suites (CI runs those in `make test`)
+#   .ci/vscode.sh --no-pytest     everything but the pytest suites (CI runs those in `make test`);
+#                                 build, check and package the .vsix: no Chromium needed
 #
 # Chromium comes from Debian (Playwright's own browser downloads are not used); npm packages
 # from the npm registry (package-lock.json).
@@ -15,22 +16,32 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 VENV="${VENV:-.venv}"
 EXT=editor-clients/vscode
 
+need_node="the VS Code extension's build and tests need Node.js >= 20 with npm"
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "error: node and npm are required (Node.js >= 20)" >&2
+  echo "error: $need_node; node or npm is not on PATH. Install Node.js 20 or newer" \
+    "(https://nodejs.org, or your distribution's nodejs and npm packages if they are >= 20)" \
+    "and run this again" >&2
+  exit 1
+fi
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 20 ]; then
+  echo "error: $need_node; this node is $(node --version). Install Node.js 20 or newer" >&2
   exit 1
 fi
 node --version
 
-if [ ! -x /usr/bin/chromium ]; then
+# Chromium runs the chat view's tests; building and packaging the .vsix do not need it.
+if [ "${1:-}" != "--no-pytest" ] && [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" -eq 0 ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
   else
-    echo "error: /usr/bin/chromium missing and not root: apt-get install chromium" >&2
+    echo "error: the VS Code chat view's tests need Chromium at /usr/bin/chromium: install it" \
+      "(sudo apt-get install chromium), or run make test as root to have it installed" >&2
     exit 1
   fi
 fi
-/usr/bin/chromium --version 2>/dev/null || true
+[ -x /usr/bin/chromium ] && /usr/bin/chromium --version 2>/dev/null || true
 
 (cd "$EXT" && npm ci --no-audit --no-fund)
 

@@ -55,7 +55,8 @@ function M.check()
     local exe = vim.fn.exepath(opts.cmd[1])
     if exe == '' then
       health.error(('server command not found: %s'):format(opts.cmd[1]), {
-        'Install the server: pip install lsp-agent (or set cmd in setup())',
+        'Install the server from a clone of lsp-agent: pipx install ./lsp-agent'
+          .. ' (or uv tool install ./lsp-agent), or set cmd in setup()',
       })
     else
       health.ok('server command: ' .. exe)

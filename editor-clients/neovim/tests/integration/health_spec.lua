@@ -51,6 +51,8 @@ H.test('a missing server binary is an error', function()
   local lines, text = checkhealth()
   H.eq(#errors(lines), 1, text)
   H.ok(text:find('server command not found: lsp-agent-does-not-exist', 1, true), text)
+  -- The advice names the documented install command (the package is not on an index yet).
+  H.ok(text:find('pipx install ./lsp-agent', 1, true), text)
 end)
 
 E.finish()

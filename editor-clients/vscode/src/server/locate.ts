@@ -38,7 +38,7 @@ export interface LocateEnv {
 }
 
 export const INSTALL_HINT =
-  'Install it with "pipx install lsp-agent" (or "pip install lsp-agent" in your environment), or point the setting "lspAgent.server.path" at the executable.';
+  'Install it from a clone of lsp-agent with "pipx install ./lsp-agent" (or "uv tool install ./lsp-agent"), or point the setting "lspAgent.server.path" at the executable.';
 
 function expand(value: string, env: LocateEnv): string {
   let out = value.trim();

@@ -80,7 +80,7 @@ export function checkHandshake(result: InitializeResultLike | undefined, minVers
       ok: false,
       problem: 'tooOld',
       version,
-      message: `lsp-agent ${version} is too old; this extension needs ${minVersion} or newer. Update it with "pip install -U lsp-agent".`,
+      message: `lsp-agent ${version} is too old; this extension needs ${minVersion} or newer. Update your clone and reinstall it with "pipx install --force ./lsp-agent".`,
     };
   }
   return {

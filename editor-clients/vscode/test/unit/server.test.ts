@@ -102,6 +102,6 @@ describe('locateServer', () => {
     assert.equal((locateServer(settings(), env({ workspaceFolders: [folder] })) as { server: { command: string } }).server.command, venv);
     assert.equal((locateServer(settings(), env()) as { server: { command: string } }).server.command, onPath);
     const missing = locateServer(settings(), env({ pathVar: '/empty' }));
-    assert.match(!missing.ok ? missing.message : '', /not found on PATH\. Install it with "pipx install lsp-agent"/);
+    assert.match(!missing.ok ? missing.message : '', /not found on PATH\. Install it from a clone of lsp-agent with "pipx install \.\/lsp-agent"/);
   });
 });

@@ -364,7 +364,7 @@ describe('chat webview', () => {
       type: 'serverStatus',
       status: {
         phase: 'missing',
-        message: 'The lsp-agent server was not found on PATH. Install it with "pipx install lsp-agent", or point the setting "lspAgent.server.path" at the executable.',
+        message: 'The lsp-agent server was not found on PATH. Install it from a clone of lsp-agent with "pipx install ./lsp-agent" (or "uv tool install ./lsp-agent"), or point the setting "lspAgent.server.path" at the executable.',
         actions: [
           { id: 'configureServer', label: 'Configure server path' },
           { id: 'openInstallGuide', label: 'Installation guide' },
