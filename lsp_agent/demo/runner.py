@@ -35,6 +35,7 @@ from lsp_agent.headless.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from lsp_agent.demo.transcript import Transcript
+    from lsp_agent.testing.thread import ScriptedServerThread
 
 PROMPT = "The tests fail; find the bug and fix it."
 BUGGY_FILE = "inventory/money.py"
@@ -266,6 +267,21 @@ class _Demo:
             t.block(diff, diff=True)
         else:
             t.info("nothing changed")
+        ok = self._check_run(after, scripted=scripted, verifying=ruff is not None)
+        t.heading(f"running the project's tests: {' '.join(TEST_COMMAND)}")
+        passed = await self._run_tests()
+        if passed and ok:
+            t.heading("demo finished: the tests pass")
+            return ExitCode.OK
+        t.heading("demo failed" + ("" if passed else ": the tests still fail"))
+        return ExitCode.ERROR
+
+    def _check_run(
+        self, after: dict[str, str], *, scripted: ScriptedServerThread | None, verifying: bool
+    ) -> bool:
+        """Report what backs the run's claims (the unsaved comment kept, the last edit
+        verified, the scripted model's run as written); returns whether all of them hold."""
+        t = self.transcript
         ok = True
         comment_kept = UNSAVED_COMMENT in after.get(BUGGY_FILE, "")
         if comment_kept:
@@ -283,7 +299,7 @@ class _Demo:
                 f"you rejected {self.rejections} tool call(s), so the agent stopped and the bug "
                 "is not fixed; approve every step (or run `lsp-agent demo --yes`) to see the fix"
             )
-        if ruff is not None and not stopped:
+        if verifying and not stopped:
             verified = self._verified_line()
             if verified is not None:
                 t.info(f"✓ {verified}")
@@ -304,13 +320,7 @@ class _Demo:
                 ok = False
                 t.warning("the scripted model's run did not go as written:")
                 t.block("\n".join(problems))
-        t.heading(f"running the project's tests: {' '.join(TEST_COMMAND)}")
-        passed = await self._run_tests()
-        if passed and ok:
-            t.heading("demo finished: the tests pass")
-            return ExitCode.OK
-        t.heading("demo failed" + ("" if passed else ": the tests still fail"))
-        return ExitCode.ERROR
+        return ok
 
     def _verified_line(self) -> str | None:
         """What backs the agent's claim: the last verdict on the buggy file, when it is about
