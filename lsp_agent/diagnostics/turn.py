@@ -11,7 +11,10 @@ files whose sources were unknown and, in ``fix`` mode, returns one nudge per rou
 ``maxRounds``) while new errors remain.
 
 The verdict goes to clients as a tool call of kind ``think`` (id ``verify_<n>``): every ACP
-client can show it, and its ``rawOutput.verification`` holds the structured verdict.
+client can show it, and its ``rawOutput.verification`` holds the structured verdict. Its title
+is the one-line verdict for people; the model-facing attachment is never its content (clients
+show a tool call's content, and the attachment is written for the model). The end-of-turn
+re-check updates the tool call of the check it repeats, so a client shows each verdict once.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from lsp_agent.diagnostics.render import (
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.diagnostics.verify import FileVerdict, Target, Verdict
 from lsp_agent.protocol.documents import TextSnapshot
-from lsp_agent.protocol.events import ContentItem, TextContent, ToolCall, ToolCallUpdate
+from lsp_agent.protocol.events import ToolCall, ToolCallUpdate
 from lsp_agent.workspace.journal import AppliedChange, ChangeJournal
 from lsp_agent.workspace.workspace import Workspace
 
@@ -66,10 +69,11 @@ class Check:
         for file in verdict.files:
             if file.sources:
                 turn.latest[file.target.path] = file
+                turn.checked_by[file.target.path] = self.started.tool_call_id
         attachment = render_attachment(verdict, cwd=turn.cwd, max_listed=turn.config.max_listed)
         return CheckResult(
             attachment=attachment,
-            update=_finished(self.started.tool_call_id, verdict, turn.cwd, attachment),
+            update=_finished(self.started.tool_call_id, verdict, turn.cwd),
             verdict=verdict,
         )
 
@@ -86,6 +90,8 @@ class TurnVerification:
     baselines: dict[tuple[Path, str], Report] = field(default_factory=dict)
     bases: dict[Path, TextSnapshot | None] = field(default_factory=dict)
     latest: dict[Path, FileVerdict] = field(default_factory=dict)
+    checked_by: dict[Path, str] = field(default_factory=dict)
+    """The verification tool call that gave each file its latest verdict."""
     rounds: int = 0
     _ids: itertools.count[int] = field(default_factory=itertools.count)
     _prefix: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
@@ -133,17 +139,25 @@ class TurnVerification:
         rounds are left, yields the nudge text (the loop sends it and goes on)."""
         incomplete = tuple(f.target for f in self.latest.values() if f.unknown)
         if incomplete:
-            check = Check(
-                turn=self,
-                targets=incomplete,
-                started=ToolCall(
+            names = ", ".join(display_path(t.path, self.cwd) for t in incomplete[:3])
+            title = f"Re-checking diagnostics of {names}"
+            earlier = {self.checked_by.get(t.path) for t in incomplete}
+            repeated = earlier.pop() if len(earlier) == 1 else None
+            if repeated is not None:
+                # The verdict being repeated is updated in place: shown once, with the outcome.
+                started = ToolCall(
+                    tool_call_id=repeated, title=title, kind="think", status="in_progress"
+                )
+                yield ToolCallUpdate(tool_call_id=repeated, title=title, status="in_progress")
+            else:
+                started = ToolCall(
                     tool_call_id=f"verify_{self._prefix}_{next(self._ids)}",
-                    title="Re-checking diagnostics that were unknown",
+                    title=title,
                     kind="think",
                     status="in_progress",
-                ),
-            )
-            yield check.started
+                )
+                yield started
+            check = Check(turn=self, targets=incomplete, started=started)
             result = await check.run()
             yield result.update
         nudge = self.nudge()
@@ -206,13 +220,10 @@ class TurnVerification:
         return tuple(targets)
 
 
-def _finished(
-    tool_call_id: str, verdict: Verdict, cwd: Path, attachment: str | None
-) -> ToolCallUpdate:
+def _finished(tool_call_id: str, verdict: Verdict, cwd: Path) -> ToolCallUpdate:
     return ToolCallUpdate(
         tool_call_id=tool_call_id,
         title=summary_title(verdict, cwd=cwd),
         status="completed",
-        content=(ContentItem(content=TextContent(text=attachment)),) if attachment else None,
         raw_output={"verification": verdict_json(verdict)},
     )

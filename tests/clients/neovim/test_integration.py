@@ -351,3 +351,40 @@ def test_mcp(run_integration: RunIntegration, tmp_path: Path) -> None:
     # The approval was stored in the user's home, outside the project.
     assert (home / ".lsp-agent" / "mcp-approvals.json").is_file()
     assert not (run.root / ".lsp-agent").exists()
+
+
+RUFF_CALC = (
+    '"""Tiny calculator helpers."""\n\nimport os\n\n\ndef average(values):\n'
+    "    total = 0\n    for v in values:\n        total += v\n"
+    "    return total / len(values) - 1\n"
+)
+
+
+def test_verify_with_ruff(run_integration: RunIntegration) -> None:
+    """ruff attached as users attach it; the agent's edit keeps its one diagnostic: the
+    verdict is known at once and the model is told so (not "unknown" after a wait)."""
+    run_integration(
+        "verify_ruff",
+        scenario(
+            reply(tool_use("Read", {"file_path": "{{root}}/calc.py"}, id="r1")),
+            reply(
+                tool_use(
+                    "Edit",
+                    {
+                        "file_path": "{{root}}/calc.py",
+                        "old_string": "    return total / len(values) - 1",
+                        "new_string": "    return total / len(values)",
+                    },
+                    id="e1",
+                )
+            ),
+            reply(
+                "Fixed the average.",
+                expect=expecting(
+                    last_user_contains="checked by editor): no new problems, 1 pre-existing"
+                ),
+            ),
+        ),
+        files={"calc.py": RUFF_CALC},
+        env={"LSP_AGENT_TEST_RUFF": str(Path(sys.executable).parent / "ruff")},
+    )

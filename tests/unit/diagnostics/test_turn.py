@@ -126,6 +126,17 @@ async def test_error_reported_as_new_then_fixed_then_clean(run_turn: RunFactory)
         u for u in run.updates if isinstance(u, ToolCall) and u.tool_call_id.startswith("verify_")
     ]
     assert len(started) == 2 and all(u.kind == "think" for u in started)
+    # People get the one-line verdict as the title; the model's text is never the content.
+    finished = [
+        u
+        for u in run.updates
+        if isinstance(u, ToolCallUpdate) and u.tool_call_id.startswith("verify_")
+    ]
+    assert [u.title for u in finished] == [
+        "Diagnostics: 1 new error in shop.py",
+        "Diagnostics: no new problems in shop.py",
+    ]
+    assert all(not u.content for u in finished)
 
 
 async def test_fix_mode_nudges_once_when_the_turn_ends_with_new_errors(
@@ -213,4 +224,12 @@ async def test_a_source_that_cannot_start_is_reported_unknown_to_the_model(
     assert result.final_text == "I could not verify."
     (verdict, *_rest) = run.verdicts()
     assert verdict["complete"] is False
+    # The end-of-turn re-check updates the card of the check it repeats: one card.
+    verify_ids = {
+        u.tool_call_id
+        for u in run.updates
+        if isinstance(u, ToolCall | ToolCallUpdate) and u.tool_call_id.startswith("verify_")
+    }
+    assert len(verify_ids) == 1
+    assert len(run.verdicts()) == 2
     run.server.assert_done()

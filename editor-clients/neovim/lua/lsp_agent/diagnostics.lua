@@ -5,6 +5,15 @@
 --- `{uri, version, diagnostics}` — version = the buffer version Neovim last sent in didChange
 --- (`vim.lsp.util.buf_versions`), positions in the client's negotiated encoding. The agent
 --- uses them to check its edits against fresh results of the user's other language servers.
+---
+--- A completed pull (`textDocument/diagnostic`) of another client for the buffer's current
+--- version is sent too, even when it changed nothing: it tells the server "no change for
+--- version N", so an agent edit that neither adds nor removes a diagnostic gets its verdict at
+--- once instead of "unknown" after the server's wait. And because Neovim (0.10, 0.11) re-pulls
+--- after a didChange only when the changed buffer is the current one (it fires `LspNotify`
+--- for the current buffer, and the pull handler listens buffer-locally), the pull is requested
+--- here for a buffer changed while another window is current: the agent's edits arrive while
+--- the chat or the review window has the focus.
 local compat = require('lsp_agent.compat')
 local config = require('lsp_agent.config')
 local log = require('lsp_agent.log')
@@ -173,6 +182,64 @@ function M.forget_client(client_id)
   sent[client_id] = nil
 end
 
+-- client id -> request id -> buffer version when another client's pull was sent
+local pulls = {}
+
+--- Whether `client` is another language server of a buffer the agent is attached to.
+local function other_client_of(client, bufnr)
+  return client ~= nil and client.name ~= server.NAME and bufnr ~= nil
+    and vim.api.nvim_buf_is_loaded(bufnr)
+    and #vim.lsp.get_clients({ name = server.NAME, bufnr = bufnr }) > 0
+end
+
+--- `LspNotify`: after another client's didChange of a buffer that is not the current one,
+--- ask that client for the buffer's diagnostics (what Neovim does only for the current buffer).
+function M.on_notify(data)
+  if data.method ~= 'textDocument/didChange' or not config.get().diagnostics.enabled then
+    return
+  end
+  local uri = data.params and data.params.textDocument and data.params.textDocument.uri
+  if type(uri) ~= 'string' then
+    return
+  end
+  local bufnr = vim.fn.bufnr(vim.uri_to_fname(uri))
+  if bufnr < 1 or bufnr == vim.api.nvim_get_current_buf() then
+    return -- no such buffer, or Neovim pulls itself
+  end
+  local client = vim.lsp.get_client_by_id(data.client_id)
+  if not other_client_of(client, bufnr)
+    or not compat.supports_method(client, 'textDocument/diagnostic', bufnr) then
+    return
+  end
+  compat.request(client, 'textDocument/diagnostic', { textDocument = { uri = uri } }, nil, bufnr)
+  log.debug('asked %s for the diagnostics of %s', client.name, uri)
+end
+
+--- `LspRequest`: another client's pull of a buffer's diagnostics completed; when the buffer
+--- is still at the version the pull was sent for, report that version (changed or not).
+function M.on_request(bufnr, data)
+  local request = data.request or {}
+  if request.method ~= 'textDocument/diagnostic' then
+    return
+  end
+  local client = vim.lsp.get_client_by_id(data.client_id)
+  if not other_client_of(client, bufnr) then
+    return
+  end
+  local by_id = pulls[data.client_id] or {}
+  pulls[data.client_id] = by_id
+  if request.type == 'pending' then
+    by_id[data.request_id] = vim.lsp.util.buf_versions[bufnr]
+  elseif request.type == 'complete' or request.type == 'cancel' then
+    local version = by_id[data.request_id]
+    by_id[data.request_id] = nil
+    if request.type == 'complete' and version ~= nil
+      and version == vim.lsp.util.buf_versions[bufnr] then
+      M.schedule(bufnr)
+    end
+  end
+end
+
 --- Install the autocmds.
 function M.setup(group)
   vim.api.nvim_create_autocmd('DiagnosticChanged', {
@@ -191,6 +258,18 @@ function M.setup(group)
         -- Diagnostics that existed before the agent attached (nothing when there are none).
         M.schedule(args.buf, { skip_empty = true })
       end
+    end,
+  })
+  vim.api.nvim_create_autocmd('LspNotify', {
+    group = group,
+    callback = function(args)
+      M.on_notify(args.data or {})
+    end,
+  })
+  vim.api.nvim_create_autocmd('LspRequest', {
+    group = group,
+    callback = function(args)
+      M.on_request(args.buf, args.data or {})
     end,
   })
   vim.api.nvim_create_autocmd('BufWipeout', {
