@@ -183,7 +183,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop after N model requests (exit code 3)",
     )
     run.add_argument(
-        "--model", help="model name (default: $ANTHROPIC_MODEL or the built-in default)"
+        "--model",
+        help="model name or alias (opus, sonnet, haiku; default: $ANTHROPIC_MODEL or the "
+        "built-in default)",
+    )
+    run.add_argument(
+        "--fallback-model",
+        metavar="MODEL",
+        help="switch to MODEL when the model is overloaded (HTTP 529 after the retries)",
     )
     run.add_argument("--cwd", metavar="DIR", help="project directory (default: the current one)")
     run.add_argument(
@@ -510,6 +517,7 @@ def _run(args: argparse.Namespace) -> int:
         diagnostics_file=_existing_file(args.diagnostics, flag="--diagnostics"),
         mcp_configs=tuple(value for group in args.mcp_config for value in group),
         strict_mcp_config=args.strict_mcp_config,
+        fallback_model=args.fallback_model,
     )
     return run_headless(options)
 

@@ -42,3 +42,5 @@ class HeadlessOptions:
     diagnostics_file: Path | None = None
     mcp_configs: tuple[str, ...] = ()
     strict_mcp_config: bool = False
+    fallback_model: str | None = None
+    """``--fallback-model``: the model to switch to when the model is overloaded."""

@@ -171,8 +171,16 @@ async def _run(
         config = diagnostics.agent_config(config)
     models: list[TimedModel] = []
 
+    def on_switch(primary: str, fallback: str, error: Exception) -> None:
+        err.write(f"lsp-agent: {primary} is overloaded ({error}); using {fallback} instead\n")
+
     def model_factory() -> TimedModel:
-        model = TimedModel(AnthropicModel.from_env(environ, max_retries=max_retries))
+        inner: Model = AnthropicModel.from_env(environ, max_retries=max_retries)
+        if options.fallback_model:
+            from lsp_agent.model.fallback import FallbackModel
+
+            inner = FallbackModel(inner=inner, fallback=options.fallback_model, on_switch=on_switch)
+        model = TimedModel(inner)
         models.append(model)
         return model
 

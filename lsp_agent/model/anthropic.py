@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.model.base import ModelError
+from lsp_agent.model.providers import ProviderSettings, provider_from_env, wire_model
 from lsp_agent.model.types import (
     AssistantResponse,
     ContentBlock,
@@ -105,11 +106,15 @@ def warm_up() -> None:
 
 def resolve_model_name(explicit: str | None, environ: Mapping[str, str] | None = None) -> str:
     """The model to use: ``explicit`` when non-empty, else ``ANTHROPIC_MODEL`` from
-    ``environ`` (default ``os.environ``) when non-empty, else :data:`DEFAULT_MODEL`."""
+    ``environ`` (default ``os.environ``) when non-empty, else :data:`DEFAULT_MODEL` (on
+    Bedrock and Vertex the ``opus`` alias instead, which becomes the newest Opus the provider
+    has, or ``ANTHROPIC_DEFAULT_OPUS_MODEL``)."""
     if explicit:
         return explicit
     env = os.environ if environ is None else environ
-    return env.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
+    if env.get("ANTHROPIC_MODEL"):
+        return env["ANTHROPIC_MODEL"]
+    return DEFAULT_MODEL if provider_from_env(env).provider == "anthropic" else "opus"
 
 
 # ---- request conversion -----------------------------------------------------------------------
@@ -368,13 +373,18 @@ def _describe_cause(exc: BaseException) -> str:
 
 
 class AnthropicModel:
-    """A :class:`~lsp_agent.model.base.Model` backed by ``anthropic.AsyncAnthropic``.
+    """A :class:`~lsp_agent.model.base.Model` backed by the SDK's ``AsyncAnthropic``, or by its
+    ``AsyncAnthropicBedrock``/``AsyncAnthropicVertex`` when ``provider`` says so
+    (:mod:`lsp_agent.model.providers`; the model name is mapped to the provider's id there).
 
     ``api_key`` (sent as the API key) or ``auth_token`` (bearer token): at most one; with
     neither the SDK resolves credentials itself (``ANTHROPIC_API_KEY``,
-    ``ANTHROPIC_AUTH_TOKEN``, profiles). ``base_url`` defaults to ``ANTHROPIC_BASE_URL`` or the
-    public API. ``max_retries``: SDK retries per request. ``timeout_s``: seconds allowed for each
-    network operation (connect at most 10 s); a stream may run longer in total.
+    ``ANTHROPIC_AUTH_TOKEN``, profiles; the AWS chain or Google ADC for the clouds).
+    ``base_url`` defaults to ``ANTHROPIC_BASE_URL`` or the public API (Claude API only; the
+    clouds take ``provider.base_url``). ``environ`` holds the ``ANTHROPIC_DEFAULT_*_MODEL``
+    alias overrides (default ``os.environ``). ``max_retries``: SDK retries per request.
+    ``timeout_s``: seconds allowed for each network operation (connect at most 10 s); a stream
+    may run longer in total.
 
     The SDK client is built on the first :meth:`stream`; :meth:`aclose` releases its
     connections. Consumers that stop iterating early should close the stream (e.g.
@@ -389,9 +399,13 @@ class AnthropicModel:
         base_url: str | None = None,
         max_retries: int = 4,
         timeout_s: float = 600,
+        provider: ProviderSettings | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         if api_key and auth_token:
             raise ValueError("give api_key or auth_token, not both")
+        self._provider = provider or ProviderSettings()
+        self._environ = environ
         self._api_key = api_key or None
         self._auth_token = auth_token or None
         self._base_url = base_url or None
@@ -412,6 +426,9 @@ class AnthropicModel:
         SDK does), ``ANTHROPIC_AUTH_TOKEN`` and ``ANTHROPIC_BASE_URL`` in ``environ``
         (default ``os.environ``)."""
         env = os.environ if environ is None else environ
+        provider = provider_from_env(env)
+        if provider.provider != "anthropic":
+            return cls(max_retries=max_retries, timeout_s=timeout_s, provider=provider, environ=env)
         api_key = env.get("ANTHROPIC_API_KEY") or None
         return cls(
             api_key=api_key,
@@ -419,6 +436,8 @@ class AnthropicModel:
             base_url=env.get("ANTHROPIC_BASE_URL") or None,
             max_retries=max_retries,
             timeout_s=timeout_s,
+            provider=provider,
+            environ=env,
         )
 
     @property
@@ -426,8 +445,55 @@ class AnthropicModel:
         """The base URL requests go to (as configured; the SDK's default if none)."""
         if self._client is not None:
             return str(self._client.base_url).rstrip("/")
+        if self._provider.provider != "anthropic":
+            region = self._provider.region or "?"
+            default = (
+                f"https://bedrock-runtime.{region}.amazonaws.com"
+                if self._provider.provider == "bedrock"
+                else f"https://{region}-aiplatform.googleapis.com/v1"
+            )
+            return (self._provider.base_url or default).rstrip("/")
         return (self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip(
             "/"
+        )
+
+    def _new_client(self) -> AsyncAnthropic:
+        """The SDK client for the provider (``ValueError``/``RuntimeError`` from the SDK for
+        missing settings; :class:`ModelError` when the provider's extra is missing)."""
+        import anthropic
+
+        timeout = anthropic.Timeout(self._timeout_s, connect=min(10.0, self._timeout_s))
+        settings = self._provider
+        if settings.problem is not None:
+            raise ModelError(settings.problem)
+        hint = settings.missing_extra()
+        if hint is not None:
+            raise ModelError(hint)
+        if settings.provider == "bedrock":
+            client: Any = anthropic.AsyncAnthropicBedrock(
+                aws_region=settings.region,
+                base_url=settings.base_url,
+                max_retries=self._max_retries,
+                timeout=timeout,
+            )
+            return client  # type: ignore[no-any-return]
+        if settings.provider == "vertex":
+            if settings.region is None:
+                raise ModelError("Google Vertex AI needs a region: set CLOUD_ML_REGION")
+            client = anthropic.AsyncAnthropicVertex(
+                region=settings.region,
+                project_id=settings.project_id or anthropic.NOT_GIVEN,
+                base_url=settings.base_url,
+                max_retries=self._max_retries,
+                timeout=timeout,
+            )
+            return client  # type: ignore[no-any-return]
+        return anthropic.AsyncAnthropic(
+            api_key=self._api_key,
+            auth_token=self._auth_token,
+            base_url=self._base_url,
+            max_retries=self._max_retries,
+            timeout=timeout,
         )
 
     def _get_client(self) -> AsyncAnthropic:
@@ -435,21 +501,15 @@ class AnthropicModel:
             import anthropic
 
             try:
-                self._client = anthropic.AsyncAnthropic(
-                    api_key=self._api_key,
-                    auth_token=self._auth_token,
-                    base_url=self._base_url,
-                    max_retries=self._max_retries,
-                    timeout=anthropic.Timeout(self._timeout_s, connect=min(10.0, self._timeout_s)),
-                )
+                self._client = self._new_client()
             except anthropic.CredentialsError as exc:
                 raise ModelError(
                     f"No credentials for the model endpoint {self.endpoint}: set "
                     f"ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN ({exc})"
                 ) from exc
-            except (anthropic.AnthropicError, ValueError) as exc:
+            except (anthropic.AnthropicError, ValueError, RuntimeError) as exc:
                 raise ModelError(
-                    f"Cannot set up the model client for {self.endpoint}: {exc}"
+                    f"Cannot set up the {self._provider.display} client for {self.endpoint}: {exc}"
                 ) from exc
         return self._client
 
@@ -470,6 +530,7 @@ class AnthropicModel:
         client = self._get_client()
         messages, self._converted = convert_messages(request.messages, self._converted)
         params = to_api_params(request, converted=messages)
+        params["model"] = wire_model(request.model, self._provider, self._environ)
         accumulator = _Accumulator()
         try:
             raw = await client.messages.create(**params, stream=True)
@@ -507,6 +568,15 @@ class AnthropicModel:
                 f"No credentials for the model endpoint {self.endpoint}: set ANTHROPIC_API_KEY "
                 "or ANTHROPIC_AUTH_TOKEN"
             ) from exc
+        except Exception as exc:
+            # The clouds' credential chains (boto3, google-auth) fail with their own errors
+            # (no AWS credentials, no project id, no ADC) while the request is prepared.
+            if self._provider.provider == "anthropic":
+                raise
+            raise ModelError(
+                f"Request to {self._provider.display} at {self.endpoint} failed: "
+                f"{exc or type(exc).__name__} ({type(exc).__name__})"
+            ) from exc
         if not accumulator.finished:
             raise ModelError(
                 f"The model endpoint {self.endpoint} ended the stream before message_stop",
@@ -521,6 +591,7 @@ class AnthropicModel:
 
         client = self._get_client()
         params = to_api_params(request)
+        params["model"] = wire_model(request.model, self._provider, self._environ)
         params.pop("max_tokens", None)
         try:
             result = await client.messages.count_tokens(**params)

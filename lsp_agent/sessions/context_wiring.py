@@ -8,6 +8,7 @@ the session's module so each stays small.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from pathlib import Path
@@ -34,10 +35,18 @@ def model_limits(config: AgentConfig) -> ModelLimits:
     the model table's window."""
     found = limits_for(config.model)
     if config.context_window is not None:
-        return ModelLimits(
-            context_window=config.context_window, max_output_tokens=found.max_output_tokens
-        )
+        return dataclasses.replace(found, context_window=config.context_window)
     return found
+
+
+def turn_config(config: AgentConfig, limits: ModelLimits) -> AgentConfig:
+    """``config`` for one turn: the output cap after a ``max_tokens`` stop is at most what the
+    model table allows the model (``escalated_output``; a request above the model's maximum
+    output would be refused)."""
+    cap = min(config.escalated_max_tokens, limits.escalated_output)
+    if cap == config.escalated_max_tokens:
+        return config
+    return dataclasses.replace(config, escalated_max_tokens=cap)
 
 
 def build_engine(session: Session) -> ContextEngine:

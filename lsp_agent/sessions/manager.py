@@ -61,7 +61,7 @@ from lsp_agent.protocol.host import Host
 from lsp_agent.protocol.permissions import PermissionMode
 from lsp_agent.protocol.prompt import PromptPart
 from lsp_agent.sessions.commands import builtin_commands
-from lsp_agent.sessions.context_wiring import build_engine, model_limits
+from lsp_agent.sessions.context_wiring import build_engine, model_limits, turn_config
 from lsp_agent.sessions.prompt_parts import only_text, prompt_text, user_message
 from lsp_agent.sessions.working_set import Touched
 from lsp_agent.tools.base import ReadState, ToolContext
@@ -240,7 +240,7 @@ class Session:
             tools, system = await self._turn_tools()
             env = TurnEnv(
                 model=self.model,
-                config=self.config,
+                config=turn_config(self.config, self.limits),
                 system=system,
                 tools=tools,
                 permissions=self.permissions,
