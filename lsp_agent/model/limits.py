@@ -172,8 +172,14 @@ MODELS: tuple[ModelEntry, ...] = (
     _entry("scripted-20k", None, 20_000, 4_096, thinking=False),
 )
 
-DEFAULT_LIMITS = ModelLimits(context_window=200_000, max_output_tokens=32_000)
-"""Limits of a model the table does not know."""
+DEFAULT_LIMITS = ModelLimits(
+    context_window=200_000,
+    max_output_tokens=32_000,
+    escalated_max_output_tokens=ESCALATED_OUTPUT_CAP,
+)
+"""Limits of a model the table does not know. Its real maximum output is unknown: requests
+stay at 32,000 tokens, and the retry after a ``max_tokens`` stop tries the cap (an endpoint
+whose model allows less answers with an error naming its limit)."""
 
 ONE_MILLION = 1_000_000
 
