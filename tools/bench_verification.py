@@ -107,7 +107,11 @@ async def measure(server: str, runs: int, lines: int) -> dict[str, Any]:
     verdict_errors: list[int] = []
     try:
         turn = TurnVerification.start(
-            diagnostics=service, config=config, cwd=root, workspace=workspace
+            diagnostics=service,
+            config=config,
+            cwd=root,
+            workspace=workspace,
+            emit=lambda update: None,
         )
         assert turn is not None
         for run in range(runs + 1):

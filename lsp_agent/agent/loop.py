@@ -1,17 +1,20 @@
 """The agent loop: model → tools → model, until the model ends its turn.
 
-:func:`agent_loop` is an async generator of session updates that ends with one
-:class:`TurnFinished`. Each iteration works on an immutable :class:`LoopState`; every new state is
-committed to the session at once, so a cancellation at any ``await`` leaves a history in which
-every ``tool_use`` has exactly one ``tool_result`` (synthesised as interrupted where needed).
+:func:`run_turn` runs one prompt and returns its :class:`TurnResult`. It reads in one screen:
+every step of the turn (:class:`_Turn`: ``submit``, ``request``, ``cut_short``, ``run_tools``,
+``end``) returns its verdict, :class:`Continue` (send the next request) or :class:`Finish`
+(the turn ends, and why), and sends every update for the user through ``env.ctx.emit``, the
+one channel the executor, the tools and verification use too.
+
+Each step works on an immutable :class:`LoopState`; every new history is committed to the
+session at once, so a cancellation at any ``await`` leaves a history in which every
+``tool_use`` has exactly one ``tool_result`` (synthesised as interrupted where needed).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -78,18 +81,26 @@ INTERRUPTED_MARKER = "[Request interrupted by user]"
 
 @dataclass(frozen=True, kw_only=True)
 class LoopState:
-    """The loop's state after one step (immutable: each step makes a new one)."""
+    """The loop's state after one step (immutable: each step makes a new one).
+
+    ``requests`` counts model requests sent and ``usage`` sums their usage; ``max_tokens`` is
+    the current output cap (raised once after a ``max_tokens`` stop); ``nudges`` counts
+    "continue" nudges, ``stop_continues`` how often Stop hooks sent the model on, and
+    ``recovered`` whether a "prompt is too long" answer was already recovered from.
+    """
 
     messages: tuple[Message, ...]
     requests: int = 0
     max_tokens: int
     usage: Usage = dataclasses.field(default_factory=Usage)
     nudges: int = 0
+    stop_continues: int = 0
+    recovered: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
-class TurnFinished:
-    """The last event of :func:`agent_loop`."""
+class TurnResult:
+    """How one prompt ended: what :func:`run_turn` and :meth:`Session.prompt` return."""
 
     stop_reason: PromptStopReason
     terminal: TerminalReason
@@ -99,8 +110,33 @@ class TurnFinished:
     error: str | None = None
 
 
-TurnResult = TurnFinished
-"""What :meth:`Session.prompt` returns."""
+@dataclass(frozen=True, kw_only=True)
+class Continue:
+    """A step's verdict: send the next model request."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finish:
+    """A step's verdict: the turn ends, with this stop reason (ACP), terminal reason, final
+    text for the user and error."""
+
+    stop_reason: PromptStopReason
+    terminal: TerminalReason
+    text: str = ""
+    error: str | None = None
+
+
+Step = Continue | Finish
+"""What every step of the turn returns."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reply:
+    """What a model request gave when its stream completed: the response and the ids of the
+    tool calls already announced to the user while it streamed."""
+
+    response: AssistantResponse
+    announced: frozenset[str]
 
 
 def start_messages(history: tuple[Message, ...], user: Message) -> tuple[Message, ...]:
@@ -114,112 +150,138 @@ def start_messages(history: tuple[Message, ...], user: Message) -> tuple[Message
     return (*history, user)
 
 
-async def agent_loop(state: LoopState, env: TurnEnv) -> AsyncIterator[SessionUpdate | TurnFinished]:
-    """Run one prompt to its end; see the module docstring."""
-    turn = _Turn(env=env, state=state)
+async def run_turn(state: LoopState, env: TurnEnv) -> TurnResult:
+    """Run one prompt to its end; see the module docstring. Raises ``CancelledError`` when
+    cancelled, after committing the repaired history."""
+    turn = _Turn.start(env, state)
     try:
-        async for event in turn.submit():
-            yield event
-        while turn.finished is None:
-            if env.config.max_turns is not None and turn.state.requests >= env.config.max_turns:
-                turn.finish("max_turn_requests", "max_turns")
+        step: Step = await turn.submit()
+        while isinstance(step, Continue):
+            limit = turn.over_limit()
+            if limit is not None:
+                step = limit
                 break
-            async for event in turn.request():
-                yield event
-            if turn.response is None or turn.cut_short(turn.response):
+            reply = await turn.request()
+            if not isinstance(reply, Reply):
+                step = reply  # the request failed (Finish), or was compacted to retry (Continue)
                 continue
-            assistant = turn.commit(turn.response.message())
+            cut = turn.cut_short(reply.response)
+            if cut is not None:
+                step = cut
+                continue
+            assistant = turn.commit(reply.response.message())
             uses = assistant.tool_uses()
-            async for event in turn.run_tools(uses) if uses else turn.end(assistant):
-                yield event
-    except (asyncio.CancelledError, GeneratorExit):
-        repaired = _repair(turn.state.messages, turn.results)
-        env.commit(repaired)
-        if repaired is not turn.state.messages:
+            if uses:
+                step = await turn.run_tools(uses, announced=reply.announced)
+            else:
+                step = await turn.end(reply.response)
+        return turn.result(step)
+    except asyncio.CancelledError:
+        turn.abort()
+        raise
+    finally:
+        if turn.verification is not None:
+            turn.verification.close()
+
+
+@dataclass(kw_only=True)
+class _Turn:
+    """The steps of one prompt. Each returns its verdict (a :data:`Step`, or a :class:`Reply`);
+    updates leave by ``emit`` only. ``state`` is the latest state (replaced, never mutated;
+    what a cancellation repairs); ``results`` holds the results of the running batch's calls
+    as they finish."""
+
+    env: TurnEnv
+    state: LoopState
+    hooks: TurnHooks | None
+    verification: TurnVerification | None
+    results: dict[str, ToolResultBlock] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def start(cls, env: TurnEnv, state: LoopState) -> _Turn:
+        """The turn's hooks (remembering a tool hook's request to end the turn) and
+        verification (``None`` when off or without a diagnostics service)."""
+        hooks = TurnHooks.around(env.hooks) if env.hooks is not None else None
+        env = dataclasses.replace(env, hooks=hooks) if hooks is not None else env
+        # Imported here, not at module level: server start-up does not need it.
+        from lsp_agent.diagnostics.turn import TurnVerification
+
+        verification = TurnVerification.start(
+            diagnostics=env.ctx.diagnostics,
+            config=env.config.verify,
+            cwd=env.ctx.cwd,
+            workspace=env.ctx.workspace,
+            emit=env.ctx.emit,
+        )
+        return cls(env=env, state=state, hooks=hooks, verification=verification)
+
+    def emit(self, update: SessionUpdate) -> None:
+        """Send an update to the session's user (the turn's one channel)."""
+        self.env.ctx.emit(update)
+
+    def commit(self, message: Message) -> Message:
+        """Append ``message`` to the history and store it in the session at once."""
+        self.state = _commit(self.env, self.state, message)
+        return message
+
+    def result(self, finish: Finish) -> TurnResult:
+        """The turn's result: ``finish`` with the usage and requests of the latest state."""
+        return TurnResult(
+            stop_reason=finish.stop_reason,
+            terminal=finish.terminal,
+            usage=self.state.usage,
+            requests=self.state.requests,
+            final_text=finish.text,
+            error=finish.error,
+        )
+
+    def abort(self) -> None:
+        """The turn was cancelled: commit the repaired history (every ``tool_use`` answered),
+        mark the unanswered calls failed for the user, and report the last state."""
+        repaired = _repair(self.state.messages, self.results)
+        self.env.commit(repaired)
+        if repaired is not self.state.messages:
             # Tell the user too: interrupted calls must not keep spinning in the editor.
             for block in repaired[-1].content:
-                if isinstance(block, ToolResultBlock) and block.tool_use_id not in turn.results:
-                    env.ctx.emit(
+                if isinstance(block, ToolResultBlock) and block.tool_use_id not in self.results:
+                    self.emit(
                         ToolCallUpdate(
                             tool_call_id=block.tool_use_id,
                             status="failed",
                             content=(ContentItem(content=TextContent(text=block.content)),),
                         )
                     )
-        if env.aborted is not None:
-            env.aborted(dataclasses.replace(turn.state, messages=repaired))
-        raise
-    finally:
-        if turn.verification is not None:
-            turn.verification.close()
-    assert turn.finished is not None  # every way out of the loop sets it
-    yield turn.finished
+        if self.env.aborted is not None:
+            self.env.aborted(dataclasses.replace(self.state, messages=repaired))
 
+    def over_limit(self) -> Finish | None:
+        """The turn's request budget is spent (``max_turns`` model requests): it ends."""
+        max_turns = self.env.config.max_turns
+        if max_turns is not None and self.state.requests >= max_turns:
+            return Finish(stop_reason="max_turn_requests", terminal="max_turns")
+        return None
 
-@dataclass(kw_only=True)
-class _Turn:
-    """The steps of one prompt. ``state`` is replaced, never mutated; ``finished`` is set by the
-    step that ends the turn; ``response`` is the latest complete model response."""
-
-    env: TurnEnv
-    state: LoopState
-    finished: TurnFinished | None = None
-    response: AssistantResponse | None = None
-    results: dict[str, ToolResultBlock] = dataclasses.field(default_factory=dict)
-    announced: set[str] = dataclasses.field(default_factory=set)
-    hooks: TurnHooks | None = None
-    verification: TurnVerification | None = None
-    stop_continues: int = 0
-    recovered: bool = False
-
-    def commit(self, message: Message) -> Message:
-        self.state = _commit(self.env, self.state, message)
-        return message
-
-    def finish(
-        self,
-        stop: PromptStopReason,
-        terminal: TerminalReason,
-        *,
-        text: str = "",
-        error: str | None = None,
-    ) -> None:
-        self.finished = _finish(self.state, stop, terminal, final_text=text, error=error)
-
-    async def submit(self) -> AsyncIterator[SessionUpdate]:
-        """UserPromptSubmit hooks, then the prompt enters the history; verification starts."""
-        env = self.env
-        if env.hooks is not None:
-            self.hooks = TurnHooks.around(env.hooks)
-            self.env = env = dataclasses.replace(env, hooks=self.hooks)
+    async def submit(self) -> Step:
+        """UserPromptSubmit hooks, then the prompt enters the history."""
+        if self.hooks is not None:
             gate = await submit_prompt(
                 self.hooks,
                 self.state.messages,
-                mode=env.permissions.mode,
+                mode=self.env.permissions.mode,
                 marker=INTERRUPTED_MARKER,
             )
-            for chunk in note_chunks(gate.notes):
-                yield chunk
+            self.show_notes(gate.notes)
             if gate.blocked is not None:
                 # The prompt never reaches the model nor the history (Claude Code erases it).
-                yield AgentMessageChunk(content=TextContent(text=gate.blocked))
-                self.finish("end_turn", "hook_stopped", text=gate.blocked)
-                return
+                self.emit(AgentMessageChunk(content=TextContent(text=gate.blocked)))
+                return Finish(stop_reason="end_turn", terminal="hook_stopped", text=gate.blocked)
             self.state = dataclasses.replace(self.state, messages=gate.messages)
-        env.commit(self.state.messages)
-        # Imported here, not at module level: server start-up does not need it.
-        from lsp_agent.diagnostics.turn import TurnVerification
+        self.env.commit(self.state.messages)
+        return Continue()
 
-        self.verification = TurnVerification.start(
-            diagnostics=env.ctx.diagnostics,
-            config=env.config.verify,
-            cwd=env.ctx.cwd,
-            workspace=env.ctx.workspace,
-        )
-
-    async def request(self) -> AsyncIterator[SessionUpdate]:
-        """One model request, streamed as chunks and tool-call announcements."""
-        env, self.response = self.env, None
+    async def request(self) -> Reply | Step:
+        """One model request, streamed to the user as chunks and tool-call announcements."""
+        env = self.env
         tools = env.tools.specs()
         if env.context is not None:
             prepared = await env.context.prepare(
@@ -228,8 +290,7 @@ class _Turn:
                 messages=self.state.messages,
                 max_tokens=self.state.max_tokens,
             )
-            for update in self.adopt(prepared):
-                yield update
+            self.adopt(prepared)
         request = ModelRequest(
             model=env.config.model,
             system=env.system,
@@ -242,30 +303,22 @@ class _Turn:
         try:
             async for event in env.model.stream(request):
                 if isinstance(event, TextDelta):
-                    yield AgentMessageChunk(content=TextContent(text=event.text))
+                    self.emit(AgentMessageChunk(content=TextContent(text=event.text)))
                 elif isinstance(event, ThinkingDelta):
-                    yield AgentThoughtChunk(content=TextContent(text=event.thinking))
+                    self.emit(AgentThoughtChunk(content=TextContent(text=event.thinking)))
                 elif isinstance(event, ToolUseStart):
                     announced.add(event.id)
-                    yield ToolCall(
-                        tool_call_id=event.id, title=event.name, kind=_kind(env, event.name)
-                    )
+                    kind = _kind(env, event.name)
+                    self.emit(ToolCall(tool_call_id=event.id, title=event.name, kind=kind))
                 elif isinstance(event, ResponseDone):
                     response = event.response
         except ModelError as exc:
-            if env.context is not None and not self.recovered and is_prompt_too_long(exc):
-                async for update in self.recover(request, exc):
-                    yield update
-                return
-            self.finish("end_turn", "model_error", error=str(exc))
-            return
+            if env.context is not None and not self.state.recovered and is_prompt_too_long(exc):
+                return await self.recover(request, exc)
+            return Finish(stop_reason="end_turn", terminal="model_error", error=str(exc))
         if response is None:
-            self.finish(
-                "end_turn",
-                "model_error",
-                error="the model stream ended without a complete response",
-            )
-            return
+            error = "the model stream ended without a complete response"
+            return Finish(stop_reason="end_turn", terminal="model_error", error=error)
         self.state = dataclasses.replace(
             self.state, requests=self.state.requests + 1, usage=self.state.usage + response.usage
         )
@@ -273,36 +326,33 @@ class _Turn:
             env.context.observe(
                 system=env.system, tools=tools, messages=request.messages, usage=response.usage
             )
-        yield UsageUpdate(
-            used=response.usage.context_tokens + response.usage.output_tokens,
-            size=env.context.window if env.context is not None else 200_000,
+        self.emit(
+            UsageUpdate(
+                used=response.usage.context_tokens + response.usage.output_tokens,
+                size=env.context.window if env.context is not None else 200_000,
+            )
         )
-        self.announced = announced
-        self.response = response
+        return Reply(response=response, announced=frozenset(announced))
 
-    def adopt(self, prepared: Prepared) -> list[SessionUpdate]:
-        """Take the history the context engine prepared; the updates that tell the user."""
-        updates: list[SessionUpdate] = []
+    def adopt(self, prepared: Prepared) -> None:
+        """Take the history the context engine prepared, and tell the user what it did."""
         if prepared.messages != self.state.messages:
             self.state = dataclasses.replace(self.state, messages=prepared.messages)
             self.env.commit(prepared.messages)
         if prepared.boundary is not None and self.env.context is not None:
-            updates.append(compacted_update(prepared.boundary, prepared.summary))
+            self.emit(compacted_update(prepared.boundary, prepared.summary))
             # The meter drops at once (an estimate until the next response's usage).
-            updates.append(
-                UsageUpdate(used=prepared.boundary.tokens_after, size=self.env.context.window)
-            )
+            window = self.env.context.window
+            self.emit(UsageUpdate(used=prepared.boundary.tokens_after, size=window))
         if prepared.notice is not None:
-            updates.append(
-                AgentMessageChunk(content=TextContent(text=f"\n\n{prepared.notice}\n\n"))
-            )
-        return updates
+            notice = f"\n\n{prepared.notice}\n\n"
+            self.emit(AgentMessageChunk(content=TextContent(text=notice)))
 
-    async def recover(self, request: ModelRequest, exc: ModelError) -> AsyncIterator[SessionUpdate]:
-        """ "Prompt is too long": compact once (clearing first) and let the loop retry; if that
-        fails the turn ends with a clear error and the history stays as it was."""
+    async def recover(self, request: ModelRequest, exc: ModelError) -> Step:
+        """ "Prompt is too long": compact once (clearing first) and retry; if that fails the
+        turn ends with a clear error and the history stays as it was."""
         assert self.env.context is not None
-        self.recovered = True
+        self.state = dataclasses.replace(self.state, recovered=True)
         try:
             prepared = await self.env.context.recover(
                 system=request.system,
@@ -311,58 +361,49 @@ class _Turn:
                 max_tokens=self.state.max_tokens,
             )
         except CompactionError as failure:
-            self.finish(
-                "end_turn",
-                "context_window",
-                error=f"{exc} -- and compacting the conversation failed: {failure}",
-            )
-            return
-        for update in self.adopt(prepared):
-            yield update
+            error = f"{exc} -- and compacting the conversation failed: {failure}"
+            return Finish(stop_reason="end_turn", terminal="context_window", error=error)
+        self.adopt(prepared)
+        return Continue()
 
-    def cut_short(self, response: AssistantResponse) -> bool:
-        """Handle output limits; True when the loop must go on (or the turn ended) without
-        this response's tool calls. ``max_tokens``: one escalated retry, then bounded
-        "continue" nudges; a full context window ends the turn (retrying cannot help)."""
+    def cut_short(self, response: AssistantResponse) -> Step | None:
+        """Handle output limits; a verdict when the response's tool calls must not run
+        (``None``: the response is complete). ``max_tokens``: one escalated retry, then
+        bounded "continue" nudges; a full context window ends the turn (retrying cannot
+        help)."""
         config = self.env.config
         if response.stop_reason == "model_context_window_exceeded":
             self.commit(_complete_blocks(response).message())
-            self.finish(
-                "max_tokens",
-                "context_window",
-                error="the conversation no longer fits the model's context window",
-            )
-            return True
+            error = "the conversation no longer fits the model's context window"
+            return Finish(stop_reason="max_tokens", terminal="context_window", error=error)
         if response.stop_reason != "max_tokens":
-            return False
+            return None
         if self.state.max_tokens < config.escalated_max_tokens and not self.state.nudges:
             self.state = dataclasses.replace(self.state, max_tokens=config.escalated_max_tokens)
-            return True
+            return Continue()
         self.commit(_complete_blocks(response).message())
         if self.state.nudges >= config.max_continue_nudges:
-            self.finish("max_tokens", "max_tokens")
-            return True
+            return Finish(stop_reason="max_tokens", terminal="max_tokens")
         self.state = dataclasses.replace(self.state, nudges=self.state.nudges + 1)
         self.commit(Message.user_text(CONTINUE_NUDGE))
-        return True
+        return Continue()
 
-    async def run_tools(self, uses: tuple[ToolUseBlock, ...]) -> AsyncIterator[SessionUpdate]:
+    async def run_tools(self, uses: tuple[ToolUseBlock, ...], *, announced: frozenset[str]) -> Step:
         """Run the calls; their results (and the diagnostics of what they wrote) go back."""
         for use in uses:
-            if use.id in self.announced:
-                yield ToolCallUpdate(tool_call_id=use.id, raw_input=use.input)
+            if use.id in announced:
+                self.emit(ToolCallUpdate(tool_call_id=use.id, raw_input=use.input))
             else:
                 kind = _kind(self.env, use.name)
-                yield ToolCall(tool_call_id=use.id, title=use.name, kind=kind, raw_input=use.input)
-        async for update in _run_tools(uses, self.env, self.results):
-            yield update
+                self.emit(
+                    ToolCall(tool_call_id=use.id, title=use.name, kind=kind, raw_input=use.input)
+                )
+        await execute_tool_uses(uses, env=self.env.executor, results=self.results)
         notes: list[ContentBlock] = []
         if self.verification is not None:
-            async for item in self.verification.after_batch():
-                if isinstance(item, str):
-                    notes.append(TextBlock(text=item))
-                else:
-                    yield item
+            check = await self.verification.after_batch()
+            if check is not None and check.attachment is not None:
+                notes.append(TextBlock(text=check.attachment))
         if self.env.instructions is not None:
             loaded = self.env.instructions(tuple((u.name, u.input) for u in uses))
             if loaded:
@@ -371,39 +412,40 @@ class _Turn:
         self.results = {}
         hook_stop = self.hooks.take_stop() if self.hooks is not None else None
         if hook_stop is not None:
-            yield AgentMessageChunk(content=TextContent(text=hook_stop))
-            self.finish("end_turn", "hook_stopped", text=hook_stop)
+            self.emit(AgentMessageChunk(content=TextContent(text=hook_stop)))
+            return Finish(stop_reason="end_turn", terminal="hook_stopped", text=hook_stop)
+        return Continue()
 
-    async def end(self, assistant: Message) -> AsyncIterator[SessionUpdate]:
+    async def end(self, response: AssistantResponse) -> Step:
         """The model ended its turn: finish, unless verification or a Stop hook sends it on."""
-        stop_reason = self.response.stop_reason if self.response is not None else None
-        if stop_reason == "pause_turn":
-            return
-        if stop_reason == "refusal":
-            self.finish("refusal", "refusal", text=assistant.text())
-            return
+        if response.stop_reason == "pause_turn":
+            return Continue()
+        text = response.message().text()
+        if response.stop_reason == "refusal":
+            return Finish(stop_reason="refusal", terminal="refusal", text=text)
         if self.verification is not None:
-            nudge: str | None = None
             # In "fix" mode a turn that leaves new errors gets a bounded nudge.
-            async for item in self.verification.at_end():
-                if isinstance(item, str):
-                    nudge = item
-                else:
-                    yield item
+            nudge = await self.verification.at_end()
             if nudge is not None:
                 self.commit(Message.user_text(nudge))
-                return
+                return Continue()
         if self.hooks is not None:
             gate = await check_stop(
-                self.hooks, continued=self.stop_continues, mode=self.env.permissions.mode
+                self.hooks, continued=self.state.stop_continues, mode=self.env.permissions.mode
             )
-            for chunk in note_chunks(gate.notes):
-                yield chunk
+            self.show_notes(gate.notes)
             if gate.feedback is not None:
-                self.stop_continues += 1
+                self.state = dataclasses.replace(
+                    self.state, stop_continues=self.state.stop_continues + 1
+                )
                 self.commit(Message.user_text(gate.feedback))
-                return
-        self.finish("end_turn", "completed", text=assistant.text())
+                return Continue()
+        return Finish(stop_reason="end_turn", terminal="completed", text=text)
+
+    def show_notes(self, notes: tuple[str, ...]) -> None:
+        """Hook messages and errors, shown to the user."""
+        for chunk in note_chunks(notes):
+            self.emit(chunk)
 
 
 def compacted_update(boundary: Boundary, summary: str) -> ContextCompacted:
@@ -421,34 +463,6 @@ def compacted_update(boundary: Boundary, summary: str) -> ContextCompacted:
 def _kind(env: TurnEnv, name: str) -> ToolKind:
     tool = env.tools.get(name)
     return tool.kind if tool is not None else "other"
-
-
-async def _run_tools(
-    uses: tuple[ToolUseBlock, ...], env: TurnEnv, results: dict[str, ToolResultBlock]
-) -> AsyncIterator[SessionUpdate]:
-    """Run the tool calls while yielding the updates they emit (progress, status)."""
-    queue: asyncio.Queue[SessionUpdate] = asyncio.Queue()
-    pumped = dataclasses.replace(
-        env.executor, ctx=dataclasses.replace(env.ctx, emit=queue.put_nowait)
-    )
-    task = asyncio.ensure_future(execute_tool_uses(uses, env=pumped, results=results))
-    try:
-        while not task.done() or not queue.empty():
-            getter = asyncio.ensure_future(queue.get())
-            try:
-                await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                got = getter.done() and not getter.cancelled()
-                if not got:
-                    # cancel() only requests it: the getter is not "cancelled" until it runs.
-                    getter.cancel()
-            if got:
-                yield getter.result()
-        task.result()
-    finally:
-        if not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
 
 
 def _commit(env: TurnEnv, state: LoopState, message: Message) -> LoopState:
@@ -474,26 +488,3 @@ def _repair(messages: tuple[Message, ...], done: dict[str, ToolResultBlock]) -> 
         for u in messages[-1].tool_uses()
     )
     return (*messages, Message(role="user", content=answers))
-
-
-def _finish(
-    state: LoopState,
-    stop: PromptStopReason,
-    terminal: TerminalReason,
-    *,
-    final_text: str = "",
-    error: str | None = None,
-) -> TurnFinished:
-    return TurnFinished(
-        stop_reason=stop,
-        terminal=terminal,
-        usage=state.usage,
-        requests=state.requests,
-        final_text=final_text,
-        error=error,
-    )
-
-
-def dump_history(messages: tuple[Message, ...]) -> str:
-    """The history as JSON text (for transcripts and debugging)."""
-    return json.dumps([m.model_dump(mode="json") for m in messages], indent=1)

@@ -2,13 +2,14 @@
 
 The loop makes one :class:`TurnVerification` per prompt (:meth:`TurnVerification.start`; it is
 ``None`` when verification is off or the session has no diagnostics service). It opens the
-journal of the session's workspace, which records every change the turn applies. After each batch of
-tool calls it calls :meth:`TurnVerification.begin`: when the batch changed documents this gives
-a :class:`Check` whose ``started`` update is shown at once and whose :meth:`Check.run` waits
-(bounded) for the verdict, returning the attachment for the next request and the final update.
+journal of the session's workspace, which records every change the turn applies. After each
+batch of tool calls the loop calls :meth:`TurnVerification.after_batch`: when the batch changed
+documents it shows a check (the ``started`` update at once), waits (bounded) for the verdict,
+shows it, and returns the :class:`CheckResult` whose attachment goes into the next request.
 When the model ends its turn the loop calls :meth:`TurnVerification.at_end`, which re-checks
 files whose sources were unknown and, in ``fix`` mode, returns one nudge per round (at most
-``maxRounds``) while new errors remain.
+``maxRounds``) while new errors remain. Updates leave through the ``emit`` the turn gives it,
+the session's one channel.
 
 The verdict goes to clients as a tool call of kind ``think`` (id ``verify_<n>``): every ACP
 client can show it, and its ``rawOutput.verification`` holds the structured verdict. Its title
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +38,7 @@ from lsp_agent.diagnostics.render import (
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.diagnostics.verify import FileVerdict, Target, Verdict
 from lsp_agent.protocol.documents import TextSnapshot
-from lsp_agent.protocol.events import ToolCall, ToolCallUpdate
+from lsp_agent.protocol.events import SessionUpdate, ToolCall, ToolCallUpdate
 from lsp_agent.workspace.journal import AppliedChange, ChangeJournal
 from lsp_agent.workspace.workspace import Workspace
 
@@ -87,6 +88,8 @@ class TurnVerification:
     cwd: Path
     workspace: Workspace
     journal: ChangeJournal
+    emit: Callable[[SessionUpdate], None]
+    """Sends the verification's updates (a ``think`` tool call) to the session's user."""
     baselines: dict[tuple[Path, str], Report] = field(default_factory=dict)
     bases: dict[Path, TextSnapshot | None] = field(default_factory=dict)
     latest: dict[Path, FileVerdict] = field(default_factory=dict)
@@ -104,6 +107,7 @@ class TurnVerification:
         config: VerifyConfig,
         cwd: Path,
         workspace: Workspace,
+        emit: Callable[[SessionUpdate], None],
     ) -> TurnVerification | None:
         """Begin verifying a turn: ``None`` when ``config.mode`` is ``off`` or there is no
         diagnostics service. Opens a journal on ``workspace`` (the session's), so edits made by
@@ -113,7 +117,12 @@ class TurnVerification:
         journal = ChangeJournal()
         workspace.journal = journal
         return cls(
-            service=diagnostics, config=config, cwd=cwd, workspace=workspace, journal=journal
+            service=diagnostics,
+            config=config,
+            cwd=cwd,
+            workspace=workspace,
+            journal=journal,
+            emit=emit,
         )
 
     def close(self) -> None:
@@ -121,22 +130,22 @@ class TurnVerification:
         if self.workspace.journal is self.journal:
             self.workspace.journal = None
 
-    async def after_batch(self) -> AsyncIterator[ToolCall | ToolCallUpdate | str]:
-        """For the loop, after a batch of tool calls: yields the verification's updates and
-        then, when there is one, the attachment text for the next request."""
+    async def after_batch(self) -> CheckResult | None:
+        """For the loop, after a batch of tool calls: checks the documents it changed, showing
+        the check to the user through ``emit``; its result (``attachment`` is the text for the
+        next request), or ``None`` when the batch changed nothing that has sources."""
         check = self.begin()
         if check is None:
-            return
-        yield check.started
+            return None
+        self.emit(check.started)
         result = await check.run()
-        yield result.update
-        if result.attachment is not None:
-            yield result.attachment
+        self.emit(result.update)
+        return result
 
-    async def at_end(self) -> AsyncIterator[ToolCall | ToolCallUpdate | str]:
+    async def at_end(self) -> str | None:
         """For the loop, when the model ends its turn: re-checks files whose sources were
-        unknown (yielding its updates) and then, in ``fix`` mode while new errors remain and
-        rounds are left, yields the nudge text (the loop sends it and goes on)."""
+        unknown (shown through ``emit``); then, in ``fix`` mode while new errors remain and
+        rounds are left, the nudge text (the loop sends it and goes on), else ``None``."""
         incomplete = tuple(f.target for f in self.latest.values() if f.unknown)
         if incomplete:
             names = ", ".join(display_path(t.path, self.cwd) for t in incomplete[:3])
@@ -148,7 +157,7 @@ class TurnVerification:
                 started = ToolCall(
                     tool_call_id=repeated, title=title, kind="think", status="in_progress"
                 )
-                yield ToolCallUpdate(tool_call_id=repeated, title=title, status="in_progress")
+                self.emit(ToolCallUpdate(tool_call_id=repeated, title=title, status="in_progress"))
             else:
                 started = ToolCall(
                     tool_call_id=f"verify_{self._prefix}_{next(self._ids)}",
@@ -156,13 +165,11 @@ class TurnVerification:
                     kind="think",
                     status="in_progress",
                 )
-                yield started
+                self.emit(started)
             check = Check(turn=self, targets=incomplete, started=started)
             result = await check.run()
-            yield result.update
-        nudge = self.nudge()
-        if nudge is not None:
-            yield nudge
+            self.emit(result.update)
+        return self.nudge()
 
     def nudge(self) -> str | None:
         """The fix nudge, counting a round, or ``None`` (not ``fix`` mode, no rounds left, or

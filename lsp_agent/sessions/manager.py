@@ -22,13 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.agent.env import AgentConfig, TurnEnv
-from lsp_agent.agent.loop import (
-    LoopState,
-    TurnFinished,
-    TurnResult,
-    agent_loop,
-    start_messages,
-)
+from lsp_agent.agent.loop import LoopState, TurnResult, run_turn, start_messages
 from lsp_agent.agent.prompt import system_prompt
 from lsp_agent.config.store import SettingsStore
 from lsp_agent.context.commands import CommandOutcome, CommandRegistry, parse_invocation
@@ -184,7 +178,7 @@ class Session:
         """Run a slash command; its text is shown as the answer."""
         done = await outcome
         self._emit(AgentMessageChunk(content=TextContent(text=done.text)))
-        return TurnFinished(
+        return TurnResult(
             stop_reason="end_turn",
             terminal="completed",
             usage=Usage(),
@@ -228,7 +222,6 @@ class Session:
                 self._start = asyncio.ensure_future(self.hooks.session_start(source="clear"))
 
     async def _run(self, user: Message) -> TurnResult:
-        result: TurnFinished | None = None
         last: list[LoopState] = []
         try:
             user = await self._with_start_context(user)
@@ -260,21 +253,16 @@ class Session:
                 context=self.engine(),
                 results_dir=self.folder,
             )
-            async for event in agent_loop(state, env):
-                if isinstance(event, TurnFinished):
-                    result = event
-                else:
-                    self._emit(event)
+            result = await run_turn(state, env)
         except asyncio.CancelledError:
             # The requests that finished before the cancel were paid for: count them.
             done = last[-1] if last else None
-            result = TurnFinished(
+            result = TurnResult(
                 stop_reason="cancelled",
                 terminal="aborted",
                 usage=done.usage if done is not None else Usage(),
                 requests=done.requests if done is not None else 0,
             )
-        assert result is not None  # the loop always ends with TurnFinished
         self.usage = self.usage + result.usage
         return result
 

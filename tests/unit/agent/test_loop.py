@@ -493,3 +493,43 @@ async def test_cancel_keeps_usage_and_marks_interrupted_calls_failed(
     assert last[-1].status == "failed"
     assert "Interrupted" in str(last[-1].content)
     h.server.assert_done()
+
+
+async def test_the_loops_and_the_tools_updates_reach_the_host_in_one_ordered_stream(
+    harness: HarnessFactory,
+) -> None:
+    """The loop, the executor and the tool all send through the session's one channel: the
+    host sees the announcement, the call's progress and result, then the next answer, in the
+    order they happened."""
+    h = await harness(
+        scenario(
+            reply("Running.", tool_use("Bash", {"command": "make"}, id="b1")),
+            reply("Built."),
+        ),
+        permission_mode="bypassPermissions",
+    )
+    result = await h.session.prompt([PromptText(text="build")])
+    assert (result.stop_reason, result.terminal, result.requests) == ("end_turn", "completed", 2)
+    seen: list[str] = []
+    for u in h.host.updates:
+        if isinstance(u, AgentMessageChunk):
+            seen.append(f"text {u.content.text}")
+        elif isinstance(u, ToolCall):
+            seen.append(f"call {u.tool_call_id}")
+        elif isinstance(u, ToolCallUpdate) and u.status is not None:
+            seen.append(f"{u.status} {u.tool_call_id}")
+        elif isinstance(u, ToolCallUpdate) and u.content and "running make" in str(u.content):
+            seen.append(f"progress {u.tool_call_id}")
+        elif isinstance(u, UsageUpdate):
+            seen.append("usage")
+    assert seen == [
+        "text Running.",
+        "call b1",
+        "usage",
+        "in_progress b1",
+        "progress b1",
+        "completed b1",
+        "text Built.",
+        "usage",
+    ]
+    h.server.assert_done()
