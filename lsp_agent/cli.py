@@ -81,6 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-file", metavar="FILE", help="write the log to FILE")
     serve.add_argument(
+        "--offline",
+        action="store_true",
+        help="try it without an API key: a bundled scripted model answers (questions about "
+        "a file, a two-hunk edit, a command), not Claude",
+    )
+    serve.add_argument(
         "--settings",
         metavar="FILE",
         help="an extra settings file (Claude Code's settings.json shape), above the project "
@@ -353,11 +359,26 @@ def _serve(args: argparse.Namespace) -> int:
     # serve() sends logs to stderr or the log file: stdout is the LSP wire in stdio mode.
     from lsp_agent.lsp.server import serve
 
+    settings_file = _settings_file(args.settings)
+    log_file = Path(args.log_file) if args.log_file else None
+    if args.offline:
+        from lsp_agent.agent.env import AgentConfig
+        from lsp_agent.demo.trial import TRIAL_MODEL, trial_endpoint, trial_model_factory
+
+        with trial_endpoint() as base_url:
+            return serve(
+                tcp=args.tcp,
+                log_file=log_file,
+                log_level=getattr(logging, args.log_level),
+                settings_file=settings_file,
+                model_factory=trial_model_factory(base_url),
+                config=AgentConfig(model=TRIAL_MODEL),
+            )
     return serve(
         tcp=args.tcp,
-        log_file=Path(args.log_file) if args.log_file else None,
+        log_file=log_file,
         log_level=getattr(logging, args.log_level),
-        settings_file=_settings_file(args.settings),
+        settings_file=settings_file,
     )
 
 

@@ -35,7 +35,7 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
@@ -48,7 +48,7 @@ from lsp_agent.testing.http11 import (
     read_request,
     sse_chunk,
 )
-from lsp_agent.testing.scenario import Scenario, Step
+from lsp_agent.testing.scenario import Scenario, ScriptedError, ScriptedResponse, Step
 from lsp_agent.testing.wire import (
     check_expect,
     error_body,
@@ -58,6 +58,10 @@ from lsp_agent.testing.wire import (
 )
 
 HOST = "127.0.0.1"
+
+Responder = Callable[[Mapping[str, Any]], ScriptedResponse]
+"""Computes the answer to a ``/v1/messages`` request body instead of a scripted step (a model
+that reacts to what it is sent, such as the offline trial model of ``serve --offline``)."""
 SCRIPTED_API_KEY = "sk-scripted-test-key"
 """The API key :func:`scripted_env` sets; the server accepts any key."""
 
@@ -97,7 +101,9 @@ class ScriptedServer:
     """The scripted Messages-API server on the running event loop.
 
     ``scenario`` is played in order; ``{{name}}`` placeholders in it are replaced from
-    ``variables`` first. ``port`` 0 picks a free port. Use ``async with`` or
+    ``variables`` first. With a ``responder``, every request that no route matches is answered
+    by it instead (nothing is consumed; an exception in it becomes an HTTP 500 naming it).
+    ``port`` 0 picks a free port. Use ``async with`` or
     :meth:`start`/:meth:`stop`. Inspect :attr:`requests`, :attr:`failures`,
     :meth:`unconsumed`; :meth:`assert_done` checks that the script was played exactly.
     """
@@ -108,8 +114,10 @@ class ScriptedServer:
         scenario: Scenario,
         variables: Mapping[str, str] | None = None,
         port: int = 0,
+        responder: Responder | None = None,
     ) -> None:
         self._state = _State(scenario=scenario.with_variables(dict(variables or {})))
+        self._responder = responder
         self._port = port
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -318,6 +326,8 @@ class ScriptedServer:
             for route in self._state.scenario.routes:
                 if body.get("stream") and not check_expect(route.expect, body):
                     return -1, Step(response=route.response, note=route.note), []
+            if self._responder is not None:
+                return -1, self._respond(body), []
             index = self._state.next_step
             steps = self._state.scenario.steps
             if index >= len(steps):
@@ -329,6 +339,15 @@ class ScriptedServer:
             if not problems:
                 self._state.next_step += 1
             return index, step, problems
+
+    def _respond(self, body: Mapping[str, Any]) -> Step:
+        assert self._responder is not None
+        try:
+            return Step(response=self._responder(body))
+        except Exception as exc:  # the responder's bug must reach the client, not kill it
+            message = f"the responder failed: {type(exc).__name__}: {exc}"
+            self._state.failures.append(message)  # the caller holds the lock
+            return Step(error=ScriptedError(status=500, type="api_error", message=message))
 
     async def _messages(
         self,

@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from lsp_agent.testing.scenario import Scenario
-from lsp_agent.testing.scripted import Exchange, ScriptedServer
+from lsp_agent.testing.scripted import Exchange, Responder, ScriptedServer
 
 
 class ScriptedServerThread:
@@ -28,8 +28,11 @@ class ScriptedServerThread:
         variables: Mapping[str, str] | None = None,
         port: int = 0,
         start_timeout_s: float = 10.0,
+        responder: Responder | None = None,
     ) -> None:
-        self.server = ScriptedServer(scenario=scenario, variables=variables, port=port)
+        self.server = ScriptedServer(
+            scenario=scenario, variables=variables, port=port, responder=responder
+        )
         self._start_timeout_s = start_timeout_s
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

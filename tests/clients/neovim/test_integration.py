@@ -388,3 +388,44 @@ def test_verify_with_ruff(run_integration: RunIntegration) -> None:
         files={"calc.py": RUFF_CALC},
         env={"LSP_AGENT_TEST_RUFF": str(Path(sys.executable).parent / "ruff")},
     )
+
+
+OFFLINE_CALC = "".join(
+    [
+        '"""Tiny calculator helpers."""\n',
+        "\n",
+        "\n",
+        "def add(a, b):\n",
+        "    return a + b\n",
+        "\n",
+        "\n",
+        "def sub(a, b):\n",
+        "    return a - b\n",
+        "\n",
+        "\n",
+        "def mul(a, b):\n",
+        "    return a * b\n",
+        "# end\n",
+    ]
+)
+
+
+def test_offline_trial(run_integration: RunIntegration, tmp_path: Path) -> None:
+    """`lsp-agent serve --offline` needs no key: the scripted endpoint of the harness is not
+    used (the environment points at a closed port with no key), the bundled trial model is."""
+    from .conftest import server_command
+
+    command = [*server_command(tmp_path / "server.log"), "--offline"]
+    run = run_integration(
+        "offline",
+        scenario(),
+        files={"calc.py": OFFLINE_CALC},
+        env={
+            "LSP_AGENT_TEST_CMD": json.dumps(command),
+            "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+            "ANTHROPIC_API_KEY": "",
+        },
+    )
+    assert run.scripted.server.requests == []  # the harness's scripted model saw nothing
+    assert (run.root / "made.txt").exists()
+    assert not (run.root / "rejected.txt").exists()

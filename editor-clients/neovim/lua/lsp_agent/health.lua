@@ -84,11 +84,18 @@ function M.check()
   if env.ANTHROPIC_BASE_URL and env.ANTHROPIC_BASE_URL ~= '' then
     health.info('endpoint: ' .. env.ANTHROPIC_BASE_URL)
   end
-  if (env.ANTHROPIC_API_KEY or '') ~= '' or (env.ANTHROPIC_AUTH_TOKEN or '') ~= '' then
+  local offline = type(opts.cmd) == 'table' and vim.tbl_contains(opts.cmd, '--offline')
+  if offline then
+    health.ok('offline: the server plays its bundled trial model (serve --offline); no API key needed')
+  elseif (env.ANTHROPIC_API_KEY or '') ~= '' or (env.ANTHROPIC_AUTH_TOKEN or '') ~= '' then
     health.ok('an API key is set in the environment')
+  elseif (env.CLAUDE_CODE_USE_BEDROCK or '') ~= '' or (env.CLAUDE_CODE_USE_VERTEX or '') ~= '' then
+    health.ok('a cloud provider is selected (Bedrock or Vertex): its own credentials apply')
   else
-    health.warn('ANTHROPIC_API_KEY is not set in the environment of the server',
-      { 'Export it, or pass it with cmd_env, or configure a key in the server settings' })
+    health.warn('ANTHROPIC_API_KEY is not set in the environment of the server', {
+      'Export it, or pass it with cmd_env',
+      "Or try it without a key: cmd = { 'lsp-agent', 'serve', '--offline' } (a scripted model)",
+    })
   end
   health.info('permission mode for new sessions: ' .. (opts.permission_mode or 'server default'))
 

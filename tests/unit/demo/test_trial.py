@@ -1,0 +1,122 @@
+"""The offline trial model (`serve --offline`): its rules as a pure function of the request,
+and the same through the real SDK against the scripted server playing it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsp_agent.demo.trial import (
+    SIGNATURE,
+    describe,
+    file_lines,
+    respond,
+    target_file,
+    trial_endpoint,
+    trial_model_factory,
+    two_hunk_edit,
+)
+from lsp_agent.model.types import Message, ModelRequest, ResponseDone, TextDelta, ToolUseStart
+from lsp_agent.testing.scenario import ScriptedText, ScriptedToolUse
+
+SYSTEM = [{"type": "text", "text": "You are a coding agent.\nWorking directory: /home/dev/calc"}]
+
+
+def _body(*messages: dict[str, Any]) -> dict[str, Any]:
+    return {"model": "m", "system": SYSTEM, "messages": list(messages)}
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def _call(tool_id: str, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    block = {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+    return {"role": "assistant", "content": [block]}
+
+
+def _result(tool_id: str, text: str, *, is_error: bool = False) -> dict[str, Any]:
+    block = {"type": "tool_result", "tool_use_id": tool_id, "content": text, "is_error": is_error}
+    return {"role": "user", "content": [block]}
+
+
+def _tool(content: list[Any]) -> tuple[str, dict[str, Any]]:
+    uses = [b for b in content if isinstance(b, ScriptedToolUse)]
+    assert len(uses) == 1, content
+    return uses[0].name, uses[0].input
+
+
+def _text(content: list[Any]) -> str:
+    return "".join(b.text for b in content if isinstance(b, ScriptedText))
+
+
+def test_target_file_from_resource_mention_or_path() -> None:
+    assert target_file('hi\n<resource path="/p/a.py (lines 2-4)">\nx\n</resource>') == "/p/a.py"
+    assert target_file("what does @src/app.ts do?") == "src/app.ts"
+    assert target_file("explain calc.py.") == "calc.py"
+    assert target_file("hello there") is None
+
+
+def test_a_question_reads_the_file_then_describes_it() -> None:
+    first = respond(_body(_user("What does @calc.py do?")))
+    name, tool_input = _tool(list(first.content))
+    assert (name, tool_input) == ("Read", {"file_path": "/home/dev/calc/calc.py"})
+    read_output = "     1\tdef add(a, b):\n     2\t    return a + b\n"
+    answer = respond(
+        _body(
+            _user("What does @calc.py do?"),
+            _call("t1", "Read", tool_input),
+            _result("t1", read_output),
+        )
+    )
+    text = _text(list(answer.content))
+    assert "`calc.py` has 2 lines. It defines `add`." in text
+    assert text.endswith(SIGNATURE)
+
+
+def test_an_edit_has_two_hunks_far_enough_apart() -> None:
+    lines = [f"line {n}" for n in range(1, 15)]
+    edit = two_hunk_edit("/p/a.lua", lines)
+    assert edit is not None
+    assert edit["old_string"] == "\n".join(lines[:10])
+    new = edit["new_string"].split("\n")
+    assert new[0].startswith("-- Reviewed with") and new[11].startswith("-- (The trial")
+    assert two_hunk_edit("/p/a.py", []) is None
+    assert file_lines("     1\ta\n     2\t\n     3\tb") == ["a", "", "b"]
+
+
+def test_a_rejection_is_answered_politely() -> None:
+    answer = respond(
+        _body(
+            _user("run `rm -rf build`"),
+            _call("t1", "Bash", {"command": "rm -rf build"}),
+            _result("t1", "The user rejected this tool call; it did not run.", is_error=True),
+        )
+    )
+    assert answer.stop_reason is None and not any(
+        isinstance(b, ScriptedToolUse) for b in answer.content
+    )
+    assert "OK, I won't. The Bash call did not run and nothing was changed." in _text(
+        list(answer.content)
+    )
+
+
+def test_without_a_file_it_says_what_it_can_do() -> None:
+    text = _text(list(respond(_body(_user("hello"))).content))
+    assert "@file" in text and "run `ls`" in text
+    assert "has 0 lines" in describe("/p/empty.py", [])
+
+
+async def test_through_the_sdk_on_the_trial_endpoint() -> None:
+    with trial_endpoint() as base_url:
+        model = trial_model_factory(base_url)()
+        request = ModelRequest(
+            model="lsp-agent-offline-trial",
+            system=("Working directory: /w",),
+            messages=(Message.user_text("run `echo hi`"),),
+        )
+        events = [event async for event in model.stream(request)]
+        await model.aclose()
+    starts = [e for e in events if isinstance(e, ToolUseStart)]
+    assert [s.name for s in starts] == ["Bash"]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "I'll run `echo hi`."
+    assert isinstance(events[-1], ResponseDone)
