@@ -64,6 +64,7 @@ def test_plain_package_install(nvim: Path, tmp_path: Path) -> None:
             "AgentAsk",
             "AgentCancel",
             "AgentChat",
+            "AgentClose",
             "AgentFix",
             "AgentLog",
             "AgentMcp",
