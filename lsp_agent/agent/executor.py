@@ -205,10 +205,9 @@ async def _attempt(
                     f"{_validation_text(exc)}",
                 )
             raw_input = pre.updated_input
-    try:
-        prepared = await tool.prepare(inp, env.ctx)
-    except ToolError as exc:
-        return _error(block, str(exc))
+    prepared = await _prepare_behind_rules(block, tool, inp, env=env, raw_input=raw_input, hook=pre)
+    if not isinstance(prepared, Prepared):
+        return prepared
     env.ctx.emit(
         ToolCallUpdate(
             tool_call_id=block.id,
@@ -402,6 +401,58 @@ def _combine_with_hook(decision: Decision, hook: HookOutcome | None) -> Decision
     return decision
 
 
+async def _prepare_behind_rules(
+    block: ToolUseBlock,
+    tool: Tool[Any],
+    inp: Any,
+    *,
+    env: ExecutorEnv,
+    raw_input: dict[str, Any],
+    hook: HookOutcome | None,
+) -> Prepared | ToolResultBlock | Refusal:
+    """``prepare`` the call, with deny/ask rules and the path sandbox decided first on the
+    paths the input names (:meth:`Tool.target_paths`): a denied path is refused before any
+    check could reveal whether it exists, is a file or was read; when the rules ask and
+    ``prepare`` fails, the user is asked before the model learns why it failed."""
+    targets = tool.target_paths(inp, env.ctx)
+    early: Decision | None = None
+    if targets is not None:
+        early = _decision(tool, targets, env=env, raw_input=raw_input, hook=hook)
+        if early.behavior == "deny":
+            return Refusal(kind="denied", reason=early.reason, rule=early.rule, source=early.source)
+    try:
+        return await tool.prepare(inp, env.ctx)
+    except ToolError as exc:
+        if early is not None and early.behavior == "ask":
+            assert targets is not None
+            shown = Prepared(title=tool.title(inp), paths=targets)
+            verdict = await _ask(block, tool, shown, early, env=env, raw_input=raw_input)
+            if isinstance(verdict, Refusal):
+                return verdict
+        return _error(block, str(exc))
+
+
+def _decision(
+    tool: Tool[Any],
+    paths: Sequence[Path],
+    *,
+    env: ExecutorEnv,
+    raw_input: dict[str, Any],
+    hook: HookOutcome | None,
+) -> Decision:
+    """The engine's decision on ``paths``, combined with the PreToolUse hooks' answer."""
+    return _combine_with_hook(
+        env.permissions.decide(
+            tool=tool.name,
+            read_only=tool.read_only,
+            kind=tool.kind,
+            paths=paths,
+            raw_input=raw_input,
+        ),
+        hook,
+    )
+
+
 async def _authorize(
     block: ToolUseBlock,
     tool: Tool[Any],
@@ -413,16 +464,7 @@ async def _authorize(
 ) -> Refusal | PermissionResponse | None:
     """The refusal, or the user's approval (None: allowed by policy)."""
     raw_input = block.input if raw_input is None else raw_input
-    decision = _combine_with_hook(
-        env.permissions.decide(
-            tool=tool.name,
-            read_only=tool.read_only,
-            kind=tool.kind,
-            paths=prepared.paths,
-            raw_input=raw_input,
-        ),
-        hook,
-    )
+    decision = _decision(tool, prepared.paths, env=env, raw_input=raw_input, hook=hook)
     log.info(
         "permission %s for %s (%s; rule=%s source=%s)",
         decision.behavior,
@@ -437,6 +479,20 @@ async def _authorize(
         return Refusal(
             kind="denied", reason=decision.reason, rule=decision.rule, source=decision.source
         )
+    return await _ask(block, tool, prepared, decision, env=env, raw_input=raw_input)
+
+
+async def _ask(
+    block: ToolUseBlock,
+    tool: Tool[Any],
+    prepared: Prepared,
+    decision: Decision,
+    *,
+    env: ExecutorEnv,
+    raw_input: dict[str, Any],
+) -> Refusal | PermissionResponse:
+    """Ask the user about one call (or give the door's unattended refusal); remembers
+    "always" answers. The refusal, or the approving answer."""
     request = PermissionRequest(
         session_id=env.ctx.session_id,
         tool_call=ToolCall(

@@ -10,10 +10,14 @@ Semantics follow Claude Code's hooks reference:
   ``tool_use_id``, ``tool_response``, ``prompt``, ``stop_hook_active``, ``source``, ``reason``,
   ``trigger``, ``custom_instructions``, ``compact_summary``, ``message``) and
   ``CLAUDE_PROJECT_DIR`` in its environment.
-- Exit code 0: stdout may be a JSON object (``continue``, ``stopReason``, ``systemMessage``,
+- Exit code 0: stdout may hold JSON objects (``continue``, ``stopReason``, ``systemMessage``,
   ``suppressOutput``, ``decision``, ``reason``, ``hookSpecificOutput.{permissionDecision,
   permissionDecisionReason, updatedInput, additionalContext}``); otherwise it is plain text
-  (added to the model's context for ``UserPromptSubmit`` and ``SessionStart``).
+  (added to the model's context for ``UserPromptSubmit`` and ``SessionStart``). Every object
+  printed counts (:mod:`lsp_agent.hooks.output`): before a tool call, any object that denies
+  or blocks denies the call (whatever the exit code); objects that conflict, or a line that
+  looks like JSON but is not an object, make the call ask; other lines are noise, logged and
+  shown to the user.
 - Exit code 2: blocking; stderr is the reason (for the model, or the user where the model is
   not involved). Any other exit code: a non-blocking error, reported, and the event proceeds.
 - A handler is bounded: its ``timeout`` (seconds, default 60) kills its whole process group;
@@ -37,6 +41,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lsp_agent.config.settings import HookEvent, HookMatcher
+from lsp_agent.hooks.output import HookStdout, conflicts, parse_stdout, quote
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +66,8 @@ PermissionDecision = Literal["allow", "deny", "ask"]
 @dataclass(frozen=True, kw_only=True)
 class HookRun:
     """What one handler did. ``exit_code`` is ``None`` when it did not finish (timeout,
-    failure to start); ``output`` is its parsed JSON object, if stdout was one."""
+    failure to start); ``parsed`` is its stdout split into JSON objects, malformed lines and
+    noise (:func:`~lsp_agent.hooks.output.parse_stdout`)."""
 
     command: str
     source: str
@@ -70,7 +76,7 @@ class HookRun:
     stderr: str
     timed_out: bool = False
     truncated: bool = False
-    output: dict[str, Any] | None = None
+    parsed: HookStdout = field(default_factory=HookStdout)
     error: str | None = None
 
 
@@ -330,16 +336,13 @@ class HookRunner:
                 stderr=stderr,
                 timed_out=True,
                 truncated=truncated,
+                parsed=parse_stdout(stdout),
                 error=f"timed out after {timeout:g} s and was stopped",
             )
         code = proc.returncode if proc.returncode is not None else -1
-        output: dict[str, Any] | None = None
-        stripped = stdout.strip()
-        if code == 0 and stripped.startswith("{") and not out_buf.truncated:
-            with contextlib.suppress(ValueError):
-                parsed = json.loads(stripped)
-                if isinstance(parsed, dict):
-                    output = parsed
+        parsed = parse_stdout(stdout)
+        if parsed.noise and (parsed.objects or parsed.malformed):
+            log.info("hook `%s` printed lines that are not JSON: %s", command, parsed.noise[:5])
         return HookRun(
             command=command,
             source=source,
@@ -347,7 +350,7 @@ class HookRunner:
             stdout=stdout,
             stderr=stderr,
             truncated=truncated,
-            output=output,
+            parsed=parsed,
         )
 
 
@@ -420,6 +423,7 @@ class _Merge:
     stop_reason: str | None = None
     messages: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    no_rewrite: bool = False
 
     def decide(self, value: PermissionDecision, why: str) -> None:
         if self.permission is None or _RANK[value] > _RANK[self.permission]:
@@ -457,11 +461,55 @@ class _Merge:
         return False
 
     def plain_output(self, run: HookRun, name: str) -> None:
-        """Output that is not a JSON object: context for prompt and start hooks."""
-        if run.stdout.strip().startswith("{"):
-            self.errors.append(f"{name} printed invalid JSON; its output was ignored")
-        elif self.event in ("UserPromptSubmit", "SessionStart") and run.stdout.strip():
+        """Output without JSON: context for prompt and start hooks."""
+        if self.event in ("UserPromptSubmit", "SessionStart") and run.stdout.strip():
             self.context.append(_cut(run.stdout))
+
+    def unsure(self, why: str) -> None:
+        """The output cannot be trusted (malformed or conflicting): before a tool call the
+        user is asked, never the tool run unasked."""
+        self.errors.append(why)
+        log.warning("%s", why)
+        if self.event == "PreToolUse":
+            self.decide("ask", why)
+
+    def objects(self, run: HookRun, name: str) -> None:
+        """Every JSON object the hook printed, under the rule of :mod:`lsp_agent.hooks.output`:
+        each one is merged (so any deny or block counts), malformed or conflicting output asks,
+        and output that was not one plain object is quoted to the user."""
+        parts = run.parsed
+        if not parts.objects and not parts.malformed:
+            self.plain_output(run, name)
+            return
+        if parts.malformed:
+            self.unsure(
+                f"{name} printed output that looks like JSON but is not a JSON object "
+                f"({_short(parts.malformed[0], 120)}); "
+                + ("the call needs your approval" if self.event == "PreToolUse" else "ignored")
+            )
+        clash = conflicts(parts.objects)
+        if clash:
+            self.unsure(
+                f"{name} printed JSON objects that disagree on {', '.join(clash)}"
+                + ("; the call needs your approval" if self.event == "PreToolUse" else "")
+            )
+            self.no_rewrite = True
+        for out in parts.objects:
+            self.common(out, name)
+            self.specific(out, name)
+        if not parts.plain:
+            self.messages.append(f"{name} printed:\n{quote(run.stdout)}")
+
+    def failed_objects(self, run: HookRun, name: str) -> None:
+        """A hook that failed (exit code other than 0 and 2) still denies when one of its
+        objects denies or blocks: a deny is never lost to an exit code."""
+        for out in run.parsed.objects:
+            specific = out.get("hookSpecificOutput")
+            choice = specific.get("permissionDecision") if isinstance(specific, dict) else None
+            if out.get("decision") == "block" or choice == "deny":
+                reason = out.get("reason") or (specific or {}).get("permissionDecisionReason")
+                text = _cut(reason) if isinstance(reason, str) else ""
+                self.blocked(text or f"{name} denied this", text)
 
     def common(self, out: Mapping[str, Any], name: str) -> None:
         """``continue``/``stopReason``, ``systemMessage`` and ``decision``/``reason``."""
@@ -529,7 +577,11 @@ class _Merge:
             reason="\n".join(r for r in self.reasons if r),
             permission=self.permission,
             permission_reason="\n".join(r for r in self.permission_reasons if r),
-            updated_input=(self.updated if self.permission != "deny" and not self.block else None),
+            updated_input=(
+                self.updated
+                if self.permission != "deny" and not self.block and not self.no_rewrite
+                else None
+            ),
             context=tuple(self.context),
             stop=self.stop,
             stop_reason=self.stop_reason,
@@ -545,12 +597,9 @@ def _combine(event: HookEvent, runs: Sequence[HookRun]) -> HookOutcome:
     for run in runs:
         name = f"{event} hook `{_short(run.command)}`"
         if merged.exit_status(run, name):
+            merged.failed_objects(run, name)
             continue
-        if run.output is None:
-            merged.plain_output(run, name)
-            continue
-        merged.common(run.output, name)
-        merged.specific(run.output, name)
+        merged.objects(run, name)
     return merged.outcome(runs)
 
 

@@ -121,6 +121,9 @@ def _survey(
             read_only = False
             sensitive = sensitive or _sensitive_args(unit, grounds.home)
             continue
+        if verdict_reason is not None:
+            # A command that may write: protected paths among its arguments ask in every mode.
+            sensitive = sensitive or _sensitive_args(unit, grounds.home)
         for reason in (verdict_reason, reads_outside):
             if reason is not None:
                 read_only = False
@@ -423,12 +426,16 @@ def _judge_redirect(
 
 
 def _sensitive_args(unit: Unit, home: Path) -> str | None:
-    """For commands allowed by a rule: arguments naming protected paths still ask."""
+    """For commands that may write (not read-only, or allowed by a rule): arguments naming
+    protected paths (``--opt=value`` values included, relative ones against the command's
+    directory) still ask."""
     if unit.cmd.cwd is None:
         return None
     for word in unit.cmd.words[1:]:
         value = word.value
-        if not value or value.startswith("-") or ("/" not in value and not value.startswith(".")):
+        if value and value.startswith("-"):
+            value = value.partition("=")[2]
+        if not value:
             continue
         why = is_sensitive(resolve(Path(value), cwd=unit.cmd.cwd), home=home)
         if why:

@@ -7,8 +7,10 @@ case-insensitive file system a differently cased spelling of a root counts as *o
 asks more, never less.
 
 Protected ("sensitive") paths always ask before a write, in every mode and whatever allow rule
-matches: ``.git/``, ``.claude/settings*.json``, ``.mcp.json``, ``~/.ssh/``, shell start-up files
-and ``.env*`` files. Their names are compared after Unicode NFKC normalisation and case folding,
+matches: ``.git/``, ``.claude/settings*.json``, ``.mcp.json``, ``~/.ssh/``, shell start-up files,
+``.env*`` files, and editor workspace configuration that can run programs (``.vscode/``,
+``.idea/``, ``.zed/``, ``.devcontainer/``, ``*.code-workspace``, Neovim's and Vim's ``.nvim.lua``,
+``.nvimrc``, ``.exrc``). Their names are compared after Unicode NFKC normalisation and case folding,
 so look-alikes (``.GIT``, full-width dots) are protected too (more asking, never less).
 Secret files (``.env*``, ``~/.ssh``, ``~/.aws``, ...) also ask before they are *read*.
 """
@@ -44,6 +46,18 @@ SHELL_RC_FILES = frozenset(
 
 PROTECTED_DIRS = frozenset({".git", ".ssh", ".gnupg", ".aws", ".kube", ".docker"})
 """Directory names whose contents are protected wherever they appear."""
+
+EDITOR_CONFIG_DIRS = frozenset({".vscode", ".idea", ".zed", ".devcontainer"})
+"""Editor and dev-container workspace folders: their files define tasks, launch
+configurations, terminal profiles, interpreter paths and container commands that the editor
+runs (VS Code ``tasks.json``/``settings.json``, JetBrains run configurations, Zed tasks,
+``devcontainer.json`` ``postCreateCommand``)."""
+
+EDITOR_CONFIG_FILES = frozenset({".nvim.lua", ".nvimrc", ".exrc"})
+"""Project-local Vim and Neovim start-up files (run by ``'exrc'``)."""
+
+EDITOR_CONFIG_SUFFIXES = (".code-workspace",)
+"""VS Code multi-root workspace files (they hold settings, tasks and launch configurations)."""
 
 SECRET_DIRS_IN_HOME = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config/gcloud")
 """Directories under the home directory whose files are secrets (reads ask too)."""
@@ -103,7 +117,8 @@ def is_sensitive(path: Path, *, home: Path, exempt: Sequence[Path] = ()) -> str 
 
     Checks the resolved path's components with :func:`fold`: any ``.git``/``.ssh``/... directory,
     ``.claude/settings*.json`` files (and anything else under ``.claude/`` that configures
-    hooks), ``.mcp.json``, shell start-up files and ``.env*`` files.
+    hooks), ``.mcp.json``, shell start-up files, ``.env*`` files and editor configuration
+    (:data:`EDITOR_CONFIG_DIRS`, :data:`EDITOR_CONFIG_FILES`, :data:`EDITOR_CONFIG_SUFFIXES`).
     """
     if any(_contains(folder, path) for folder in exempt):
         return None
@@ -114,6 +129,9 @@ def is_sensitive(path: Path, *, home: Path, exempt: Sequence[Path] = ()) -> str 
     name = parts[-1] if parts else ""
     if name in PROTECTED_DIRS:
         return f"{path.name} is a protected directory"
+    editor = _editor_config(path, parts)
+    if editor:
+        return editor
     if (
         len(parts) >= 2
         and parts[-2] == ".claude"
@@ -141,6 +159,22 @@ def is_sensitive(path: Path, *, home: Path, exempt: Sequence[Path] = ()) -> str 
         return f"{path.name} configures git (it can make git run commands)"
     if _contains(home / ".config" / "git", path) or _contains(home / ".claude", path):
         return "it configures git or the agent for the whole user account"
+    return None
+
+
+def _editor_config(path: Path, parts: Sequence[str]) -> str | None:
+    """Why ``path`` (its folded ``parts``) is editor configuration that can run programs."""
+    for index, part in enumerate(parts):
+        if part in EDITOR_CONFIG_DIRS:
+            where = path.parts[index]
+            if index == len(parts) - 1:
+                return f"{where} holds editor configuration that can run programs"
+            return f"it is inside {where}, editor configuration that can run programs"
+    name = parts[-1] if parts else ""
+    if name in EDITOR_CONFIG_FILES:
+        return f"{path.name} is an editor start-up file (it runs code when the editor opens)"
+    if name.endswith(EDITOR_CONFIG_SUFFIXES):
+        return f"{path.name} is an editor workspace file (it can define tasks that run programs)"
     return None
 
 

@@ -44,15 +44,20 @@ def resolve_search_path(path: str | None, cwd: Path) -> Path:
     ``None`` or an empty string means ``cwd``; relative paths are taken relative to ``cwd``.
     Raises :class:`ToolError` if the path does not exist.
     """
-    if path is None or not path.strip():
-        resolved = cwd.resolve()
-    else:
-        _refuse_nul(path, "path")
-        raw = Path(path).expanduser()
-        resolved = (raw if raw.is_absolute() else cwd / raw).resolve()
+    resolved = search_target(path, cwd)
     if not resolved.exists():
         raise ToolError(f"Path does not exist: {resolved}. {not_found_hint(resolved)}".rstrip())
     return resolved
+
+
+def search_target(path: str | None, cwd: Path) -> Path:
+    """Like :func:`resolve_search_path` without the existence check (for permission checks
+    that must not reveal whether the path exists). Raises :class:`ToolError` for a NUL."""
+    if path is None or not path.strip():
+        return cwd.resolve()
+    _refuse_nul(path, "path")
+    raw = Path(path).expanduser()
+    return (raw if raw.is_absolute() else cwd / raw).resolve()
 
 
 def display_path(path: Path, cwd: Path) -> str:

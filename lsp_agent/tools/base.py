@@ -170,6 +170,14 @@ class Tool(ABC, Generic[InputT]):
         """A short human title for the call ("Read src/app.py")."""
         return self.name
 
+    def target_paths(self, inp: InputT, ctx: ToolContext) -> tuple[Path, ...] | None:
+        """The absolute files the call would touch, worked out from its input alone (path
+        resolution only; no existence, type or read-state check whose answer could tell the
+        model anything). The executor decides deny and ask rules and the path sandbox on them
+        *before* ``prepare``, so a denied path reveals nothing about itself. ``None`` (the
+        default): only ``prepare`` knows, and ``prepare`` reveals nothing path-specific."""
+        return None
+
     async def prepare(self, inp: InputT, ctx: ToolContext) -> Prepared:
         """See the module docstring. The default has no side effects to preview."""
         return Prepared(title=self.title(inp))

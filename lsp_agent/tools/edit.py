@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import ConfigDict, Field
@@ -84,6 +85,13 @@ class EditTool(Tool[EditInput]):
     def title(self, inp: EditInput) -> str:
         """``Edit <path>``."""
         return f"Edit {inp.file_path}"
+
+    def target_paths(self, inp: EditInput, ctx: ToolContext) -> tuple[Path, ...] | None:
+        """The resolved ``file_path`` (``None`` when it is not a usable absolute path)."""
+        try:
+            return (resolve_file_path(inp.file_path),)
+        except ToolError:
+            return None
 
     async def prepare(self, inp: EditInput, ctx: ToolContext) -> Prepared:
         """Compute the change; see the class docstring for the errors."""

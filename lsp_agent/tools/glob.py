@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -10,7 +11,7 @@ from pydantic import ConfigDict, Field
 from lsp_agent.protocol.events import Location, ToolKind
 from lsp_agent.tools._globmatch import compile_glob, name_prefilter_args
 from lsp_agent.tools._newest import NewestMatches
-from lsp_agent.tools._paths import display_path, resolve_search_path
+from lsp_agent.tools._paths import display_path, resolve_search_path, search_target
 from lsp_agent.tools._rg import base_args, exclude_args, stream_rg, timeout_note
 from lsp_agent.tools._schema import tidy_schema
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
@@ -73,6 +74,13 @@ class GlobTool(Tool[GlobInput]):
         """``Glob <pattern>``."""
         return f"Glob {inp.pattern}"
 
+    def target_paths(self, inp: GlobInput, ctx: ToolContext) -> tuple[Path, ...] | None:
+        """The directory searched (``None`` when the pattern is unusable)."""
+        try:
+            return (_split_pattern(inp.pattern, inp.path, ctx.cwd, resolve=search_target)[0],)
+        except ToolError:
+            return None
+
     async def prepare(self, inp: GlobInput, ctx: ToolContext) -> Prepared:
         """Resolve the directory (an absolute pattern's fixed prefix counts as the path)."""
         root, pattern = _split_pattern(inp.pattern, inp.path, ctx.cwd)
@@ -133,8 +141,15 @@ class GlobTool(Tool[GlobInput]):
         )
 
 
-def _split_pattern(pattern: str, path: str | None, cwd: Path) -> tuple[Path, str]:
-    """The directory to search and the pattern relative to it.
+def _split_pattern(
+    pattern: str,
+    path: str | None,
+    cwd: Path,
+    *,
+    resolve: Callable[[str | None, Path], Path] = resolve_search_path,
+) -> tuple[Path, str]:
+    """The directory to search and the pattern relative to it (``resolve`` makes the
+    directory absolute; the default also checks that it exists).
 
     An absolute pattern (``/src/app/**/*.ts``) has its literal leading directories moved into
     the search path, since globs match paths relative to the searched directory.
@@ -144,11 +159,11 @@ def _split_pattern(pattern: str, path: str | None, cwd: Path) -> tuple[Path, str
     if not Path(pattern).is_absolute():
         while pattern.startswith("./"):
             pattern = pattern[2:]
-        return resolve_search_path(path, cwd), pattern
+        return resolve(path, cwd), pattern
     parts = Path(pattern).parts
     fixed = 0
     while fixed < len(parts) - 1 and not _GLOB_CHARS.intersection(parts[fixed]):
         fixed += 1
-    root = resolve_search_path(str(Path(*parts[:fixed])), cwd)
+    root = resolve(str(Path(*parts[:fixed])), cwd)
     # A leading "/" anchors the rest at the root (gitignore rules), as the absolute path did.
     return root, "/" + "/".join(parts[fixed:])

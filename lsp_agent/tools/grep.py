@@ -11,7 +11,7 @@ from pydantic import ConfigDict, Field
 
 from lsp_agent.protocol.events import Location, ToolKind
 from lsp_agent.tools._files import model_safe
-from lsp_agent.tools._paths import display_path, resolve_search_path
+from lsp_agent.tools._paths import display_path, resolve_search_path, search_target
 from lsp_agent.tools._rg import base_args, exclude_args, stream_rg, timeout_note
 from lsp_agent.tools._rgorder import CONTENT_ARGS, COUNT_ARGS, Ordered, PathOrdered
 from lsp_agent.tools._schema import tidy_schema
@@ -145,6 +145,13 @@ class GrepTool(Tool[GrepInput]):
     def title(self, inp: GrepInput) -> str:
         """``Grep <pattern>``."""
         return f"Grep {inp.pattern}"
+
+    def target_paths(self, inp: GrepInput, ctx: ToolContext) -> tuple[Path, ...] | None:
+        """The file or directory searched, whether or not it exists."""
+        try:
+            return (search_target(inp.path, ctx.cwd),)
+        except ToolError:
+            return None
 
     async def prepare(self, inp: GrepInput, ctx: ToolContext) -> Prepared:
         """Resolve the search path."""

@@ -3,6 +3,7 @@ pipeline."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import ConfigDict, Field
@@ -13,7 +14,14 @@ from lsp_agent.tools._files import apply_prepared, check_encodable, check_fresh,
 from lsp_agent.tools._paths import display_path, resolve_file_path
 from lsp_agent.tools._schema import tidy_schema
 from lsp_agent.tools._text import dominant_eol, split_lines, to_lf, with_eol
-from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolInput, ToolOutput
+from lsp_agent.tools.base import (
+    Prepared,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolInput,
+    ToolOutput,
+)
 from lsp_agent.tools.diffing import diff_item
 
 DESCRIPTION = """\
@@ -57,6 +65,13 @@ class WriteTool(Tool[WriteInput]):
     def title(self, inp: WriteInput) -> str:
         """``Write <path>``."""
         return f"Write {inp.file_path}"
+
+    def target_paths(self, inp: WriteInput, ctx: ToolContext) -> tuple[Path, ...] | None:
+        """The resolved ``file_path`` (``None`` when it is not a usable absolute path)."""
+        try:
+            return (resolve_file_path(inp.file_path),)
+        except ToolError:
+            return None
 
     async def prepare(self, inp: WriteInput, ctx: ToolContext) -> Prepared:
         """Compute the change and its diff; raises :class:`ToolError` (see the class doc)."""

@@ -3,6 +3,7 @@ denial the model sees; allowed calls really change the files."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -120,4 +121,44 @@ def test_plan_mode_denies_bash(project: Path) -> None:
     result = run_cli(["run", "-p", "x", "--permission-mode", "plan"], scenario=plan, cwd=project)
     assert result.code == 0, result.proc.stderr
     assert not (project / "made-by-bash").exists()
+    result.server.assert_done()
+
+
+def test_a_denied_path_is_refused_before_the_tool_looks_at_it(project: Path) -> None:
+    # Before the fix, Edit answered "not a regular file" for /dev/null and the call was
+    # missing from permission_denials.
+    dev_null = scenario(
+        reply(
+            tool_use(
+                "Edit",
+                {"file_path": "/dev/null", "old_string": "a", "new_string": "b"},
+                id="toolu_dev",
+            )
+        ),
+        reply(
+            "Denied.",
+            expect=expecting(
+                tool_results=[ToolResultExpect(is_error=True, contains="Permission denied")]
+            ),
+        ),
+        name="dev-null",
+    )
+    result = run_cli(
+        [
+            "run",
+            "-p",
+            "x",
+            "--permission-mode",
+            "bypassPermissions",
+            "--disallowedTools",
+            "Edit(//dev/**)",
+            "--output-format",
+            "json",
+        ],
+        scenario=dev_null,
+        cwd=project,
+    )
+    assert result.code == 0, result.proc.stderr
+    (denial,) = json.loads(result.proc.stdout)["permission_denials"]
+    assert denial["tool_name"] == "Edit" and denial["tool_use_id"] == "toolu_dev"
     result.server.assert_done()

@@ -55,6 +55,7 @@ class Harness:
         *,
         rules: tuple[tuple[str, str], ...] = (),
         answer: str = "reject_once",
+        mode: str = "default",
     ) -> None:
         origin = RuleOrigin(source="project", settings_root=root, cwd=root, home=root)
         policy = Policy(rules=tuple(parse_rule(t, behavior=b, origin=origin) for b, t in rules))  # type: ignore[arg-type]
@@ -68,7 +69,10 @@ class Harness:
         self.env = ExecutorEnv(
             tools=default_tools(),
             permissions=PermissionEngine(
-                mode="default", roots=(root,), home=root, policy=lambda: policy
+                mode=mode,  # type: ignore[arg-type]
+                roots=(root,),
+                home=root,
+                policy=lambda: policy,
             ),
             ctx=ToolContext(
                 session_id="sess-1",
@@ -277,7 +281,6 @@ def _gone_or_zombie(pid: int) -> bool:
     [
         ("sys.stderr.write('kaboom'); sys.exit(1)\n", "exit code 1: kaboom"),
         ("raise RuntimeError('crash')\n", "exit code 1"),
-        ("print('{not json at all')\n", "invalid JSON"),
         (
             "print(json.dumps({'hookSpecificOutput': {'permissionDecision': 'maybe'}}))\n",
             "unknown permissionDecision",
