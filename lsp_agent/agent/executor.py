@@ -262,7 +262,9 @@ async def _call(
     ctx = dataclasses.replace(env.ctx, progress=progress)
     try:
         if tool.reads_disk:
-            await ctx.workspace.before_disk_read()
+            unsaved = await ctx.workspace.before_disk_read()
+            if unsaved:
+                return _unsaved_output(tool, unsaved)
         try:
             return await tool.call(inp, prepared, ctx)
         finally:
@@ -277,6 +279,20 @@ async def _call(
         return ToolOutput(
             text=f"{tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True
         )
+
+
+def _unsaved_output(tool: Tool[Any], unsaved: dict[Path, str]) -> ToolOutput:
+    """The result of a disk-reading call that was not run because edited buffers could not be
+    saved: the disk does not hold the edits, so running it would act on stale files."""
+    listed = "\n".join(f"- {path}: {why}" for path, why in sorted(unsaved.items()))
+    text = (
+        f"{tool.name} was not run: your edits to these files are in the editor but could not be "
+        f"saved to disk, so the disk still holds the old text:\n{listed}\n"
+        "Tell the user (they can save the files themselves or fix the problem); do not assume "
+        "the disk holds your edits."
+    )
+    log.warning("%s not run: unsaved edits %s", tool.name, sorted(unsaved))
+    return ToolOutput(text=text, is_error=True)
 
 
 def _note_read(
@@ -465,6 +481,14 @@ async def _authorize(
     """The refusal, or the user's approval (None: allowed by policy)."""
     raw_input = block.input if raw_input is None else raw_input
     decision = _decision(tool, prepared.paths, env=env, raw_input=raw_input, hook=hook)
+    if prepared.needs_approval is not None and decision.behavior == "allow":
+        decision = Decision(
+            behavior="ask",
+            reason=prepared.needs_approval,
+            source="sandbox",
+            hard=True,
+            can_allow_always=False,
+        )
     log.info(
         "permission %s for %s (%s; rule=%s source=%s)",
         decision.behavior,

@@ -57,9 +57,9 @@ class HeadlessHost:
             outcome="selected", option_id="reject_once", feedback=HEADLESS_REJECTION
         )
 
-    async def save_documents(self, paths: Sequence[Path]) -> None:
+    async def save_documents(self, paths: Sequence[Path]) -> dict[Path, str]:
         """Nothing to save: the disk is the only copy."""
-        await self._inner.save_documents(paths)
+        return await self._inner.save_documents(paths)
 
     async def files_changed_on_disk(self, paths: Sequence[Path]) -> None:
         """Nothing to refresh."""

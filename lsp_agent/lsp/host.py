@@ -242,14 +242,17 @@ class LspHost:
 
     # ---- saving and reloading ------------------------------------------------------------------
 
-    async def save_documents(self, paths: Sequence[Path]) -> None:
+    async def save_documents(self, paths: Sequence[Path]) -> dict[Path, str]:
         """Make the disk hold the buffer text of ``paths``: ask the client to save dirty ones
         (``lspAgent/workspace/saveDocuments``, when declared), then write whatever is still
         not on disk ourselves, in the file's existing encoding and BOM — unless the path no
-        longer resolves to itself (:func:`~lsp_agent.workspace.textfile.guard_write`; logged)."""
+        longer resolves to itself (:func:`~lsp_agent.workspace.textfile.guard_write`). Returns
+        the paths that could not be saved (read-only file or folder, full disk, moved path),
+        each with the reason; they are logged too."""
+        failed: dict[Path, str] = {}
         dirty = [path for path in paths if self._unsaved(path)]
         if not dirty:
-            return
+            return failed
         if self.client_saves:
             uris = [self.documents.uri_for(path) for path in dirty]
             try:
@@ -272,9 +275,11 @@ class LspHost:
                 write_text_atomic(path, doc.source, encoding=disk.encoding, bom=disk.bom)
             except (StaleChangeError, OSError, UnicodeEncodeError) as exc:
                 logger.error("could not save %s: %s", path, exc)
+                failed[path] = str(exc)
                 continue
             state, _ = read_disk_state(path)
             self.documents.wrote(path, state)
+        return failed
 
     async def files_changed_on_disk(self, paths: Sequence[Path]) -> None:
         """Tell the client (``lspAgent/workspace/didChangeFiles``) which open documents changed

@@ -258,13 +258,16 @@ def _argv(cmd: SimpleCommand) -> list[str] | str:
     name = cmd.words[0]
     if name.value is None or name.glob:
         return f"the command name `{name.source}` is computed at run time"
-    if any(w.value is None for w in cmd.words[1:]):
+    if any(w.value is None and w.expansion is None for w in cmd.words[1:]):
         if name.value in DYNAMIC_ARGS_OK and name.value not in ("printf", "test", "["):
             return [name.value]
-        dynamic = next(w for w in cmd.words[1:] if w.value is None)
+        dynamic = next(w for w in cmd.words[1:] if w.value is None and w.expansion is None)
         return f"`{short(cmd.text)}` has an argument computed at run time ({dynamic.why})"
     argv: list[str] = [name.value]
     for word in cmd.words[1:]:
+        if word.expansion is not None:
+            argv.extend(word.expansion)  # a brace list: only more literal arguments
+            continue
         assert word.value is not None
         if not word.glob:
             argv.append(word.value)
@@ -431,15 +434,14 @@ def _sensitive_args(unit: Unit, home: Path) -> str | None:
     directory) still ask."""
     if unit.cmd.cwd is None:
         return None
-    for word in unit.cmd.words[1:]:
-        value = word.value
-        if value and value.startswith("-"):
-            value = value.partition("=")[2]
-        if not value:
+    values = [v for w in unit.cmd.words[1:] for v in (w.expansion or (w.value,))]
+    for value in values:
+        target = value.partition("=")[2] if value and value.startswith("-") else value
+        if not target:
             continue
-        why = is_sensitive(resolve(Path(value), cwd=unit.cmd.cwd), home=home)
+        why = is_sensitive(resolve(Path(target), cwd=unit.cmd.cwd), home=home)
         if why:
-            return f"`{short(unit.cmd.text)}` touches {value}: {why}"
+            return f"`{short(unit.cmd.text)}` touches {target}: {why}"
     return None
 
 

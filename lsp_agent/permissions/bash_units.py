@@ -83,7 +83,10 @@ def units_of(
 
 def view(cmd: SimpleCommand) -> CommandView:
     """Strict words plus loose variants (basename of a path, wrapped commands, folded case)."""
-    values = [w.value for w in cmd.words]
+    # Brace lists in argument position only yield more arguments: read them expanded.
+    values: list[str | None] = [cmd.words[0].value] if cmd.words else []
+    for w in cmd.words[1:]:
+        values.extend(w.expansion if w.expansion is not None else [w.value])
     strict = tuple(v for v in values if v is not None) if None not in values else None
     loose = tuple(w.value if w.value is not None else w.source for w in cmd.words)
     variants: list[tuple[str, ...]] = []
@@ -98,6 +101,8 @@ def view(cmd: SimpleCommand) -> CommandView:
                     variants.append(candidate)
 
     add(loose)
+    if strict is not None:
+        add(strict)
     # ``{rm,-rf,x}`` runs ``rm -rf x``: read a plain brace list as the words it expands to.
     if len(cmd.words) >= 1 and cmd.words[0].why in ("brace expansion", "unparsed"):
         inner = re.fullmatch(r"\{([^{}]*,[^{}]*)\}", cmd.words[0].source)

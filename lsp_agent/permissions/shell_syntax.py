@@ -12,13 +12,17 @@ class Word:
     """One shell word. ``value`` is its literal text after quote removal and ``~`` expansion,
     or ``None`` when it is dynamic; ``glob`` says it has unquoted ``*``/``?`` (``value`` then
     holds the pattern); ``source`` is the text as written; ``why`` says why it is dynamic;
-    ``variables`` names the shell variables it expands (outside nested substitutions)."""
+    ``variables`` names the shell variables it expands (outside nested substitutions);
+    ``expansion`` is set for plain brace lists."""
 
     value: str | None
     source: str
     glob: bool = False
     why: str | None = None
     variables: tuple[str, ...] = ()
+    expansion: tuple[str, ...] | None = None
+    """For a plain literal brace expansion (``part{1,2}.diff``), the words it yields
+    (:func:`~lsp_agent.permissions.braces.expand_braces`); ``value`` stays ``None``."""
 
 
 @dataclass(frozen=True, kw_only=True)

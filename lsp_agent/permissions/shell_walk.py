@@ -11,6 +11,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from lsp_agent.permissions.braces import expand_braces
 from lsp_agent.permissions.shell_syntax import Analysis, Redirect, SimpleCommand, Word
 from lsp_agent.permissions.shell_words import (
     assemble,
@@ -469,7 +470,15 @@ class Walker:
                 why.append("~user expansion")
         variables = self.variables(node)
         if why:
-            return Word(value=None, source=source, glob=glob, why=why[0], variables=variables)
+            expansion = expand_braces(source) if all(w == "brace expansion" for w in why) else None
+            return Word(
+                value=None,
+                source=source,
+                glob=glob,
+                why=why[0],
+                variables=variables,
+                expansion=expansion,
+            )
         return Word(value=value, source=source, glob=glob, variables=variables)
 
     def nested(self, node: Node, state: State, *, depth: int) -> None:

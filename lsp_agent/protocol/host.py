@@ -37,9 +37,10 @@ class Host(Protocol):
         """Ask the user; bounded in time by the door. Headless doors answer by policy."""
         ...
 
-    async def save_documents(self, paths: Sequence[Path]) -> None:
+    async def save_documents(self, paths: Sequence[Path]) -> dict[Path, str]:
         """Make the disk hold the buffer text of ``paths`` (those the agent edited) before a
-        tool that reads the disk runs."""
+        tool that reads the disk runs. Returns the paths that could not be saved, each with
+        the reason (empty: the disk holds every buffer)."""
         ...
 
     async def files_changed_on_disk(self, paths: Sequence[Path]) -> None:

@@ -8,7 +8,9 @@ written for the model.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 from lsp_agent.protocol.documents import TextSnapshot
@@ -104,15 +106,49 @@ def check_encodable(snapshot: TextSnapshot, new_text: str) -> None:
         ) from None
 
 
+def read_only_reason(path: Path) -> str | None:
+    """Why ``path`` is a read-only file that a write would have to make writable, or
+    ``None`` (missing, or writable). Read-only: no write bit at all (``0444``; checked on the
+    bits because ``root`` may write anything), or not writable by this process."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if not stat.S_ISREG(mode):
+        return None
+    bits = stat.S_IMODE(mode)
+    if bits & 0o222 and os.access(path, os.W_OK):
+        return None
+    return (
+        f"{path} is read-only (mode {bits:04o}); approving this call makes it writable for its "
+        f"owner (mode {bits | 0o200:04o}) and then changes it"
+    )
+
+
+def make_writable(path: Path) -> None:
+    """Add the owner's write bit to ``path`` (after the user approved it: see
+    :func:`read_only_reason`). Raises :class:`ToolError` when the mode cannot be changed."""
+    try:
+        bits = stat.S_IMODE(path.stat().st_mode)
+        os.chmod(path, bits | 0o200)
+    except OSError as exc:
+        raise ToolError(
+            f"{path} is read-only and its mode could not be changed: {exc.strerror or exc}."
+        ) from None
+
+
 async def apply_prepared(ctx: ToolContext, prepared: Prepared) -> tuple[TextSnapshot, str]:
     """Apply ``prepared.changes`` (exactly one) and record the new text as read.
 
-    Returns the new snapshot (from the door, else built from the new text) and a note for the
+    A read-only file (``prepared.needs_approval``, approved by the user) is made writable
+    first. Returns the new snapshot (from the door, else built from the new text) and a note for the
     model (``""`` unless the change was merged with the user's newer text, which the model has
     not seen). Raises :class:`ToolError` with the door's reason when the change is refused
     (e.g. the user changed the same lines since the model read the file).
     """
     (change,) = prepared.changes
+    if prepared.needs_approval is not None and read_only_reason(change.path) is not None:
+        make_writable(change.path)
     result = await ctx.workspace.apply(prepared.changes, label=prepared.title)
     if not result.applied:
         raise ToolError(

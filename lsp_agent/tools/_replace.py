@@ -10,6 +10,7 @@ characters stay byte-exact in CRLF and mixed files. Added breaks use the file's 
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 
@@ -132,6 +133,9 @@ def not_found_message(text_lf: str, old_lf: str) -> str:
             "old_string seems to include line-number prefixes from Read output; "
             "copy only the text after the tab."
         )
+    indent = _indent_mismatch(text_lf, old_lf)
+    if indent:
+        parts.append(indent)
     lines = split_lines(text_lf)
     best = closest_window(lines, old_lf)
     if best is None:
@@ -146,6 +150,48 @@ def not_found_message(text_lf: str, old_lf: str) -> str:
         f"{ratio:.0%} similar) is:\n{numbered(window, first + 1)}"
     )
     return "\n".join(parts)
+
+
+_LEADING_SPACES = re.compile(r"^( +)", re.MULTILINE)
+_LEADING_TABS = re.compile(r"^(\t+)", re.MULTILINE)
+
+
+def _as_tabs(match: re.Match[str], *, width: int) -> str:
+    spaces = len(match.group(1))
+    return "\t" * (spaces // width) + " " * (spaces % width)
+
+
+def _as_spaces(match: re.Match[str], *, width: int) -> str:
+    return " " * (len(match.group(1)) * width)
+
+
+def _indent_mismatch(text_lf: str, old_lf: str) -> str | None:
+    """The exact hint when ``old_lf`` would match if its indentation used the file's
+    character: spaces where the file indents with tabs (tried at widths 8, 4 and 2), or tabs
+    where the file uses spaces."""
+    for width in (8, 4, 2):
+        if _LEADING_SPACES.search(old_lf) is None:
+            break
+        tabbed = _LEADING_SPACES.sub(functools.partial(_as_tabs, width=width), old_lf)
+        if tabbed != old_lf and tabbed in text_lf:
+            line = text_lf[: text_lf.index(tabbed)].count("\n") + 1
+            return (
+                "old_string indents with spaces, but the file indents with tabs: the text "
+                f"matches at line {line} when each {width} leading spaces are a tab. Use tab "
+                "characters in old_string (and new_string) exactly as in the file."
+            )
+    for width in (4, 8, 2):
+        if _LEADING_TABS.search(old_lf) is None:
+            break
+        spaced = _LEADING_TABS.sub(functools.partial(_as_spaces, width=width), old_lf)
+        if spaced in text_lf:
+            line = text_lf[: text_lf.index(spaced)].count("\n") + 1
+            return (
+                "old_string indents with tabs, but the file indents with spaces: the text "
+                f"matches at line {line} when each tab is {width} spaces. Use spaces in "
+                "old_string (and new_string) exactly as in the file."
+            )
+    return None
 
 
 def closest_window(lines: list[str], old_lf: str) -> tuple[int, int, float] | None:

@@ -65,6 +65,9 @@ class Prepared:
     paths: tuple[Path, ...] = ()
     locations: tuple[Location, ...] = ()
     data: Any = None
+    needs_approval: str | None = None
+    """Why the user must approve this call in every mode (``bypassPermissions`` included),
+    e.g. a read-only file whose mode the call would change; doors that cannot ask refuse."""
 
 
 @dataclass(frozen=True, kw_only=True)

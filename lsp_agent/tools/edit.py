@@ -11,7 +11,13 @@ from pydantic import ConfigDict, Field
 
 from lsp_agent.protocol.documents import FileChange
 from lsp_agent.protocol.events import Location, ToolKind
-from lsp_agent.tools._files import apply_prepared, check_encodable, check_fresh, read_optional
+from lsp_agent.tools._files import (
+    apply_prepared,
+    check_encodable,
+    check_fresh,
+    read_only_reason,
+    read_optional,
+)
 from lsp_agent.tools._paths import display_path, not_found_hint, resolve_file_path
 from lsp_agent.tools._replace import replace_exact
 from lsp_agent.tools._schema import tidy_schema
@@ -142,6 +148,7 @@ class EditTool(Tool[EditInput]):
             content=(diff_item(path, old_text, change.new_text, label=label),),
             changes=(change,),
             paths=(path,),
+            needs_approval=read_only_reason(path) if snapshot is not None else None,
             locations=(Location(path=str(path), line=plan.first_line),),
             data=plan,
         )

@@ -119,6 +119,13 @@ class GlobTool(Tool[GlobInput]):
                     "No matching file was found, but the search was incomplete: "
                     + " ".join(incomplete)
                 )
+            exact = _ignored_exact_path(root, pattern)
+            if exact is not None:
+                return ToolOutput(
+                    text=f"{exact}\n(This file exists but is excluded by .gitignore or another "
+                    "ignore file, so patterns with wildcards do not list it.)",
+                    raw_output={"count": 1, "total": 1, "truncated": False, "ignored": True},
+                )
             return ToolOutput(
                 text="No files found", raw_output={"count": 0, "total": 0, "truncated": False}
             )
@@ -139,6 +146,17 @@ class GlobTool(Tool[GlobInput]):
                 "truncated": truncated or bool(incomplete),
             },
         )
+
+
+def _ignored_exact_path(root: Path, pattern: str) -> Path | None:
+    """The file a wildcard-free ``pattern`` names under ``root`` when it exists (the listing
+    left it out: an ignore file excludes it), else ``None``. Stays inside ``root``."""
+    if _GLOB_CHARS.intersection(pattern) or "\\" in pattern:
+        return None
+    candidate = (root / pattern.lstrip("/")).resolve()
+    if not candidate.is_relative_to(root) or not candidate.is_file():
+        return None
+    return candidate
 
 
 def _split_pattern(

@@ -10,7 +10,13 @@ from pydantic import ConfigDict, Field
 
 from lsp_agent.protocol.documents import FileChange
 from lsp_agent.protocol.events import Location, ToolKind
-from lsp_agent.tools._files import apply_prepared, check_encodable, check_fresh, read_optional
+from lsp_agent.tools._files import (
+    apply_prepared,
+    check_encodable,
+    check_fresh,
+    read_only_reason,
+    read_optional,
+)
 from lsp_agent.tools._paths import display_path, resolve_file_path
 from lsp_agent.tools._schema import tidy_schema
 from lsp_agent.tools._text import dominant_eol, split_lines, to_lf, with_eol
@@ -94,6 +100,7 @@ class WriteTool(Tool[WriteInput]):
             content=(diff_item(path, old_text, change.new_text, label=label),),
             changes=(change,),
             paths=(path,),
+            needs_approval=read_only_reason(path) if snapshot is not None else None,
             locations=(Location(path=str(path), line=1),),
             data=snapshot is None,
         )

@@ -141,13 +141,19 @@ class DiskHost:
         """Ask the configured handler."""
         return await self._permission_handler(request)
 
-    async def save_documents(self, paths: Sequence[Path]) -> None:
+    async def save_documents(self, paths: Sequence[Path]) -> dict[Path, str]:
         """Write the simulated buffers among ``paths`` to disk (what an editor's save does);
-        other paths have nothing unsaved."""
+        other paths have nothing unsaved. Returns the paths that could not be written."""
+        failed: dict[Path, str] = {}
         for path in paths:
             snapshot = self.buffers.get(path)
-            if snapshot is not None:
+            if snapshot is None:
+                continue
+            try:
                 write_text_atomic(path, snapshot.text, encoding=snapshot.encoding, bom=snapshot.bom)
+            except (OSError, UnicodeEncodeError) as exc:
+                failed[path] = str(exc)
+        return failed
 
     async def files_changed_on_disk(self, paths: Sequence[Path]) -> None:
         """Nothing to refresh: without an editor the disk is the truth."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -103,7 +104,9 @@ def read_text_file(path: Path, *, max_bytes: int = MAX_TEXT_BYTES) -> TextSnapsh
 def write_text_atomic(path: Path, text: str, *, encoding: str = "utf-8", bom: bool = False) -> None:
     """Write ``text`` to ``path`` atomically (temp file + rename), creating parent folders.
 
-    Keeps the existing file's permission bits. Raises ``OSError`` on failure, leaving the
+    Keeps the existing file's permission bits. Raises ``PermissionError`` for an existing file
+    that is read-only (no write bit, or not writable by this process: the caller must make it
+    writable with the user's approval first), ``OSError`` on other failures, leaving the
     original file untouched. Raises ``UnicodeEncodeError`` if ``text`` cannot be encoded.
     """
     data = encode_text(text, encoding=encoding, bom=bom)
@@ -111,6 +114,12 @@ def write_text_atomic(path: Path, text: str, *, encoding: str = "utf-8", bom: bo
     mode: int | None = None
     with contextlib.suppress(FileNotFoundError):
         mode = path.stat().st_mode & 0o7777
+    if mode is not None and not (mode & 0o222 and os.access(path, os.W_OK)):
+        # The rename below needs only the folder's write permission: without this check a
+        # read-only file would be replaced where the shell's `>` is refused.
+        raise PermissionError(
+            errno.EACCES, f"{path} is read-only (mode {mode:04o}); not replacing it", str(path)
+        )
     # os.open with 0o666 lets the umask decide a new file's mode, as any editor's save would
     # (mkstemp would make every new file 0600).
     tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")

@@ -96,13 +96,18 @@ class Workspace:
         except (OSError, NotTextError, UnicodeDecodeError):
             return None
 
-    async def before_disk_read(self) -> None:
+    async def before_disk_read(self) -> dict[Path, str]:
         """Save the buffers the agent edited since the last save, so the disk holds what the
         agent wrote. Once saved they are forgotten: text the user types into them later is
-        theirs to save, never written behind their back by a later command."""
-        if self.edited:
-            await self.host.save_documents(sorted(self.edited))
-            self.edited.clear()
+        theirs to save, never written behind their back by a later command. Returns the
+        buffers that could not be saved, with the reason; they stay on the list, so the next
+        disk-reading tool tries again."""
+        if not self.edited:
+            return {}
+        failed = await self.host.save_documents(sorted(self.edited))
+        self.edited.clear()
+        self.edited.update(failed)
+        return dict(failed)
 
     async def after_disk_write(self, paths: Sequence[Path] = ()) -> None:
         """Tell the door the disk may have changed (refresh clean buffers)."""

@@ -43,8 +43,8 @@ class RecordingHost:
             return PermissionResponse(outcome="selected", option_id="reject_once")
         return await self.answer(request)
 
-    async def save_documents(self, paths: Sequence[Path]) -> None:
-        return None
+    async def save_documents(self, paths: Sequence[Path]) -> dict[Path, str]:
+        return {}
 
     async def files_changed_on_disk(self, paths: Sequence[Path]) -> None:
         return None

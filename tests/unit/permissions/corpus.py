@@ -285,7 +285,7 @@ EXPANSION = [
         "brace-expansion-arg-cat",
         "cat {README.md,/etc/passwd}",
         "ask",
-        "brace expansion",
+        "/etc/passwd, outside the workspace",
         effect="none",
     ),
     B("brace-sequence", "echo {1..3}", "allow", effect="none"),

@@ -350,3 +350,21 @@ async def test_an_unanalysable_command_offers_no_always_through_the_executor(
     assert [r.text for r in e.session_rules] == ["Bash(make -n)"]
     assert saved == [("user", "deny", ["Bash(make -n)"])]
     assert decide(e, "Bash", command="ls") == "allow"
+
+
+def test_brace_lists_in_argument_position_are_only_more_arguments(tmp_path: Path) -> None:
+    e = engine(tmp_path, allowed_tools=("Bash(wc *)",))
+    assert decide(e, "Bash", command="wc -l part{1,2,3}.diff") == "allow"
+    assert decide(e, "Bash", command="wc -l part{1..3}.diff") == "allow"
+    # In command position a brace list chooses the command: still asks.
+    assert decide(e, "Bash", command="{wc,rm} -l x") == "ask"
+    plain = engine(tmp_path)
+    assert decide(plain, "Bash", command="cat src{1,2}.py") == "allow"  # read-only, inside
+    assert decide(plain, "Bash", command="cat {/etc/passwd,x}") == "ask"  # reads outside
+    assert decide(plain, "Bash", command="cat x{$HOME,y}") == "ask"  # not a plain literal
+    bypass = engine(tmp_path, mode="bypassPermissions")
+    assert decide(bypass, "Bash", command="cp x .vscode/{a,b}.json") == "ask"
+    assert (
+        decide(engine(tmp_path, disallowed_tools=("Bash(rm *)",)), "Bash", command="rm x{1,2}")
+        == "deny"
+    )

@@ -160,6 +160,35 @@ async def test_not_found_says_when_only_whitespace_differs(env: Env) -> None:
         await edit(env, path, "def f():\n  return 1", "x")
 
 
+@pytest.mark.parametrize(
+    ("content", "old", "says"),
+    [
+        (
+            "func f() {\n\tif x {\n\t\treturn 1\n\t}\n}\n",
+            "    if x {\n        return 1\n    }",
+            "indents with spaces, but the file indents with tabs: the text matches at line 2 "
+            "when each 4 leading spaces are a tab",
+        ),
+        (
+            "def f():\n    return 1\n",
+            "def f():\n\treturn 1",
+            "indents with tabs, but the file indents with spaces: the text matches at line 1 "
+            "when each tab is 4 spaces",
+        ),
+    ],
+    ids=["spaces-for-tabs", "tabs-for-spaces"],
+)
+async def test_not_found_names_tabs_versus_spaces(
+    env: Env, content: str, old: str, says: str
+) -> None:
+    path = env.write_text("a.go", content)
+    await read(env, path)
+    with pytest.raises(ToolError) as err:
+        await edit(env, path, old, "x")
+    assert says in str(err.value)
+    assert path.read_text() == content
+
+
 async def test_not_found_detects_line_number_prefixes(env: Env) -> None:
     path = env.write_text("a.py", "a = 1\nb = 2\n")
     await read(env, path)

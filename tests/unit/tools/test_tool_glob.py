@@ -57,6 +57,19 @@ async def test_gitignore_is_respected_and_vcs_dirs_skipped(env: Env) -> None:
     assert not any("build" in line or line.endswith(".log") for line in listed), listed
 
 
+async def test_an_exact_path_that_gitignore_excludes_is_returned_with_a_note(env: Env) -> None:
+    (env.root / ".git").mkdir()
+    env.write_text(".gitignore", "build/\n*.log\n")
+    gen = touch(env.path("build/gen.py"), 1)
+    log = touch(env.path("debug.log"), 2)
+    for pattern, found in (("build/gen.py", gen), ("debug.log", log), (str(log), log)):
+        out = await env.run(GLOB, {"pattern": pattern})
+        assert out.text.startswith(f"{found}\n") and "excluded by .gitignore" in out.text
+        assert not out.is_error
+    out = await env.run(GLOB, {"pattern": "build/missing.py"})
+    assert out.text == "No files found"
+
+
 async def test_no_match(env: Env) -> None:
     touch(env.path("a.py"), 1)
     out = await env.run(GLOB, {"pattern": "*.rs"})
