@@ -55,7 +55,7 @@ class Splice:
 def minimal_splice(old: str, new: str) -> Splice | None:
     """The smallest single replacement turning ``old`` into ``new`` (common prefix and suffix
     kept), or ``None`` if they are equal. The cut never falls inside a CRLF pair of either
-    text."""
+    text, and an append never starts past the last line break of ``old``."""
     if old == new:
         return None
     limit = min(len(old), len(new))
@@ -70,7 +70,31 @@ def minimal_splice(old: str, new: str) -> Splice | None:
         prefix -= 1
     if suffix and (_splits_crlf(old, len(old) - suffix) or _splits_crlf(new, len(new) - suffix)):
         suffix -= 1
-    return Splice(start=prefix, end=len(old) - suffix, text=new[prefix : len(new) - suffix])
+    return _before_final_break(
+        old, Splice(start=prefix, end=len(old) - suffix, text=new[prefix : len(new) - suffix])
+    )
+
+
+def _before_final_break(old: str, splice: Splice) -> Splice:
+    """A splice that reaches past the last line break of ``old`` (an append such as
+    ``"a\r\n"`` + ``"b\r\n"``, or deleting the last line), shifted to the same change one
+    line break earlier (``"\r\nb"`` inserted at the end of the last line; ``"\nb"`` deleted):
+    the same result without a position past the last line break, where an editor's buffer has
+    no line (Neovim then saves an extra blank line). Other splices are returned unchanged."""
+    match = re.search(r"(\r\n|\r|\n)\Z", old)
+    if match is None or splice.end != len(old):
+        return splice
+    brk = match.group(1)
+    cut = len(brk)
+    if splice.start < cut or old[splice.start - cut : splice.start] != brk:
+        return splice
+    if splice.text and not splice.text.endswith(brk):
+        return splice
+    text = (brk + splice.text)[:-cut]
+    shifted = Splice(start=splice.start - cut, end=splice.end - cut, text=text)
+    if _splits_crlf(old, shifted.start) or _splits_crlf(old, shifted.end):
+        return splice
+    return shifted
 
 
 def _splits_crlf(text: str, offset: int) -> bool:
