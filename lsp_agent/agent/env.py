@@ -30,13 +30,20 @@ if TYPE_CHECKING:
     from lsp_agent.agent.loop import LoopState
 
 
+DEFAULT_MAX_MODEL_REQUESTS = 200
+"""The per-prompt cap on model requests when a door sets none: generous for real work, but no
+loop of any kind (a fix loop against diagnostics that never settle, a model that never stops
+calling tools) runs unbounded."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class AgentConfig:
     """The agent settings a door hands to the composition root (door-neutral).
 
     ``max_tokens`` is the output cap per request (tokens); after a ``max_tokens`` stop the
     request is retried once with ``escalated_max_tokens``, then up to ``max_continue_nudges``
-    "continue" messages are sent. ``max_turns`` bounds model requests per prompt.
+    "continue" messages are sent. ``max_turns`` bounds model requests per prompt (default
+    :data:`DEFAULT_MAX_MODEL_REQUESTS`; ``None`` removes the bound).
     ``context_window`` (tokens) overrides the model table's window (tests, odd
     deployments); ``None`` takes it from :func:`~lsp_agent.model.limits.limits_for`.
     ``auto_compact`` is the ``autoCompact`` setting (``None``: not set, on). ``state_dir``
@@ -51,7 +58,7 @@ class AgentConfig:
     permission_mode: PermissionMode = "default"
     allowed_tools: tuple[str, ...] = ()
     disallowed_tools: tuple[str, ...] = ()
-    max_turns: int | None = None
+    max_turns: int | None = DEFAULT_MAX_MODEL_REQUESTS
     max_tokens: int = 16384
     escalated_max_tokens: int = 64000
     max_continue_nudges: int = 3

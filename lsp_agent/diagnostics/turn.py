@@ -20,6 +20,7 @@ re-check updates the tool call of the check it repeats, so a client shows each v
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import uuid
 from collections.abc import Callable
@@ -28,7 +29,10 @@ from pathlib import Path
 
 from lsp_agent.diagnostics.config import VerifyConfig
 from lsp_agent.diagnostics.model import Report
+from lsp_agent.diagnostics.positions import split_lines
 from lsp_agent.diagnostics.render import (
+    CLOSE_TAG,
+    OPEN_TAG,
     display_path,
     render_attachment,
     render_nudge,
@@ -38,7 +42,13 @@ from lsp_agent.diagnostics.render import (
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.diagnostics.verify import FileVerdict, Target, Verdict
 from lsp_agent.protocol.documents import TextSnapshot
-from lsp_agent.protocol.events import SessionUpdate, ToolCall, ToolCallUpdate
+from lsp_agent.protocol.events import (
+    ContentItem,
+    SessionUpdate,
+    TextContent,
+    ToolCall,
+    ToolCallUpdate,
+)
 from lsp_agent.workspace.journal import AppliedChange, ChangeJournal
 from lsp_agent.workspace.workspace import Workspace
 
@@ -71,7 +81,16 @@ class Check:
             if file.sources:
                 turn.latest[file.target.path] = file
                 turn.checked_by[file.target.path] = self.started.tool_call_id
-        attachment = render_attachment(verdict, cwd=turn.cwd, max_listed=turn.config.max_listed)
+        shown, repeated = turn.unreported(verdict)
+        attachment = render_attachment(shown, cwd=turn.cwd, max_listed=turn.config.max_listed)
+        if attachment is not None and repeated:
+            attachment = attachment.replace(
+                CLOSE_TAG,
+                f"  ({repeated} problem(s) reported before and not changed by this edit are "
+                f"not listed again)\n{CLOSE_TAG}",
+            )
+        if turn.config.mode == "fix" and any(f.new_errors for f in shown.files):
+            attachment = turn.fix_round(shown) or attachment
         return CheckResult(
             attachment=attachment,
             update=_finished(self.started.tool_call_id, verdict, turn.cwd),
@@ -96,6 +115,13 @@ class TurnVerification:
     checked_by: dict[Path, str] = field(default_factory=dict)
     """The verification tool call that gave each file its latest verdict."""
     rounds: int = 0
+    """Fix rounds used, shared by the per-edit reports and the end-of-turn nudge."""
+    asked: bool = False
+    """A report or nudge of this prompt already listed new errors."""
+    exhausted: bool = False
+    """The ``maxRounds`` budget ran out while errors remained (the user is told at the end)."""
+    told: set[tuple[Path, int, str, str | None, str, str]] = field(default_factory=set)
+    """Diagnostics already listed to the model, with the text of their line then."""
     _ids: itertools.count[int] = field(default_factory=itertools.count)
     _prefix: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
@@ -145,7 +171,8 @@ class TurnVerification:
     async def at_end(self) -> str | None:
         """For the loop, when the model ends its turn: re-checks files whose sources were
         unknown (shown through ``emit``); then, in ``fix`` mode while new errors remain and
-        rounds are left, the nudge text (the loop sends it and goes on), else ``None``."""
+        rounds are left, the nudge text (the loop sends it and goes on), else ``None`` (when
+        the rounds ran out with errors left, the user is told "still failing")."""
         incomplete = tuple(f.target for f in self.latest.values() if f.unknown)
         if incomplete:
             names = ", ".join(display_path(t.path, self.cwd) for t in incomplete[:3])
@@ -169,7 +196,13 @@ class TurnVerification:
             check = Check(turn=self, targets=incomplete, started=started)
             result = await check.run()
             self.emit(result.update)
-        return self.nudge()
+        nudge = self.nudge()
+        if nudge is not None:
+            return nudge
+        failing = [f for f in self.latest.values() if f.new_errors]
+        if self.config.mode == "fix" and failing and (self.exhausted or self.rounds):
+            self.emit(self._still_failing(failing))
+        return None
 
     def nudge(self) -> str | None:
         """The fix nudge, counting a round, or ``None`` (not ``fix`` mode, no rounds left, or
@@ -180,7 +213,64 @@ class TurnVerification:
         if not failing:
             return None
         self.rounds += 1
+        self.asked = True
         return render_nudge(failing, cwd=self.cwd, max_listed=self.config.max_listed)
+
+    def fix_round(self, shown: Verdict) -> str | None:
+        """Count a per-edit report that lists new errors in ``fix`` mode: the first listing is
+        free, each later one (the model is fixing what it was told) uses a round of the same
+        ``maxRounds`` budget as the end-of-turn nudge. Returns the text that replaces the
+        report once the budget is spent (it stops asking for fixes), else ``None``."""
+        if not self.asked:
+            self.asked = True
+            return None
+        if self.rounds < self.config.max_rounds:
+            self.rounds += 1
+            return None
+        self.exhausted = True
+        count = sum(len(f.new_errors) for f in shown.files)
+        return (
+            f"{OPEN_TAG}\nThe diagnostics still report {count} new error(s) after "
+            f"{self.rounds} fix round(s); that is the limit for this prompt (maxRounds). Do not "
+            "keep editing to chase them: finish your turn and tell the user which errors "
+            f"remain.\n{CLOSE_TAG}"
+        )
+
+    def unreported(self, verdict: Verdict) -> tuple[Verdict, int]:
+        """``verdict`` without the new diagnostics already listed to the model whose line an
+        edit did not change since (same source, code, message and line text), and how many
+        were left out; the rest are remembered as listed."""
+        files = []
+        repeated = 0
+        for file in verdict.files:
+            lines = split_lines(file.target.text)
+            keep = []
+            for diagnostic in file.new:
+                text = lines[diagnostic.line].strip() if 0 <= diagnostic.line < len(lines) else ""
+                key = (file.target.path, diagnostic.severity, *diagnostic.key(), text)
+                if key in self.told:
+                    repeated += 1
+                    continue
+                self.told.add(key)
+                keep.append(diagnostic)
+            files.append(dataclasses.replace(file, new=tuple(keep)))
+        return dataclasses.replace(verdict, files=tuple(files)), repeated
+
+    def _still_failing(self, failing: list[FileVerdict]) -> ToolCall:
+        """The user's notice that ``fix`` mode gave up with errors left."""
+        count = sum(len(f.new_errors) for f in failing)
+        names = ", ".join(display_path(f.target.path, self.cwd) for f in failing[:3])
+        text = (
+            f"Still failing after {self.rounds} fix round(s): {count} new error(s) in {names} "
+            "remain (verify.maxRounds reached)."
+        )
+        return ToolCall(
+            tool_call_id=f"verify_{self._prefix}_{next(self._ids)}",
+            title=text,
+            kind="think",
+            status="completed",
+            content=(ContentItem(content=TextContent(text=text)),),
+        )
 
     def begin(self) -> Check | None:
         """A check of the documents changed since the last call, or ``None`` when none was."""

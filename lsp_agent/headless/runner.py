@@ -129,7 +129,7 @@ async def _run(
     environ: Mapping[str, str],
     max_retries: int,
 ) -> int:
-    from lsp_agent.agent.env import AgentConfig
+    from lsp_agent.agent.env import DEFAULT_MAX_MODEL_REQUESTS, AgentConfig
     from lsp_agent.headless.events import EventStream
     from lsp_agent.headless.host import HeadlessHost, refuse_unattended
     from lsp_agent.model.anthropic import AnthropicModel, resolve_model_name
@@ -164,7 +164,7 @@ async def _run(
         model=model_name,
         allowed_tools=options.allowed_tools,
         disallowed_tools=options.disallowed_tools,
-        max_turns=options.max_turns,
+        max_turns=options.max_turns or DEFAULT_MAX_MODEL_REQUESTS,
         unattended=refuse_unattended,
     )
     if diagnostics is not None:
@@ -291,7 +291,7 @@ async def _run(
         stop_reason=stop_reason,
         error=error,
         interrupted=interrupts > 0,
-        max_turns=options.max_turns,
+        max_turns=options.max_turns or DEFAULT_MAX_MODEL_REQUESTS,
     )
     renderer.result(
         result_event(

@@ -68,7 +68,8 @@ class InitOptions:
     bounds the wait for the ``didChange`` that shows an applied edit (ms). ``diagnostics``
     holds the verification, managed-server and suggestion settings, validated at
     ``initialize`` by :func:`lsp_agent.diagnostics.config.parse_settings`
-    (docs/verification.md). ``extra`` holds keys this server does not know (logged).
+    (docs/verification.md). ``max_model_requests`` caps the model requests of one prompt
+    (``None``: the core's default, 200). ``extra`` holds keys this server does not know (logged).
     """
 
     client_name: str | None = None
@@ -82,6 +83,7 @@ class InitOptions:
     permission_timeout_ms: int = DEFAULT_PERMISSION_TIMEOUT_MS
     edit_confirm_timeout_ms: int = DEFAULT_EDIT_CONFIRM_TIMEOUT_MS
     diagnostics: dict[str, Any] | None = None
+    max_model_requests: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -98,6 +100,7 @@ _FIELDS = {
     "permissionTimeoutMs": "permission_timeout_ms",
     "editConfirmTimeoutMs": "edit_confirm_timeout_ms",
     "diagnostics": "diagnostics",
+    "maxModelRequests": "max_model_requests",
 }
 _FEATURES = {"saveDocuments": "save_documents", "reloadDocuments": "reload_documents"}
 
@@ -165,8 +168,9 @@ def _check(name: str, value: Any) -> Any:
         if value is None or (type(value) is dict and all(type(k) is str for k in value)):
             return value
         return _REJECT
-    if name in ("permission_timeout_ms", "edit_confirm_timeout_ms"):
-        return value if type(value) is int and value > 0 else _REJECT
+    if name in ("permission_timeout_ms", "edit_confirm_timeout_ms", "max_model_requests"):
+        unset = name == "max_model_requests" and value is None
+        return value if unset or (type(value) is int and value > 0) else _REJECT
     if name == "client_capabilities":
         if type(value) is not dict:
             return _REJECT

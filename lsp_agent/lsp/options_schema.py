@@ -56,6 +56,7 @@ class InitOptionsModel(_Options):
     permission_timeout_ms: int = Field(default=DEFAULT_PERMISSION_TIMEOUT_MS, gt=0)
     edit_confirm_timeout_ms: int = Field(default=DEFAULT_EDIT_CONFIRM_TIMEOUT_MS, gt=0)
     diagnostics: dict[str, Any] | None = None
+    max_model_requests: int | None = Field(default=None, gt=0)
 
 
 def validate(ours: dict[str, Any]) -> InitOptions:
@@ -82,5 +83,6 @@ def validate(ours: dict[str, Any]) -> InitOptions:
         permission_timeout_ms=model.permission_timeout_ms,
         edit_confirm_timeout_ms=model.edit_confirm_timeout_ms,
         diagnostics=model.diagnostics,
+        max_model_requests=model.max_model_requests,
         extra=dict(model.model_extra or {}),
     )

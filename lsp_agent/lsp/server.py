@@ -203,6 +203,8 @@ class AgentLanguageServer(LanguageServer):
             changes["model"] = self.options.model
         if self.options.permission_mode:
             changes["permission_mode"] = self.options.permission_mode
+        if self.options.max_model_requests is not None:
+            changes["max_turns"] = self.options.max_model_requests
         config = dataclasses.replace(base, **changes) if changes else base
         return self.diagnostics.agent_config(config)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from lsp_agent.agent.env import DEFAULT_MAX_MODEL_REQUESTS
 from lsp_agent.agent.loop import CONTINUE_NUDGE, INTERRUPTED_MARKER
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
 from lsp_agent.protocol.events import AgentMessageChunk, ToolCall, ToolCallUpdate, UsageUpdate
@@ -532,4 +533,17 @@ async def test_the_loops_and_the_tools_updates_reach_the_host_in_one_ordered_str
         "text Built.",
         "usage",
     ]
+
+
+async def test_a_prompt_is_bounded_by_default(harness: HarnessFactory) -> None:
+    # No door setting: the core's default cap still ends a model that never stops calling
+    # tools (before, max_turns defaulted to no bound in the editor door).
+    steps = [
+        reply(tool_use("Echo", {"text": str(n)}, id=f"e{n}"))
+        for n in range(DEFAULT_MAX_MODEL_REQUESTS)
+    ]
+    h = await harness(scenario(*steps))
+    result = await h.session.prompt([PromptText(text="go on forever")])
+    assert result.stop_reason == "max_turn_requests"
+    assert_consistent(h.session.history)
     h.server.assert_done()

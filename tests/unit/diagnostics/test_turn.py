@@ -233,3 +233,55 @@ async def test_a_source_that_cannot_start_is_reported_unknown_to_the_model(
     assert len(verify_ids) == 1
     assert len(run.verdicts()) == 2
     run.server.assert_done()
+
+
+async def test_fix_mode_per_edit_reports_stop_asking_after_max_rounds(run_turn: RunFactory) -> None:
+    # A model that "fixes" whatever each report lists, against errors that never settle: each
+    # fix introduces another undefined name. Before, every report listed the new error again
+    # and the turn never ended; now the third report says the rounds are spent.
+    run = await run_turn(
+        scenario(
+            read_step(),
+            edit("in items)", "in itemz)", "e1"),
+            edit("in itemz)", "in itemy)", "e2", last_user_contains="NEW error shop.py:2:"),
+            edit("in itemy)", "in itemx)", "e3", last_user_contains="NEW error shop.py:2:"),
+            reply(
+                "I stop here; itemx is still undefined.",
+                expect=expecting(last_user_contains="after 1 fix round(s); that is the limit"),
+            ),
+        ),
+        verify=VerifyConfig(mode="fix", timeout_ms=10_000, max_rounds=1),
+    )
+    result = await run.session.prompt([PromptText(text="edit")])
+    assert result.stop_reason == "end_turn"
+    assert result.final_text == "I stop here; itemx is still undefined."
+    run.server.assert_done()  # no end-of-turn nudge: the budget is shared
+    last_user = str(run.session.history[-2].content)
+    assert "NEW error" not in last_user
+    notices = [u for u in run.updates if isinstance(u, ToolCall) and "Still failing" in u.title]
+    assert len(notices) == 1 and "after 1 fix round(s)" in notices[0].title
+
+
+async def test_a_diagnostic_an_edit_did_not_change_is_not_listed_again(
+    run_turn: RunFactory,
+) -> None:
+    run = await run_turn(
+        scenario(
+            read_step(),
+            edit("in items)", "in itemz)", "e1"),
+            edit(
+                "def total(items):",
+                "def total(items):  # sum of prices",
+                "e2",
+                last_user_contains="NEW error shop.py:2:",
+            ),
+            reply(
+                "Done.",
+                expect=expecting(last_user_contains="reported before and not changed by this edit"),
+            ),
+        ),
+        verify=VerifyConfig(mode="report", timeout_ms=10_000),
+    )
+    await run.session.prompt([PromptText(text="edit")])
+    run.server.assert_done()
+    assert "NEW error" not in str(run.session.history[-2].content)

@@ -136,3 +136,12 @@ def test_parsing_the_options_does_not_load_pydantic() -> None:
 def test_trust_is_a_strict_boolean(value: object) -> None:
     with pytest.raises(JsonRpcInvalidParams, match="trusted"):
         parse_init_options({"lspAgent": {"trusted": value}})
+
+
+def test_max_model_requests_caps_a_prompt_and_must_be_positive() -> None:
+    options = parse_init_options({"lspAgent": {"maxModelRequests": 5}})
+    assert options.max_model_requests == 5
+    assert parse_init_options({"lspAgent": {}}).max_model_requests is None
+    for bad in (0, -1, "many"):
+        with pytest.raises(JsonRpcInvalidParams, match="maxModelRequests"):
+            parse_init_options({"lspAgent": {"maxModelRequests": bad}})
