@@ -29,6 +29,9 @@ from lsp_agent.headless.options import HeadlessOptions
 from lsp_agent.headless.render import init_event, make_renderer, result_event
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from lsp_agent.config.loader import LoadedSettings
     from lsp_agent.config.store import SettingsStore
     from lsp_agent.headless.diagnostics import HeadlessDiagnostics
     from lsp_agent.mcp.service import McpService
@@ -141,6 +144,8 @@ async def _run(
     started = time.perf_counter()
     renderer = make_renderer(options.output_format, out=out, err=err, verbose=options.verbose)
     settings = _settings(options, err=err)
+    if options.permission_mode is None:
+        _warn_project_mode(settings.loaded, cwd=options.cwd, err=err)
     diagnostics: HeadlessDiagnostics | None = None
     if options.diagnostics_file is not None:
         from lsp_agent.headless.diagnostics import (
@@ -362,3 +367,17 @@ def _settings(options: HeadlessOptions, *, err: TextIO) -> SettingsStore:
     for problem in settings.loaded.problems:
         err.write(f"lsp-agent: settings: {problem.log_line()}\n")
     return settings
+
+
+def _warn_project_mode(loaded: LoadedSettings, *, cwd: Path, err: TextIO) -> None:
+    """A repository's ``defaultMode`` that needs confirming is not used headless (nobody can
+    confirm it): say so, and which flag applies it."""
+    from lsp_agent.sessions.project_mode import pending_project_mode
+
+    pending = pending_project_mode(loaded, cwd=cwd.resolve())
+    if pending is not None:
+        err.write(
+            f"lsp-agent: {pending.file} sets permissions.defaultMode to {pending.mode}; a "
+            "repository's settings cannot switch off permission prompts by themselves, so it is "
+            f"not used: pass --permission-mode {pending.mode} to use it\n"
+        )

@@ -171,6 +171,7 @@ class AgentLanguageServer(LanguageServer):
         if self._sessions is None:
             self.warm_up.wait_for_core()
             from lsp_agent.sessions.compose import build_sessions
+            from lsp_agent.sessions.project_mode import ModeApprovals, default_approvals_path
 
             self._sessions = build_sessions(
                 host=self.host,
@@ -180,6 +181,7 @@ class AgentLanguageServer(LanguageServer):
                 settings=self.settings_door.store_for,
                 mcp=self.mcp_door.service_for,
                 import_approvals=self.memory.approvals,
+                mode_approvals=ModeApprovals(path=default_approvals_path()),
             )
         return self._sessions
 

@@ -21,6 +21,7 @@ from lsp_agent.mcp.service import McpService
 from lsp_agent.model.base import Model
 from lsp_agent.protocol.host import Host
 from lsp_agent.sessions.manager import SessionManager, SettingsFactory
+from lsp_agent.sessions.project_mode import ModeApprovals
 from lsp_agent.tools.base import Tool
 from lsp_agent.tools.lsp_tools import lsp_tools
 from lsp_agent.tools.registry import ToolRegistry, default_tools
@@ -35,6 +36,7 @@ def build_sessions(
     settings: SettingsFactory | None = None,
     mcp: Callable[[Path], McpService | None] | None = None,
     import_approvals: ImportApprovals | None = None,
+    mode_approvals: ModeApprovals | None = None,
 ) -> SessionManager:
     """The session manager of a door.
 
@@ -44,7 +46,9 @@ def build_sessions(
     ``Rename`` tools when it manages language servers. ``settings`` and ``mcp`` return the
     settings store and the MCP service of a project directory (see :class:`SessionManager`).
     ``import_approvals`` remembers the user's answers about memory imports from outside the
-    workspace (default: for this process only).
+    workspace (default: for this process only); ``mode_approvals`` the user's confirmations of
+    a repository's ``defaultMode`` (:mod:`lsp_agent.sessions.project_mode`; default: for this
+    process only).
     """
     return SessionManager(
         host=host,
@@ -55,6 +59,7 @@ def build_sessions(
         mcp=mcp,
         diagnostics=diagnostics,
         import_approvals=import_approvals,
+        mode_approvals=mode_approvals,
     )
 
 

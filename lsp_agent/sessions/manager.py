@@ -56,6 +56,12 @@ from lsp_agent.protocol.permissions import PermissionMode
 from lsp_agent.protocol.prompt import PromptPart
 from lsp_agent.sessions.commands import builtin_commands
 from lsp_agent.sessions.context_wiring import build_engine, model_limits, turn_config
+from lsp_agent.sessions.project_mode import (
+    ModeApprovals,
+    PendingMode,
+    ask_to_confirm,
+    pending_project_mode,
+)
 from lsp_agent.sessions.prompt_parts import only_text, prompt_text, user_message
 from lsp_agent.sessions.working_set import Touched
 from lsp_agent.tools.base import ReadState, ToolContext
@@ -116,6 +122,9 @@ class Session:
     touched: Touched | None = None
     folder: Path | None = None
     """The session's own folder (oversized tool results go under it)."""
+    pending_mode: PendingMode | None = None
+    """A repository's ``defaultMode`` to confirm before the first prompt (project_mode)."""
+    mode_approvals: ModeApprovals = field(default_factory=lambda: ModeApprovals(path=None))
     _engine: ContextEngine | None = None
     _task: asyncio.Task[TurnResult] | None = None
     _start: asyncio.Future[HookOutcome] | None = None
@@ -157,6 +166,19 @@ class Session:
         """
         if self.busy:
             raise SessionError(f"session {self.id} is already running a prompt; cancel it first")
+        if self.pending_mode is not None and self.config.unattended is None:
+            pending, self.pending_mode = self.pending_mode, None
+            if (
+                await ask_to_confirm(
+                    self.host,
+                    session_id=self.id,
+                    pending=pending,
+                    approvals=self.mode_approvals,
+                    current=self.mode,
+                )
+                and pending.mode in self.available_modes()
+            ):
+                self.set_mode(pending.mode)
         invocation = parse_invocation(parts[0].text) if only_text(parts) else None
         if invocation is not None:
             runner = self._command(self.commands.dispatch(self, invocation))
@@ -430,10 +452,12 @@ class SessionManager:
         diagnostics: DiagnosticsService | None = None,
         managed_memory: Path | None = None,
         import_approvals: ImportApprovals | None = None,
+        mode_approvals: ModeApprovals | None = None,
     ) -> None:
         self.host = host
         self.diagnostics = diagnostics
         self.import_approvals = import_approvals or ImportApprovals(path=None)
+        self.mode_approvals = mode_approvals or ModeApprovals(path=None)
         self.managed_memory = managed_memory or managed_memory_path()
         self.model_factory = model_factory
         self.config = config
@@ -464,6 +488,11 @@ class SessionManager:
         cwd = cwd.resolve()
         store = self.settings(cwd) if self.settings is not None else None
         settings_mode = store.loaded.default_mode() if store is not None else None
+        pending = pending_project_mode(store.loaded, cwd=cwd) if store and not mode else None
+        if pending is not None and self.mode_approvals.approved(pending):
+            pending = None
+        elif pending is not None:
+            settings_mode = None  # the repository's mode waits for the user's confirmation
         home = store.loader.home if store is not None else Path.home()
         auto_memory = (
             auto_memory_dir(home=home, cwd=cwd)
@@ -516,6 +545,8 @@ class SessionManager:
             memory=self._memory(cwd=cwd, roots=roots, store=store, auto_memory=auto_memory),
             commands=builtin_commands(),
             folder=folder,
+            pending_mode=pending,
+            mode_approvals=self.mode_approvals,
         )
         self.sessions[session_id] = session
         session.start_hooks()
