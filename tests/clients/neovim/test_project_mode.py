@@ -1,5 +1,6 @@
 """Neovim: a repository's ``bypassPermissions`` default mode needs the user's confirmation;
-declining keeps ``default`` (spec: editor-clients/neovim/tests/integration/project_mode_spec.lua)."""
+declining keeps ``default`` (the spec: project_mode_spec.lua of the plugin's integration
+tests)."""
 
 from __future__ import annotations
 
