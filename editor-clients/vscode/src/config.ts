@@ -15,6 +15,12 @@ export interface ExtensionSettings {
   /** Model id for new sessions; empty = the server's default. */
   model: string;
   permissionMode: PermissionModeSetting;
+  /**
+   * The user set `lspAgent.permissionMode` themselves. When not, new sessions name no mode, so
+   * the server's settings decide — and a repository's `bypassPermissions` default then needs
+   * the user's confirmation (docs/security.md).
+   */
+  permissionModeChosen?: boolean;
   verificationMode: VerificationModeSetting;
   /** Run hooks from the workspace's settings files (only ever in a trusted workspace). */
   trustedHooks: boolean;
@@ -40,7 +46,7 @@ function stringRecord(value: unknown): Record<string, string> {
 }
 
 /** Read the settings, replacing values of the wrong type by their defaults. */
-export function readSettings(config: Pick<vscode.WorkspaceConfiguration, 'get'>): ExtensionSettings {
+export function readSettings(config: Pick<vscode.WorkspaceConfiguration, 'get'> & Partial<Pick<vscode.WorkspaceConfiguration, 'inspect'>>): ExtensionSettings {
   const str = (key: string, fallback = ''): string => {
     const v = config.get<unknown>(key);
     return typeof v === 'string' ? v : fallback;
@@ -59,6 +65,7 @@ export function readSettings(config: Pick<vscode.WorkspaceConfiguration, 'get'>)
     },
     model: str('model'),
     permissionMode: (PERMISSION_MODES.includes(mode) ? mode : 'default') as PermissionModeSetting,
+    permissionModeChosen: chosen(config.inspect?.('permissionMode')),
     verificationMode: (VERIFICATION_MODES.includes(verification) ? verification : 'report') as VerificationModeSetting,
     trustedHooks: config.get<unknown>('hooks.trusted') === true,
     diagnosticsBridge: config.get<unknown>('diagnostics.bridge') !== false,
@@ -96,4 +103,8 @@ export function initializationOptions(settings: ExtensionSettings, trusted: bool
       clientCapabilities: { saveDocuments: true, reloadDocuments: true },
     },
   };
+}
+
+function chosen(inspected: { globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown } | undefined): boolean {
+  return inspected !== undefined && [inspected.globalValue, inspected.workspaceValue, inspected.workspaceFolderValue].some((v) => v !== undefined);
 }

@@ -48,6 +48,8 @@ export interface ControllerDeps {
   memento: vscode.Memento;
   log: vscode.LogOutputChannel;
   defaultMode(): ModeId;
+  /** The mode the user chose in the settings, if they did (new sessions then name it). */
+  chosenMode?(): ModeId | undefined;
   runAction(id: string): Promise<void>;
 }
 
@@ -178,6 +180,10 @@ export class ChatController implements vscode.Disposable {
   // ---- sessions -----------------------------------------------------------------------------
 
   /** Create a session on the server and make it the active tab. */
+  private chosenMode(): ModeId | undefined {
+    return this.deps.chosenMode ? this.deps.chosenMode() : this.deps.defaultMode();
+  }
+
   async newSession(): Promise<SessionState> {
     if (this.creating) return this.creating;
     this.creating = this.createSession().finally(() => {
@@ -192,7 +198,7 @@ export class ChatController implements vscode.Disposable {
     const result = await this.deps.client.newSession({
       ...(folders[0] ? { cwd: folders[0] } : {}),
       ...(folders.length > 1 ? { additionalDirectories: folders.slice(1) } : {}),
-      mode: this.deps.defaultMode(),
+      ...(this.chosenMode() ? { mode: this.chosenMode() } : {}),
     });
     const session = createSession({
       id: result.sessionId,

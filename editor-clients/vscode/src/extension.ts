@@ -151,6 +151,7 @@ export function activate(context: vscode.ExtensionContext, createClient: ClientF
     memento: context.workspaceState,
     log,
     defaultMode: () => settings().permissionMode,
+    chosenMode: () => (settings().permissionModeChosen ? settings().permissionMode : undefined),
     runAction,
   });
   ref.controller = controller;

@@ -11,9 +11,9 @@
 import '../fake-vscode/register';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { activate, type ExtensionApi } from '../../src/extension';
 import type { ToWebview } from '../../src/shared/messages';
@@ -98,9 +98,13 @@ interface Setup {
 
 let setup: Setup | undefined;
 
-async function launch(steps: unknown[]): Promise<Setup> {
+async function launch(steps: unknown[], files: Record<string, string> = {}): Promise<Setup> {
   const dir = mkdtempSync(join(tmpdir(), 'lsp-agent-vscode-'));
   writeFileSync(join(dir, 'cart.py'), CART);
+  for (const [rel, body] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, rel)), { recursive: true });
+    writeFileSync(join(dir, rel), body);
+  }
   const scripted = await startScripted({ name: 'vscode-integration', steps }, dir);
   fake.reset();
   fake.workspaceFolders = [{ uri: Uri.file(dir), name: 'shop', index: 0 }];
@@ -202,6 +206,39 @@ describe('extension ↔ lsp-agent serve', () => {
       // Refresh test/fixtures/recorded-turn.json: what the panel received in this real turn.
       writeFileSync(process.env.LSP_AGENT_RECORD, `${JSON.stringify(s.page.posted.map((m) => scrub(m, s.dir)), null, 1)}\n`);
     }
+  });
+
+  it("a repository's bypassPermissions default mode asks first, naming the file; declining keeps default", async () => {
+    const s = await launch(
+      [
+        { response: { content: [toolUse('toolu_touch', 'Bash', { command: 'touch made.txt' })], stop_reason: 'tool_use' } },
+        { expect: { tool_results: [{ is_error: true, contains: 'rejected' }] }, response: { content: [text('Not touched.')] } },
+      ],
+      { '.claude/settings.json': JSON.stringify({ permissions: { defaultMode: 'bypassPermissions' } }) },
+    );
+    s.page.receive({ type: 'prompt', text: 'Touch made.txt', mentions: [], includeSelection: false });
+    const asked = await s.page.waitFor((m: ToWebview) => m.type === 'permissionRequested', 'the confirmation');
+    const request = asked.request as RequestPermissionParams;
+    assert.ok(request.toolCall.title.includes(join(s.dir, '.claude', 'settings.json')), request.toolCall.title);
+    assert.match(request.toolCall.title, /bypassPermissions/);
+    const keep = request.options.find((o) => o.kind === 'reject_once');
+    assert.ok(keep, 'a way to keep the default mode');
+    s.page.receive({ type: 'permission', requestId: asked.requestId, optionId: keep.optionId });
+    // Still in default mode: the command asks.
+    const bash = await s.page.waitFor(
+      (m: ToWebview) => m.type === 'permissionRequested' && m.requestId !== asked.requestId,
+      'the Bash prompt',
+    );
+    const bashRequest = bash.request as RequestPermissionParams;
+    assert.equal(bashRequest.toolCall.toolCallId, 'toolu_touch');
+    const reject = bashRequest.options.find((o) => o.kind === 'reject_once');
+    assert.ok(reject);
+    s.page.receive({ type: 'permission', requestId: bash.requestId, optionId: reject.optionId });
+    const ended = await s.page.waitFor((m: ToWebview) => m.type === 'turnEnded', 'turnEnded');
+    assert.equal(ended.result.stopReason, 'end_turn', JSON.stringify(ended.result));
+    assert.equal(s.api.controller.active?.modeId, 'default');
+    assert.equal(existsSync(join(s.dir, 'made.txt')), false);
+    assert.equal(await s.scripted.stop(), 0, `scripted model: ${s.scripted.stderr()}`);
   });
 
   it('"always allow" in the project scope saves the rule; the same call is not asked again', async () => {
