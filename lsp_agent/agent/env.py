@@ -18,8 +18,8 @@ from lsp_agent.agent.executor import ExecutorEnv, Unattended
 from lsp_agent.context.engine import ContextEngine
 from lsp_agent.diagnostics.config import VerifyConfig
 from lsp_agent.hooks.runner import HookRunner
-from lsp_agent.model.anthropic import DEFAULT_MODEL
 from lsp_agent.model.base import Model
+from lsp_agent.model.limits import DEFAULT_MODEL
 from lsp_agent.model.types import Message
 from lsp_agent.permissions.engine import PermissionEngine
 from lsp_agent.protocol.permissions import PermissionMode

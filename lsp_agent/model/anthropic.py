@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.model.base import ModelError
+from lsp_agent.model.limits import DEFAULT_MODEL
 from lsp_agent.model.providers import ProviderSettings, provider_from_env, wire_model
 from lsp_agent.model.types import (
     AssistantResponse,
@@ -68,9 +69,6 @@ if TYPE_CHECKING:
     from anthropic.types import RawMessageStreamEvent
 
 log = logging.getLogger(__name__)
-
-DEFAULT_MODEL = "claude-opus-4-8"
-"""The model used when neither the request, the settings nor ``ANTHROPIC_MODEL`` names one."""
 
 INVALID_JSON_KEY = "__invalid_json__"
 """Key of the stand-in input of a tool_use whose input was not a JSON object (value: raw text)."""
@@ -106,9 +104,10 @@ def warm_up() -> None:
 
 def resolve_model_name(explicit: str | None, environ: Mapping[str, str] | None = None) -> str:
     """The model to use: ``explicit`` when non-empty, else ``ANTHROPIC_MODEL`` from
-    ``environ`` (default ``os.environ``) when non-empty, else :data:`DEFAULT_MODEL` (on
-    Bedrock and Vertex the ``opus`` alias instead, which becomes the newest Opus the provider
-    has, or ``ANTHROPIC_DEFAULT_OPUS_MODEL``)."""
+    ``environ`` (default ``os.environ``) when non-empty, else the model table's
+    :data:`~lsp_agent.model.limits.DEFAULT_MODEL` (on Bedrock and Vertex the ``opus`` alias
+    instead, which becomes the newest Opus the provider has, or
+    ``ANTHROPIC_DEFAULT_OPUS_MODEL``)."""
     if explicit:
         return explicit
     env = os.environ if environ is None else environ

@@ -30,6 +30,10 @@ Family = Literal["opus", "sonnet", "haiku"]
 ALIASES: tuple[Family, ...] = ("opus", "sonnet", "haiku")
 """Claude Code's model aliases; each names the newest model of its family."""
 
+DEFAULT_MODEL = "claude-opus-4-8"
+"""The model used when neither the request, the settings nor ``ANTHROPIC_MODEL`` names one
+(an entry of the table; on Bedrock and Vertex AI the ``opus`` alias is used instead)."""
+
 ESCALATED_OUTPUT_CAP = 64_000
 """The largest output a request asks for after a ``max_tokens`` stop (tokens), whatever the
 model allows beyond it: longer outputs take minutes and rarely help a coding turn."""

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import lsp_agent
-from lsp_agent.model.anthropic import DEFAULT_MODEL, AnthropicModel, resolve_model_name
+from lsp_agent.model.anthropic import AnthropicModel, resolve_model_name
+from lsp_agent.model.limits import DEFAULT_MODEL
 
 
 def test_resolve_model_name_prefers_explicit_then_env_then_default() -> None:
