@@ -133,7 +133,7 @@ class Query:
     """One question, asked of the tool and of ripgrep."""
 
     name: str
-    tool: Tool[Any]
+    tool: Tool[Any, Any]
     raw: dict[str, Any]
     same: list[str]
     plain: list[str]

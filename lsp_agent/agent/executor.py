@@ -244,7 +244,12 @@ async def _attempt(
 
 
 async def _call(
-    tool: Tool[Any], inp: Any, prepared: Prepared, block: ToolUseBlock, *, env: ExecutorEnv
+    tool: Tool[Any, Any],
+    inp: Any,
+    prepared: Prepared[Any],
+    block: ToolUseBlock,
+    *,
+    env: ExecutorEnv,
 ) -> ToolOutput:
     shown: list[str] = []
 
@@ -281,7 +286,7 @@ async def _call(
         )
 
 
-def _unsaved_output(tool: Tool[Any], unsaved: dict[Path, str]) -> ToolOutput:
+def _unsaved_output(tool: Tool[Any, Any], unsaved: dict[Path, str]) -> ToolOutput:
     """The result of a disk-reading call that was not run because edited buffers could not be
     saved: the disk does not hold the edits, so running it would act on stale files."""
     listed = "\n".join(f"- {path}: {why}" for path, why in sorted(unsaved.items()))
@@ -296,7 +301,11 @@ def _unsaved_output(tool: Tool[Any], unsaved: dict[Path, str]) -> ToolOutput:
 
 
 def _note_read(
-    tool: Tool[Any], block: ToolUseBlock, prepared: Prepared, output: ToolOutput, env: ExecutorEnv
+    tool: Tool[Any, Any],
+    block: ToolUseBlock,
+    prepared: Prepared[Any],
+    output: ToolOutput,
+    env: ExecutorEnv,
 ) -> None:
     """Remember what a successful ``Read`` saw, so clearing can tell whether the file changed
     since."""
@@ -305,7 +314,7 @@ def _note_read(
 
 
 def _within_budget(
-    tool: Tool[Any], block: ToolUseBlock, output: ToolOutput, env: ExecutorEnv
+    tool: Tool[Any, Any], block: ToolUseBlock, output: ToolOutput, env: ExecutorEnv
 ) -> ToolOutput:
     """Apply the tool-result budget: oversized text is saved under the session's folder and
     the model gets a head-and-tail preview with the file's path."""
@@ -325,8 +334,8 @@ def _within_budget(
 
 
 def _with_user_edits(
-    prepared: Prepared, answer: PermissionResponse | None
-) -> tuple[Prepared, str | None]:
+    prepared: Prepared[Any], answer: PermissionResponse | None
+) -> tuple[Prepared[Any], str | None]:
     """Apply the user's own version of the proposed files (per-hunk review, edited proposal)
     and a note for the model saying what the user changed; feedback text is passed on too."""
     if answer is None:
@@ -373,7 +382,7 @@ def _show_hook_notes(block: ToolUseBlock, outcome: HookOutcome, *, env: Executor
 
 async def _post_hooks(
     block: ToolUseBlock,
-    tool: Tool[Any],
+    tool: Tool[Any, Any],
     raw_input: dict[str, Any],
     output: ToolOutput,
     *,
@@ -419,13 +428,13 @@ def _combine_with_hook(decision: Decision, hook: HookOutcome | None) -> Decision
 
 async def _prepare_behind_rules(
     block: ToolUseBlock,
-    tool: Tool[Any],
+    tool: Tool[Any, Any],
     inp: Any,
     *,
     env: ExecutorEnv,
     raw_input: dict[str, Any],
     hook: HookOutcome | None,
-) -> Prepared | ToolResultBlock | Refusal:
+) -> Prepared[Any] | ToolResultBlock | Refusal:
     """``prepare`` the call, with deny/ask rules and the path sandbox decided first on the
     paths the input names (:meth:`Tool.target_paths`): a denied path is refused before any
     check could reveal whether it exists, is a file or was read; when the rules ask and
@@ -449,7 +458,7 @@ async def _prepare_behind_rules(
 
 
 def _decision(
-    tool: Tool[Any],
+    tool: Tool[Any, Any],
     paths: Sequence[Path],
     *,
     env: ExecutorEnv,
@@ -471,8 +480,8 @@ def _decision(
 
 async def _authorize(
     block: ToolUseBlock,
-    tool: Tool[Any],
-    prepared: Prepared,
+    tool: Tool[Any, Any],
+    prepared: Prepared[Any],
     *,
     env: ExecutorEnv,
     raw_input: dict[str, Any] | None = None,
@@ -508,8 +517,8 @@ async def _authorize(
 
 async def _ask(
     block: ToolUseBlock,
-    tool: Tool[Any],
-    prepared: Prepared,
+    tool: Tool[Any, Any],
+    prepared: Prepared[Any],
     decision: Decision,
     *,
     env: ExecutorEnv,

@@ -91,7 +91,7 @@ class McpPool:
             self.start()
         self._changed()
 
-    async def tools(self, *, wait_s: float | None = None) -> list[Tool[Any]]:
+    async def tools(self, *, wait_s: float | None = None) -> list[Tool[Any, Any]]:
         """Tools of the ready servers, sorted by model-facing name (stable for prompt
         caching). Waits up to ``wait_s`` (default ``first_turn_wait_s``) seconds for servers
         still starting."""
@@ -101,7 +101,7 @@ class McpPool:
         starting = [c for c in self.connections.values() if c.state in ("idle", "starting")]
         if starting and wait > 0:
             await asyncio.gather(*(c.wait_settled(wait) for c in starting))
-        out: list[Tool[Any]] = []
+        out: list[Tool[Any, Any]] = []
         taken: set[str] = set()
         for name in sorted(self.connections):
             connection = self.connections[name]

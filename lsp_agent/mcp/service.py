@@ -84,7 +84,7 @@ class McpService:
         if pool is not None:
             pool.start()
 
-    async def tools(self, *, wait_s: float | None = None) -> list[Tool[Any]]:
+    async def tools(self, *, wait_s: float | None = None) -> list[Tool[Any, Any]]:
         """Tools of the ready servers for the next turn (see :meth:`McpPool.tools`), after
         reading the configuration again (:meth:`refresh`)."""
         await self.refresh()

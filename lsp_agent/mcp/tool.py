@@ -78,12 +78,12 @@ class McpTool(Tool[McpArguments]):
         )
 
 
-def server_tools(connection: ServerConnection, limits: McpLimits) -> list[Tool[Any]]:
+def server_tools(connection: ServerConnection, limits: McpLimits) -> list[Tool[Any, Any]]:
     """Agent tools for every tool ``connection`` lists now, sorted by model-facing name."""
     server = connection.spec.name
     listed = {t.name: t for t in connection.tools}
     names = tool_names(server, listed)
-    out: list[Tool[Any]] = []
+    out: list[Tool[Any, Any]] = []
     for remote, exposed in sorted(names.items(), key=lambda item: item[1]):
         tool = listed[remote]
         hint = tool.annotations.read_only_hint if tool.annotations is not None else None

@@ -66,7 +66,7 @@ def build_sessions(
 def session_tools(diagnostics: DiagnosticsService | None) -> ToolRegistry:
     """The built-in tools, plus ``LSP`` and ``Rename`` when ``diagnostics`` has managed
     language servers configured."""
-    tools: list[Tool[Any]] = list(default_tools())
+    tools: list[Tool[Any, Any]] = list(default_tools())
     if diagnostics is not None and diagnostics.settings.servers:
         tools += lsp_tools()
     return ToolRegistry(tools=tools)

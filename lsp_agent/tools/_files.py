@@ -12,6 +12,7 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Any
 
 from lsp_agent.protocol.documents import TextSnapshot
 from lsp_agent.tools._paths import not_found_hint
@@ -137,7 +138,7 @@ def make_writable(path: Path) -> None:
         ) from None
 
 
-async def apply_prepared(ctx: ToolContext, prepared: Prepared) -> tuple[TextSnapshot, str]:
+async def apply_prepared(ctx: ToolContext, prepared: Prepared[Any]) -> tuple[TextSnapshot, str]:
     """Apply ``prepared.changes`` (exactly one) and record the new text as read.
 
     A read-only file (``prepared.needs_approval``, approved by the user) is made writable

@@ -21,9 +21,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic
 
 from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypeVar
 
 from lsp_agent.model.types import ToolSpec
 from lsp_agent.protocol.documents import FileChange
@@ -50,9 +51,13 @@ class ToolInput(BaseModel):
 
 InputT = TypeVar("InputT", bound=ToolInput)
 
+PlanT = TypeVar("PlanT", default=None)
+"""What a tool's ``prepare`` worked out for its ``call`` beyond the fields every tool has (an
+edit's match position, a glob's compiled matcher); ``None`` for tools that need nothing."""
+
 
 @dataclass(frozen=True, kw_only=True)
-class Prepared:
+class Prepared(Generic[PlanT]):
     """What a call will do, for the permission prompt and for ``call``.
 
     ``content`` is shown in the tool call (diffs for edits); ``changes`` are applied by
@@ -64,7 +69,8 @@ class Prepared:
     changes: tuple[FileChange, ...] = ()
     paths: tuple[Path, ...] = ()
     locations: tuple[Location, ...] = ()
-    data: Any = None
+    data: PlanT | None = None
+    """The tool's own plan (``Prepared[EditPlan]``), typed by the tool."""
     needs_approval: str | None = None
     """Why the user must approve this call in every mode (``bypassPermissions`` included),
     e.g. a read-only file whose mode the call would change; doors that cannot ask refuse."""
@@ -141,8 +147,10 @@ class ToolContext:
         return self.workspace.host
 
 
-class Tool(ABC, Generic[InputT]):
-    """Base class of all tools. Subclasses set the class attributes and implement ``call``."""
+class Tool(ABC, Generic[InputT, PlanT]):
+    """Base class of all tools. Subclasses set the class attributes and implement ``call``;
+    ``Tool[EditInput, EditPlan]`` is a tool whose ``prepare`` hands its ``call`` an
+    ``EditPlan`` (``Tool[EchoInput]``: no plan)."""
 
     name: ClassVar[str]
     description: ClassVar[str]
@@ -181,10 +189,10 @@ class Tool(ABC, Generic[InputT]):
         default): only ``prepare`` knows, and ``prepare`` reveals nothing path-specific."""
         return None
 
-    async def prepare(self, inp: InputT, ctx: ToolContext) -> Prepared:
+    async def prepare(self, inp: InputT, ctx: ToolContext) -> Prepared[PlanT]:
         """See the module docstring. The default has no side effects to preview."""
         return Prepared(title=self.title(inp))
 
     @abstractmethod
-    async def call(self, inp: InputT, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+    async def call(self, inp: InputT, prepared: Prepared[PlanT], ctx: ToolContext) -> ToolOutput:
         """Run the tool. Raise :class:`ToolError` for expected failures."""

@@ -64,14 +64,18 @@ class EditInput(ToolInput):
 
 
 @dataclass(frozen=True, kw_only=True)
-class _EditPlan:
+class EditPlan:
+    """Where the edit lands, for the result text: the first changed line (1-based) and how
+    many lines the first replacement spans, the number of replacements, and whether the
+    call creates the file."""
+
     first_line: int
     first_span: int
     count: int
     created: bool
 
 
-class EditTool(Tool[EditInput]):
+class EditTool(Tool[EditInput, EditPlan]):
     """Replace text in a file the model has read; applied as a change set with a base snapshot.
 
     ``prepare`` computes the whole new text and its diff (shown in the permission prompt) and
@@ -99,7 +103,7 @@ class EditTool(Tool[EditInput]):
         except ToolError:
             return None
 
-    async def prepare(self, inp: EditInput, ctx: ToolContext) -> Prepared:
+    async def prepare(self, inp: EditInput, ctx: ToolContext) -> Prepared[EditPlan]:
         """Compute the change; see the class docstring for the errors."""
         path = resolve_file_path(inp.file_path)
         if inp.old_string == inp.new_string:
@@ -112,7 +116,7 @@ class EditTool(Tool[EditInput]):
                 raise ToolError(" ".join(part for part in parts if part))
             # Claude Code: an empty old_string on a missing file creates it.
             change = FileChange(path=path, base=None, new_text=inp.new_string)
-            plan = _EditPlan(first_line=1, first_span=1, count=1, created=True)
+            plan = EditPlan(first_line=1, first_span=1, count=1, created=True)
             old_text = None
         else:
             check_fresh(ctx, snapshot)
@@ -123,7 +127,7 @@ class EditTool(Tool[EditInput]):
                         "text to replace, or use Write to replace the whole file."
                     )
                 new_text = with_eol(to_lf(inp.new_string), dominant_eol(snapshot.text))
-                plan = _EditPlan(first_line=1, first_span=1, count=1, created=False)
+                plan = EditPlan(first_line=1, first_span=1, count=1, created=False)
             else:
                 # Matching is pure CPU work that can be slow on big files (closest-lines search).
                 result = await asyncio.to_thread(
@@ -134,7 +138,7 @@ class EditTool(Tool[EditInput]):
                     replace_all=inp.replace_all,
                 )
                 new_text = result.new_text
-                plan = _EditPlan(
+                plan = EditPlan(
                     first_line=result.first_line,
                     first_span=result.first_span,
                     count=result.count,
@@ -153,10 +157,12 @@ class EditTool(Tool[EditInput]):
             data=plan,
         )
 
-    async def call(self, inp: EditInput, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+    async def call(
+        self, inp: EditInput, prepared: Prepared[EditPlan], ctx: ToolContext
+    ) -> ToolOutput:
         """Apply the change; raises :class:`ToolError` if the door refused it."""
         plan = prepared.data
-        assert isinstance(plan, _EditPlan)
+        assert plan is not None  # prepare always makes one
         snapshot, note = await apply_prepared(ctx, prepared)
         path = snapshot.path
         raw_output = {"replacements": plan.count, "created": plan.created}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -47,7 +49,16 @@ class GlobInput(ToolInput):
     )
 
 
-class GlobTool(Tool[GlobInput]):
+@dataclass(frozen=True, kw_only=True)
+class GlobPlan:
+    """The directory to list, the compiled glob and the pattern relative to it."""
+
+    root: Path
+    matcher: re.Pattern[str]
+    pattern: str
+
+
+class GlobTool(Tool[GlobInput, GlobPlan]):
     """List the files under a directory whose relative paths match a glob.
 
     ``rg --files`` lists the files ignore rules keep (see :mod:`lsp_agent.tools._globmatch`
@@ -81,7 +92,7 @@ class GlobTool(Tool[GlobInput]):
         except ToolError:
             return None
 
-    async def prepare(self, inp: GlobInput, ctx: ToolContext) -> Prepared:
+    async def prepare(self, inp: GlobInput, ctx: ToolContext) -> Prepared[GlobPlan]:
         """Resolve the directory (an absolute pattern's fixed prefix counts as the path)."""
         root, pattern = _split_pattern(inp.pattern, inp.path, ctx.cwd)
         matcher = compile_glob(pattern)
@@ -92,13 +103,17 @@ class GlobTool(Tool[GlobInput]):
             title=f"Glob {pattern}" + (f" in {where}" if where else ""),
             paths=(root,),
             locations=(Location(path=str(root)),),
-            data=(root, matcher, pattern),
+            data=GlobPlan(root=root, matcher=matcher, pattern=pattern),
         )
 
-    async def call(self, inp: GlobInput, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+    async def call(
+        self, inp: GlobInput, prepared: Prepared[GlobPlan], ctx: ToolContext
+    ) -> ToolOutput:
         """List with ripgrep (unsorted, in parallel), keep the matches, and format the newest
         :data:`MAX_RESULTS` of them."""
-        root, matcher, pattern = prepared.data
+        plan = prepared.data
+        assert plan is not None  # prepare always makes one
+        root, matcher, pattern = plan.root, plan.matcher, plan.pattern
         newest = NewestMatches(
             prefix=str(root).rstrip("/") + "/", matcher=matcher, keep=MAX_RESULTS
         )

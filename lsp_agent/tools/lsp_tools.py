@@ -360,7 +360,7 @@ class RenameTool(Tool[RenameInput]):
         )
 
 
-def lsp_tools() -> list[Tool[Any]]:
+def lsp_tools() -> list[Tool[Any, Any]]:
     """The language-server tools, to add to a session's registry when managed servers are
     configured."""
     return [LspTool(), RenameTool()]

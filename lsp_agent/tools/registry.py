@@ -16,8 +16,8 @@ class ToolRegistry:
     tools added) is a new registry, so the specs offered to the model are built once per set.
     """
 
-    def __init__(self, *, tools: Iterable[Tool[Any]]) -> None:
-        self._tools: dict[str, Tool[Any]] = {}
+    def __init__(self, *, tools: Iterable[Tool[Any, Any]]) -> None:
+        self._tools: dict[str, Tool[Any, Any]] = {}
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"duplicate tool name: {tool.name}")
@@ -31,7 +31,7 @@ class ToolRegistry:
             self._specs = tuple(tool.spec() for tool in self._tools.values())
         return self._specs
 
-    def get(self, name: str) -> Tool[Any] | None:
+    def get(self, name: str) -> Tool[Any, Any] | None:
         """The tool called ``name``, or ``None``."""
         return self._tools.get(name)
 

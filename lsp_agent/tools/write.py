@@ -56,7 +56,7 @@ class WriteInput(ToolInput):
     content: str = Field(description="The content to write to the file")
 
 
-class WriteTool(Tool[WriteInput]):
+class WriteTool(Tool[WriteInput, bool]):
     """Create or overwrite a file. Overwriting needs a prior Read of the unchanged file
     (:class:`ToolError` otherwise); a new file's change has ``base=None`` so the door refuses it
     if the file appeared meanwhile."""
@@ -79,7 +79,7 @@ class WriteTool(Tool[WriteInput]):
         except ToolError:
             return None
 
-    async def prepare(self, inp: WriteInput, ctx: ToolContext) -> Prepared:
+    async def prepare(self, inp: WriteInput, ctx: ToolContext) -> Prepared[bool]:
         """Compute the change and its diff; raises :class:`ToolError` (see the class doc)."""
         path = resolve_file_path(inp.file_path)
         label = display_path(path, ctx.cwd)
@@ -105,7 +105,7 @@ class WriteTool(Tool[WriteInput]):
             data=snapshot is None,
         )
 
-    async def call(self, inp: WriteInput, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
+    async def call(self, inp: WriteInput, prepared: Prepared[bool], ctx: ToolContext) -> ToolOutput:
         """Apply the change; raises :class:`ToolError` if the door refused it."""
         created = bool(prepared.data)
         snapshot, note = await apply_prepared(ctx, prepared)

@@ -26,11 +26,11 @@ class _Ctx:
         self.progress_lines.append(text)
 
 
-def by_name(tools: list[Tool[Any]], name: str) -> Tool[Any]:
+def by_name(tools: list[Tool[Any, Any]], name: str) -> Tool[Any, Any]:
     return next(t for t in tools if t.name == name)
 
 
-async def call(tool: Tool[Any], args: dict[str, Any], ctx: _Ctx | None = None) -> Any:
+async def call(tool: Tool[Any, Any], args: dict[str, Any], ctx: _Ctx | None = None) -> Any:
     inp = tool.parse(args)
     prepared = await tool.prepare(inp, ctx or _Ctx())  # type: ignore[arg-type]
     return await tool.call(inp, prepared, ctx or _Ctx())  # type: ignore[arg-type]

@@ -179,7 +179,7 @@ class Harness:
     server: ScriptedServer
     host: RecordingHost
     session: Session
-    tools: dict[str, Tool[Any]]
+    tools: dict[str, Tool[Any, Any]]
 
 
 HarnessFactory = Callable[..., Awaitable[Harness]]
@@ -197,7 +197,7 @@ async def harness(tmp_path: Path) -> AsyncIterator[HarnessFactory]:
         base_url = await server.start()
         servers.append(server)
         host = RecordingHost()
-        tools: dict[str, Tool[Any]] = {
+        tools: dict[str, Tool[Any, Any]] = {
             "Echo": EchoTool(),
             "Meet": MeetTool(2),
             "Hang": HangTool(),

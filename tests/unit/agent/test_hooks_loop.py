@@ -113,7 +113,7 @@ async def rig(tmp_path: Path) -> AsyncIterator[RigFactory]:
         servers.append(server)
         host = RecordingHost()
         bash = FakeBashTool()
-        tools: list[Tool[Any]] = [EchoTool(), bash]
+        tools: list[Tool[Any, Any]] = [EchoTool(), bash]
         stores: dict[Path, SettingsStore] = {}
 
         def settings(cwd: Path) -> SettingsStore:

@@ -43,10 +43,10 @@ class Env:
             path=path, text=text, version=version, source="buffer"
         )
 
-    async def prepare(self, tool: Tool[Any], raw: dict[str, Any]) -> Prepared:
+    async def prepare(self, tool: Tool[Any, Any], raw: dict[str, Any]) -> Prepared:
         return await tool.prepare(tool.parse(raw), self.ctx)
 
-    async def run(self, tool: Tool[Any], raw: dict[str, Any]) -> ToolOutput:
+    async def run(self, tool: Tool[Any, Any], raw: dict[str, Any]) -> ToolOutput:
         """parse → prepare → call, as the executor does after permission was granted."""
         inp = tool.parse(raw)
         prepared = await tool.prepare(inp, self.ctx)

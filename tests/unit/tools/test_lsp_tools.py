@@ -59,7 +59,7 @@ async def ctx(project: Path) -> AsyncIterator[ToolContext]:
     await service.shutdown()
 
 
-async def run(tool: Tool[Any], ctx: ToolContext, **raw: Any) -> ToolOutput:
+async def run(tool: Tool[Any, Any], ctx: ToolContext, **raw: Any) -> ToolOutput:
     inp = tool.parse(raw)
     prepared = await tool.prepare(inp, ctx)
     return await tool.call(inp, prepared, ctx)
