@@ -32,12 +32,14 @@ from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
 from lsp_agent.permissions.engine import Decision, PermissionEngine
 from lsp_agent.protocol.events import (
     ContentItem,
+    DiffItem,
     TextContent,
     ToolCall,
     ToolCallUpdate,
 )
 from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse, Refusal
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolOutput
+from lsp_agent.tools.diffing import unified_diff
 from lsp_agent.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -365,7 +367,34 @@ def _with_user_edits(
         notes.append(f"The user said: {answer.feedback}")
     if not notes:
         return prepared, None
-    return dataclasses.replace(prepared, changes=tuple(changes)), "\n".join(notes)
+    # The card shows what is applied (the accepted hunks), not the proposal.
+    accepted = {str(c.path): c.new_text for c in changes}
+    content = tuple(
+        _accepted_diff(item, accepted[item.path])
+        if isinstance(item, DiffItem) and item.path in accepted
+        else item
+        for item in prepared.content
+    )
+    return (
+        dataclasses.replace(prepared, changes=tuple(changes), content=content),
+        "\n".join(notes),
+    )
+
+
+def _accepted_diff(item: DiffItem, new_text: str) -> DiffItem:
+    """``item`` showing ``new_text`` (the text the user accepted) instead of the proposal."""
+    if new_text == item.new_text:
+        return item
+    header = (item.unified_diff or "").split("\n", 1)[0]
+    label = header.removeprefix("--- ") if header.startswith("--- ") else Path(item.path).name
+    if label == "/dev/null":
+        label = Path(item.path).name
+    return item.model_copy(
+        update={
+            "new_text": new_text,
+            "unified_diff": unified_diff(item.old_text, new_text, label=label),
+        }
+    )
 
 
 def _show_hook_notes(block: ToolUseBlock, outcome: HookOutcome, *, env: ExecutorEnv) -> None:

@@ -9,7 +9,8 @@ project directory, kept current and shown to the user.
   at their next tool call.
 * After every (re)load the problems are published with ``textDocument/publishDiagnostics`` on
   each settings file, positions in the negotiated encoding; a file whose problems are fixed
-  gets an empty list. Problems of the editor's settings (no file) and the notice that an
+  gets an empty list. Problems of the editor's settings (no file), one line per settings file
+  with errors (the user may never open it to see its diagnostics) and the notice that an
   untrusted workspace's project settings and hooks are ignored go to ``window/showMessage``
   (warning), once each.
 """
@@ -232,9 +233,22 @@ def _messages(loaded: LoadedSettings) -> list[str]:
             f"lsp-agent: untrusted workspace: project settings and hooks ignored ({names}). "
             "Trust the workspace in your editor to use them."
         )
+    broken: dict[Path, list[str]] = {}
     for problem in loaded.problems:
         if problem.path is None:
             out.append(f"lsp-agent: editor settings (lspAgent.settings): {problem.message}")
+        elif problem.severity == "error":
+            line, column = problem.start
+            broken.setdefault(problem.path, []).append(
+                f"{line + 1}:{column + 1}: {problem.message}"
+            )
+    # The diagnostics sit on a file the user may never open: say once that it is broken.
+    for path, errors in broken.items():
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        out.append(
+            f"lsp-agent: {path} has errors: {errors[0]}{more}. Open it to see them; until it "
+            "is fixed the agent may ask before every change."
+        )
     return out
 
 

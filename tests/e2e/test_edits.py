@@ -257,3 +257,44 @@ async def test_edit_the_editor_silently_skipped_is_reported_as_failed(launch: La
     editor.scripted.assert_done()
     assert len(editor.applied_edits) == 1
     assert editor.docs[path.as_uri()].text == "a = 1\n"
+
+
+async def test_the_card_shows_what_the_user_accepted_not_the_proposal(launch: Launch) -> None:
+    editor = await launch(
+        scenario(
+            *read_then_edit(
+                "{{root}}/h.py",
+                "a = 1\nb = 1",
+                "a = 2\nb = 2",
+                then=ToolResultExpect(is_error=False, contains="changed your proposal"),
+            )
+        )
+    )
+    path = editor.root / "h.py"
+    path.write_text("a = 1\nb = 1\n")
+    editor.open(path)
+    accepted = "a = 2\nb = 1\n"  # the user kept hunk 1 only
+
+    def accept_first_line(_params: dict[str, object]) -> dict[str, object]:
+        return {
+            "outcome": {
+                "outcome": "selected",
+                "optionId": "allow_once",
+                "editedText": {path.as_uri(): accepted},
+            }
+        }
+
+    editor.permission = accept_first_line
+    await editor.prompt(await editor.new_session(), "bump both")
+
+    editor.scripted.assert_done()
+    assert editor.docs[path.as_uri()].text == accepted
+    final = [
+        u["update"]
+        for u in editor.updates
+        if u["update"].get("toolCallId") == "toolu_edit"
+        and u["update"].get("status") == "completed"
+    ][-1]
+    (diff,) = [c for c in final["content"] if c["type"] == "diff"]
+    assert diff["newText"] == accepted
+    assert "+b = 2" not in diff["unifiedDiff"] and "+a = 2" in diff["unifiedDiff"]

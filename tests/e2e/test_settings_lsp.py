@@ -108,6 +108,10 @@ async def test_a_broken_settings_file_is_a_diagnostic_on_its_exact_range_and_nev
     )
     assert "invalid JSON" in error.message
     assert error.source == "lsp-agent"
+    # The user may never open the file: one message says it is broken, where and what then.
+    notice = await _message(editor, "has errors")
+    assert notice.message.startswith(f"lsp-agent: {settings} has errors: 2:")
+    assert "invalid JSON" in notice.message and "ask before every change" in notice.message
 
     # Neither the allow rule nor bypassPermissions of the broken file applies: bypass is not
     # even offered, and the command asks (and is refused here).

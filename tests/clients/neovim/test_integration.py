@@ -108,12 +108,13 @@ def test_health(run_integration: RunIntegration) -> None:
 
 def test_trust(run_integration: RunIntegration) -> None:
     run = run_integration("trust", scenario(), files={"a.py": "a = 1\n", "b.py": "b = 2\n"})
-    # Both servers (before and after :AgentTrust) log the initialize params they received.
+    # Both servers (before and after :AgentTrust!) log the initialize params they received:
+    # the first started untrusted (no question on file open), and was trusted live later.
+    log = run.server_log_text()
     trusted = re.findall(
-        r"initialization_options=\{'lspAgent': [^\n]*?'trusted': (True|False)",
-        run.server_log_text(),
+        r"initialization_options=\{'lspAgent': [^\n]*?'trusted': (True|False)", log
     )
-    assert trusted == ["False", "True"]
+    assert trusted == ["False", "False"]
 
 
 SHOP = "def price(price):\n    return price * 0.9\n\n\ndef total():\n    return 1\n"

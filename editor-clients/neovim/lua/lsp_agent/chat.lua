@@ -58,6 +58,12 @@ local function scratch(name, filetype)
 end
 
 local function map(buf, modes, lhs, rhs, desc)
+  if type(lhs) == 'table' then
+    for _, one in ipairs(lhs) do
+      map(buf, modes, one, rhs, desc)
+    end
+    return
+  end
   if lhs and lhs ~= false and lhs ~= '' then
     vim.keymap.set(modes, lhs, rhs, { buffer = buf, desc = desc, nowait = true })
   end
@@ -76,10 +82,18 @@ local function set_keymaps(chat)
       require('lsp_agent.permission').review_next(chat.client_id)
     end, 'lsp-agent: review a pending permission')
   end
+  map(chat.buf, 'n', keys.expand, function()
+    M.toggle_output(chat.client_id)
+  end, 'lsp-agent: show or fold the output of the tool call under the cursor')
   map(chat.prompt_buf, 'n', keys.submit, function()
     M.submit(chat.client_id)
   end, 'lsp-agent: send the prompt')
   map(chat.prompt_buf, 'i', keys.submit_insert, function()
+    if vim.fn.pumvisible() == 1 then
+      -- A completion menu is open (an @-mention): the key accepts the item, it does not send.
+      vim.api.nvim_feedkeys(vim.keycode('<C-y>'), 'n', false)
+      return
+    end
     M.submit(chat.client_id)
   end, 'lsp-agent: send the prompt')
   map(chat.prompt_buf, 'i', keys.cancel, function()
@@ -162,6 +176,32 @@ function M.omnifunc(findstart, base)
   return command_items(vim.b[buf].lsp_agent_client_id, base)
 end
 
+--- Show all output of the tool call under the cursor in the transcript, or fold it again.
+--- @return boolean toggled (false: the cursor is not on a tool call)
+function M.toggle_output(client_id)
+  local chat = chats[client_id]
+  local session = session_mod.current(client_id)
+  if not chat or not session then
+    return false
+  end
+  local line = vim.api.nvim_win_get_cursor(0)[1] - 1
+  local index
+  for i = #session.transcript.entries, 1, -1 do
+    local start = chat.view:entry_start(i)
+    if start and start <= line then
+      index = i
+      break
+    end
+  end
+  local entry = index and session.transcript.entries[index]
+  if not entry or entry.kind ~= 'tool' then
+    return false
+  end
+  entry.expanded = not entry.expanded or nil
+  chat.view:refresh(session.transcript, index)
+  return true
+end
+
 --- The chat of a client if it exists.
 function M.get(client_id)
   return chats[client_id]
@@ -231,8 +271,26 @@ local function style(win, role)
     wo.winbar = "%!v:lua.require'lsp_agent.chat'.winbar()"
     wo.conceallevel = 2
   else
-    wo.winbar = ' prompt — ' .. (config.get().keymaps.chat.submit or '') .. ' sends'
+    wo.winbar = ' prompt — ' .. M.prompt_hint()
   end
+end
+
+--- The prompt window's key hint, true in both modes: "<CR> sends · <C-j> new line".
+function M.prompt_hint()
+  local keys = config.get().keymaps.chat or {}
+  local insert = keys.submit_insert
+  local first = type(insert) == 'table' and insert[1] or insert
+  if first == keys.submit and first then
+    return first .. ' sends · <C-j> new line'
+  end
+  local parts = {}
+  if first then
+    table.insert(parts, first .. ' sends (insert mode)')
+  end
+  if keys.submit then
+    table.insert(parts, keys.submit .. ' sends (normal mode)')
+  end
+  return table.concat(parts, ' · ')
 end
 
 --- Open (or focus) the chat of a client.

@@ -89,10 +89,12 @@ function M.defaults()
       },
       chat = {
         submit = '<CR>',
-        submit_insert = '<C-s>',
+        -- Insert mode: <CR> sends (as in VS Code's chat); <C-j> inserts a line break.
+        submit_insert = { '<CR>', '<C-s>' },
         cancel = '<C-c>',
         close = 'q',
         review = 'gp',
+        expand = '<CR>', -- transcript: show or fold all output of the tool call under the cursor
       },
       review = {
         allow = 'a',

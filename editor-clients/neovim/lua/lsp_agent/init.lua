@@ -169,6 +169,7 @@ local function buffer_client_id(bufnr)
 end
 
 --- Call `fn(client)` with the client for the current buffer, starting a server if needed.
+--- The first use of the agent in a root asks whether to trust it (server.confirm_trust).
 local function with_client(fn)
   local bufnr = vim.api.nvim_get_current_buf()
   local id = buffer_client_id(bufnr)
@@ -177,14 +178,14 @@ local function with_client(fn)
       if not client then
         return notify_error(err)
       end
-      fn(client)
+      server.confirm_trust(client, fn)
     end)
   end
   server.ensure_client(bufnr, function(client, err)
     if not client then
       return notify_error(err or 'no server')
     end
-    fn(client)
+    server.confirm_trust(client, fn)
   end)
 end
 

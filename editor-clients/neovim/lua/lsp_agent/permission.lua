@@ -27,6 +27,15 @@ local counter = 0
 local Pending = {}
 Pending.__index = Pending
 
+--- Redraw the screen, status lines and winbars of every window. A prompt opened or changed
+--- from a server message must show without a key press: Neovim does not always redraw after
+--- a callback while it waits for input (e.g. in insert mode in another window).
+local function redraw()
+  vim.cmd('redraw')
+  vim.cmd('redrawstatus!')
+end
+M.redraw = redraw
+
 local TERMINAL_TOOL_STATUS = { in_progress = true, completed = true, failed = true }
 
 local ALWAYS = { allow_always = true, reject_always = true }
@@ -269,6 +278,35 @@ function Pending:changed()
   end
 end
 
+--- How the proposal relates to the buffers now, from the server's `proposal` updates (the
+--- user typed while the prompt was open): one `{ text, group }` per file that is not
+--- "current". Stale proposals would fail if approved; rebased ones still apply.
+--- @return { text: string, group: string }[]
+function Pending:proposal_notes()
+  local out = {}
+  for _, status in pairs(self.proposal or {}) do
+    if status.status == 'stale' then
+      table.insert(out, { text = '⚠ ' .. status.message, group = 'DiagnosticWarn' })
+    elseif status.status == 'rebased' then
+      table.insert(out, { text = '↻ ' .. status.message, group = 'DiagnosticInfo' })
+    end
+  end
+  table.sort(out, function(a, b)
+    return a.text < b.text
+  end)
+  return out
+end
+
+--- Whether the server said the proposal no longer applies (a stale review).
+function Pending:is_stale()
+  for _, status in pairs(self.proposal or {}) do
+    if status.status == 'stale' then
+      return true
+    end
+  end
+  return false
+end
+
 --- Build the response for an option (kind or id), applying the hunk decisions. "Always"
 --- answers carry `scope` (default: the scope picked in the prompt).
 --- @return table|nil response, string|nil error
@@ -356,7 +394,7 @@ function Pending:resolve(response)
       log.error('permission handler failed after resume: %s', err)
     end
   end
-  vim.cmd('redrawstatus')
+  vim.cmd('redrawstatus!')
 end
 
 --- Answer with an option (id or kind); `feedback` goes back to the model; `scope` (for
@@ -381,7 +419,7 @@ function Pending:later()
     vim.notify(('lsp-agent: permission for "%s" is pending — :AgentReview to decide'):format(
       self:title()), vim.log.levels.INFO)
   end
-  vim.cmd('redrawstatus')
+  vim.cmd('redrawstatus!')
 end
 
 --- Show the review window again.
@@ -434,6 +472,25 @@ end
 function M.on_update(session_id, update)
   if type(update) ~= 'table' or update.sessionUpdate ~= 'tool_call_update' then
     return
+  end
+  if type(update.proposal) == 'table' then
+    for _, p in ipairs(M.list()) do
+      if p.session_id == session_id and p.tool_call.toolCallId == update.toolCallId then
+        p.proposal = p.proposal or {}
+        for _, status in ipairs(update.proposal) do
+          if type(status) == 'table' and type(status.path) == 'string'
+            and type(status.message) == 'string' then
+            p.proposal[status.path] = status
+          end
+        end
+        p:changed()
+        log.info('permission %d (%s): %s', p.n, p:title(),
+          table.concat(vim.tbl_map(function(n)
+            return n.text
+          end, p:proposal_notes()), '; '))
+        redraw()
+      end
+    end
   end
   if TERMINAL_TOOL_STATUS[update.status] then
     M.drop(function(p)
@@ -491,7 +548,7 @@ function M.handler(_, params, ctx)
   if not ok then
     log.error('could not open the review window: %s', err)
   end
-  vim.cmd('redrawstatus')
+  redraw()
   if p.result then
     return p.result -- answered synchronously (e.g. by a test's stubbed vim.ui.select)
   end

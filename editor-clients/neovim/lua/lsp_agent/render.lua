@@ -49,18 +49,47 @@ local function diff_summary(item)
   return ('    +%d -%d %s'):format(added, removed, vim.fn.fnamemodify(item.path or '', ':~:.'))
 end
 
+--- Why a tool call failed, in one line: the refusal's reason, else the first line of its
+--- output; nil when neither says anything.
+--- @param entry table a tool entry
+--- @return string|nil
+function M.failure_reason(entry)
+  local refusal = type(entry.raw_output) == 'table' and entry.raw_output.refusal or nil
+  local reason = type(refusal) == 'table' and refusal.reason or nil
+  if type(reason) ~= 'string' or vim.trim(reason) == '' then
+    reason = nil
+    for _, item in ipairs(entry.content or {}) do
+      if item.type == 'content' and type(item.content) == 'table'
+        and type(item.content.text) == 'string' and vim.trim(item.content.text) ~= '' then
+        reason = vim.trim(item.content.text)
+        break
+      end
+    end
+  end
+  if not reason then
+    return nil
+  end
+  reason = vim.split(vim.trim(reason), '\n', { plain = true })[1]
+  if vim.fn.strchars(reason) > 160 then
+    reason = vim.fn.strcharpart(reason, 0, 159) .. '…'
+  end
+  return reason
+end
+
 local function tool_lines(entry, opts)
   local icons = opts.icons or DEFAULT_ICONS
   local icon = entry.awaiting and icons.awaiting or icons[entry.status] or icons.pending
   local title = tostring(entry.title):gsub('\n', ' ')
   local head = icon .. ' ' .. title
+  local failed = entry.status == 'failed' and not entry.awaiting
   if entry.awaiting then
     head = head .. ' — awaiting permission'
-  elseif entry.status == 'failed' then
-    head = head .. ' — failed'
+  elseif failed then
+    local reason = M.failure_reason(entry)
+    head = head .. ' — failed' .. (reason and (': ' .. reason) or '')
   end
   local lines = { head }
-  local max_output = opts.tool_output_lines or 6
+  local max_output = entry.expanded and math.huge or (opts.tool_output_lines or 6)
   for _, item in ipairs(entry.content or {}) do
     if item.type == 'diff' then
       table.insert(lines, diff_summary(item))
@@ -68,15 +97,17 @@ local function tool_lines(entry, opts)
       and item.content.type == 'text' and type(item.content.text) == 'string' then
       local text = item.content.text:gsub('\n$', '')
       local out = vim.split(text, '\n', { plain = true })
-      -- A read's output is the file itself: its size says enough.
-      local shown = entry.tool_kind == 'read' and 0 or max_output
+      -- A read's output is the file itself: its size says enough (unless it failed, or the
+      -- user expanded the card).
+      local quiet = entry.tool_kind == 'read' and not failed and not entry.expanded
+      local shown = quiet and 0 or max_output
       for i = 1, math.min(#out, shown) do
         table.insert(lines, '    │ ' .. out[i])
       end
-      if entry.tool_kind == 'read' then
-        table.insert(lines, ('    %d lines'):format(#out))
+      if quiet then
+        table.insert(lines, ('    %d lines (<CR> shows them)'):format(#out))
       elseif #out > shown then
-        table.insert(lines, ('    │ … %d more lines'):format(#out - shown))
+        table.insert(lines, ('    │ … %d more lines (<CR> shows them)'):format(#out - shown))
       end
     end
   end

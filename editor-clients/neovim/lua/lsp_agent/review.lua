@@ -91,6 +91,9 @@ function M.build(p)
   if type(p.params.reason) == 'string' and p.params.reason ~= '' then
     add('Reason: ' .. p.params.reason:gsub('\n', ' '), 'Comment')
   end
+  for _, status in ipairs(p:proposal_notes()) do
+    add(status.text, status.group)
+  end
   local origin = require('lsp_agent.permission').describe_origin(p.params)
   if origin then
     add(origin)
@@ -422,6 +425,11 @@ function M.open(p)
   end
   -- The answer keys are normal-mode keys; text typed in insert mode must not land here.
   vim.cmd('stopinsert')
+  -- Local options the float would otherwise inherit from the window it was opened from.
+  vim.wo[ui.win].number = false
+  vim.wo[ui.win].relativenumber = false
+  vim.wo[ui.win].signcolumn = 'no'
+  vim.wo[ui.win].foldcolumn = '0'
   vim.wo[ui.win].wrap = true
   vim.wo[ui.win].linebreak = true
   vim.wo[ui.win].cursorline = true

@@ -148,10 +148,28 @@ end
 local function start_failed(err)
   local cmd = config.get().cmd
   local shown = type(cmd) == 'table' and table.concat(cmd, ' ') or tostring(cmd)
-  log.error('could not start %s: %s', shown, tostring(err))
+  local reason = M.start_failure_reason(cmd, err)
+  log.error('could not start %s: %s', shown, reason)
   vim.notify_once(('lsp-agent: could not start the server (%s); see :checkhealth lsp_agent')
     :format(shown), vim.log.levels.ERROR)
-  return 'could not start the lsp-agent server: ' .. tostring(err)
+  return ('could not start the lsp-agent server (%s): %s; see :checkhealth lsp_agent'):format(
+    shown, reason)
+end
+
+--- Why starting `cmd` failed, in words (`vim.lsp.start` returns nil without an error when the
+--- executable is missing).
+--- @param cmd table|function
+--- @param err any the error pcall caught, or nil
+--- @return string
+function M.start_failure_reason(cmd, err)
+  if err ~= nil and tostring(err) ~= '' then
+    return tostring(err)
+  end
+  local exe = type(cmd) == 'table' and cmd[1] or nil
+  if type(exe) == 'string' and vim.fn.executable(exe) ~= 1 then
+    return ('%q is not an executable on PATH'):format(exe)
+  end
+  return 'the command did not start (see :AgentLog and :LspLog)'
 end
 
 local function remember(client_id, root, trusted)
@@ -173,17 +191,49 @@ function M.attach(bufnr, callback)
   if not root then
     return callback(nil, 'no project root found (root_markers)')
   end
+  -- Opening a file never asks about trust: without a decision the server starts untrusted,
+  -- and the question waits for the first use of the agent (M.confirm_trust).
+  local trusted = trust.get(root) == true
+  local ok, client_id = pcall(vim.lsp.start, M.client_config(root, trusted),
+    { bufnr = bufnr, silent = true })
+  if not ok or not client_id then
+    return callback(nil, start_failed(ok and nil or client_id))
+  end
+  remember(client_id, root, trusted)
+  M.when_ready(client_id, callback)
+end
+
+--- Tell a running server its root's trust changed (`workspace/didChangeConfiguration` with
+--- `settings.lspAgent.trusted`: the server then loads or drops the project's configuration).
+--- @param client vim.lsp.Client
+--- @param trusted boolean
+function M.set_trusted(client, trusted)
+  local info = clients[client.id]
+  if info then
+    info.trusted = trusted
+  end
+  client.settings = vim.tbl_deep_extend('force', client.settings or {},
+    { lspAgent = { trusted = trusted } })
+  compat.notify(client, 'workspace/didChangeConfiguration', { settings = client.settings })
+  log.info('server for %s told trusted=%s', client.config.root_dir or '?', tostring(trusted))
+end
+
+--- Before the agent is first used in a root: ask about trust if no decision exists (and the
+--- user did not answer "Not now" in this Neovim session); a "Trust" answer reaches the running
+--- server at once. Then `callback(client)`.
+--- @param client vim.lsp.Client
+--- @param callback fun(client: vim.lsp.Client)
+function M.confirm_trust(client, callback)
+  local root = client.config.root_dir
+  if not root or not trust.needs_question(root) then
+    return callback(client)
+  end
   trust.resolve(root, function(trusted)
-    if not vim.api.nvim_buf_is_valid(bufnr) then
-      return callback(nil, 'buffer was closed')
+    local info = clients[client.id]
+    if trusted and not (info and info.trusted) then
+      M.set_trusted(client, true)
     end
-    local ok, client_id = pcall(vim.lsp.start, M.client_config(root, trusted),
-      { bufnr = bufnr, silent = true })
-    if not ok or not client_id then
-      return callback(nil, start_failed(client_id))
-    end
-    remember(client_id, root, trusted)
-    M.when_ready(client_id, callback)
+    callback(client)
   end)
 end
 
@@ -227,14 +277,13 @@ function M.ensure_client(bufnr, callback)
   if client then
     return M.when_ready(client.id, callback)
   end
-  trust.resolve(root, function(trusted)
-    local ok, client_id = pcall(compat.start_detached, M.client_config(root, trusted))
-    if not ok or not client_id then
-      return callback(nil, start_failed(client_id))
-    end
-    remember(client_id, root, trusted)
-    M.when_ready(client_id, callback)
-  end)
+  local trusted = trust.get(root) == true
+  local ok, client_id = pcall(compat.start_detached, M.client_config(root, trusted))
+  if not ok or not client_id then
+    return callback(nil, start_failed(ok and nil or client_id))
+  end
+  remember(client_id, root, trusted)
+  M.when_ready(client_id, callback)
 end
 
 --- Stop every client of a root (used after a trust change) and re-attach its buffers.

@@ -33,6 +33,9 @@ function M.on_change(fn)
   table.insert(listeners, fn)
 end
 
+-- One screen redraw per burst of updates (a streamed answer sends many).
+local redraw_queued = false
+
 local function emit(session, index)
   for _, fn in ipairs(listeners) do
     local ok, err = pcall(fn, session, index)
@@ -40,7 +43,17 @@ local function emit(session, index)
       log.error('session listener failed: %s', err)
     end
   end
-  vim.cmd('redrawstatus')
+  -- `!`: every window's status line and winbar, not only the current one's.
+  vim.cmd('redrawstatus!')
+  if not redraw_queued then
+    redraw_queued = true
+    -- Neovim does not always repaint after a callback while it waits for input; the
+    -- transcript and the state shown must change without a key press.
+    vim.schedule(function()
+      redraw_queued = false
+      vim.cmd('redraw')
+    end)
+  end
 end
 M.emit = emit
 

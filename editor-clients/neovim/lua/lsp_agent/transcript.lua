@@ -6,7 +6,8 @@
 ---   user    {lines, attachments}        the user's prompt (attachments: short labels)
 ---   agent   {lines}                     streamed answer text, one element per line
 ---   thought {lines}                     streamed thinking
----   tool    {id, title, tool_kind, status, content, locations, raw_input, awaiting}
+---   tool    {id, title, tool_kind, status, content, locations, raw_input, raw_output, awaiting,
+---            expanded (the user asked to see all of its output)}
 ---   plan    {plan_entries}
 ---   info    {text, summary}             stop reasons, mode changes, errors, compactions
 ---                                       (summary: the compaction's summary, kept with the entry; not shown yet)
@@ -185,6 +186,9 @@ function Transcript:apply(update)
     end
     if update.rawInput ~= nil and update.rawInput ~= vim.NIL then
       entry.raw_input = update.rawInput
+    end
+    if type(update.rawOutput) == 'table' then
+      entry.raw_output = update.rawOutput
     end
     return index
   elseif kind == 'plan' then

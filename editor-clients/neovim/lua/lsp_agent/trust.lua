@@ -1,9 +1,11 @@
 --- Workspace trust: which project roots may run their own settings and hooks.
 ---
 --- Decisions are asked once per root and stored as JSON `{ "<root>": true|false }` in
---- stdpath("data")/lsp_agent/trust.json. An untrusted root still gets a server, started with
---- `trusted = false` in its initializationOptions (the server then ignores project settings,
---- hooks and MCP servers of that root).
+--- stdpath("data")/lsp_agent/trust.json. Opening a file never asks: a root without a decision
+--- gets a server started untrusted (`trusted = false` in its initializationOptions; the server
+--- then ignores project settings, hooks and MCP servers of that root). The question comes when
+--- the agent is first used in the root (a chat, a prompt, a code action), as Claude Code asks
+--- when started in a folder; "Not now" (or dismissing it) is remembered until Neovim exits.
 local config = require('lsp_agent.config')
 local log = require('lsp_agent.log')
 
@@ -85,9 +87,24 @@ end
 
 -- Roots being asked about now, with the callbacks waiting for the answer.
 local asking = {}
+-- Roots whose question was answered "Not now" (or dismissed) in this Neovim session.
+local postponed = {}
 
---- Call `callback(trusted)` once the trust of `root` is known, asking the user if needed.
---- Concurrent calls for the same root share one question.
+--- Whether `root` still needs the question: no decision, and not postponed in this session.
+--- @param root string
+--- @return boolean
+function M.needs_question(root)
+  return M.get(root) == nil and not postponed[normalize(root)]
+end
+
+--- Forget the "Not now" answers of this session (tests).
+function M.reset_postponed()
+  postponed = {}
+end
+
+--- Call `callback(trusted)` once the trust of `root` is known, asking the user if needed
+--- (a "Not now" of this session counts as not trusted, without asking again). Concurrent
+--- calls for the same root share one question.
 --- @param root string
 --- @param callback fun(trusted: boolean)
 function M.resolve(root, callback)
@@ -97,6 +114,10 @@ function M.resolve(root, callback)
     return
   end
   root = normalize(root)
+  if postponed[root] then
+    callback(false)
+    return
+  end
   if asking[root] then
     table.insert(asking[root], callback)
     return
@@ -105,15 +126,19 @@ function M.resolve(root, callback)
   local choices = {
     'Trust (project settings, hooks and MCP servers may run)',
     'Do not trust (the agent runs with project configuration disabled)',
+    'Not now (ask again next time Neovim starts)',
   }
   vim.ui.select(choices, { prompt = ('lsp-agent: trust the folder %s?'):format(root) },
     function(_, index)
-      -- Dismissing the question counts as "not trusted" for now, without storing it.
+      -- "Not now" and dismissing count as "not trusted" for this Neovim session, unstored.
       local trusted = index == 1
-      if index ~= nil then
+      if index == 1 or index == 2 then
         M.set(root, trusted)
+      else
+        postponed[root] = true
       end
-      log.info('trust %s: %s%s', root, tostring(trusted), index == nil and ' (not stored)' or '')
+      log.info('trust %s: %s%s', root, tostring(trusted),
+        (index == 1 or index == 2) and '' or ' (not now)')
       local waiting = asking[root] or {}
       asking[root] = nil
       for _, cb in ipairs(waiting) do
