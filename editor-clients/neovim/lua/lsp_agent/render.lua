@@ -49,24 +49,14 @@ local function diff_summary(item)
   return ('    +%d -%d %s'):format(added, removed, vim.fn.fnamemodify(item.path or '', ':~:.'))
 end
 
---- Why a tool call failed, in one line: the refusal's reason, else the first line of its
---- output; nil when neither says anything.
+--- Why a tool call was refused, in one line (the refusal's reason: a rule, the user, a hook);
+--- nil for other failures, whose output (shown below the title) says why.
 --- @param entry table a tool entry
 --- @return string|nil
 function M.failure_reason(entry)
   local refusal = type(entry.raw_output) == 'table' and entry.raw_output.refusal or nil
   local reason = type(refusal) == 'table' and refusal.reason or nil
   if type(reason) ~= 'string' or vim.trim(reason) == '' then
-    reason = nil
-    for _, item in ipairs(entry.content or {}) do
-      if item.type == 'content' and type(item.content) == 'table'
-        and type(item.content.text) == 'string' and vim.trim(item.content.text) ~= '' then
-        reason = vim.trim(item.content.text)
-        break
-      end
-    end
-  end
-  if not reason then
     return nil
   end
   reason = vim.split(vim.trim(reason), '\n', { plain = true })[1]

@@ -29,11 +29,15 @@ H.test(':AgentChat from an empty buffer starts a server for the cwd root', funct
 end)
 
 local s
-H.test('typing a prompt with an @-mention and pressing <CR> sends it', function()
+H.test('typing a prompt with an @-mention and pressing <CR> in insert mode sends it', function()
   local c = chat.get(client.id)
-  vim.api.nvim_buf_set_lines(c.prompt_buf, 0, -1, false, { 'summarize @notes.md', 'briefly' })
-  vim.cmd('stopinsert')
-  vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
+  local prompt_win = vim.fn.bufwinid(c.prompt_buf)
+  vim.api.nvim_set_current_win(prompt_win)
+  H.eq(vim.wo[prompt_win].winbar, ' prompt — <CR> sends · <C-j> new line')
+  vim.api.nvim_buf_set_lines(c.prompt_buf, 0, -1, false, { '' })
+  -- As a user types it: insert mode, <C-j> for the second line, <CR> to send.
+  vim.api.nvim_feedkeys('isummarize @notes.md' .. vim.keycode('<C-j>') .. 'briefly'
+    .. vim.keycode('<CR>'), 'xt', false)
   s = E.session(client)
   H.eq(vim.api.nvim_buf_get_lines(c.prompt_buf, 0, -1, false), { '' }, 'the prompt was cleared')
   E.wait_idle(s)

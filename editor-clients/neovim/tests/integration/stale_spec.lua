@@ -1,6 +1,6 @@
--- The user types while a permission prompt is open, then allows the edit: the edit was made
--- for an older buffer version, so it must not be applied (by the server's own check or by the
--- plugin's version check of workspace/applyEdit); the user's text stays.
+-- The user types on the line a pending edit changes: the review says the proposal is stale
+-- before the user answers; allowed anyway, it is not applied (the server's merge refuses it,
+-- and the plugin checks the version of workspace/applyEdit); the user's text stays.
 -- Scenario: tests/clients/neovim/test_integration.py::test_stale_edit_is_refused.
 local E = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/env.lua')
 local H = E.H
@@ -13,6 +13,12 @@ H.test('a stale edit is refused and the typed text survives', function()
   local s = E.session(client)
   local p = E.permission()
   vim.api.nvim_buf_set_lines(bufnr, 0, 1, false, { 'value = 100  # typed meanwhile' })
+  -- The review says it is stale before the user answers (the server's proposal update).
+  H.wait(E.WAIT, function()
+    return p:is_stale()
+  end, 'the stale notice')
+  local review = table.concat(require('lsp_agent.review').build(p), '\n')
+  H.ok(review:find('⚠ Stale: you changed line 1 of conf.py', 1, true), review)
   p:answer('allow_once')
   E.wait_idle(s)
   H.eq(s.last_stop, 'end_turn')

@@ -41,9 +41,11 @@ H.test('every default key is documented', function()
   local text = table.concat(vim.fn.readfile(doc), '\n')
   local keymaps = require('lsp_agent.config').defaults().keymaps
   for group, keys in pairs(keymaps) do
-    for name, lhs in pairs(keys) do
-      local pattern = '\n  ' .. group .. '%s+' .. vim.pesc(name) .. '[^\n]-' .. vim.pesc(lhs)
-      H.ok(text:find(pattern), ('key %s.%s (%s)'):format(group, name, lhs))
+    for name, value in pairs(keys) do
+      for _, lhs in ipairs(type(value) == 'table' and value or { value }) do
+        local pattern = '\n  ' .. group .. '%s+' .. vim.pesc(name) .. '[^\n]-' .. vim.pesc(lhs)
+        H.ok(text:find(pattern), ('key %s.%s (%s)'):format(group, name, lhs))
+      end
     end
   end
 end)

@@ -69,7 +69,7 @@ H.test('tool call lines show status icons, diff stats and output', function()
     '## You', '', 'go', '',
     '## Agent', '',
     '● Edit a.py', '    +2 -1 /p/a.py', '',
-    '✗ Bash: ls — failed', '    │ 1', '    │ 2', '    │ 3', '    │ … 1 more lines', '',
+    '✗ Bash: ls — failed', '    │ 1', '    │ 2', '    │ 3', '    │ … 1 more lines (<CR> shows them)', '',
   })
 end)
 
@@ -212,6 +212,39 @@ end)
 
 H.test('diff_stat ignores file headers', function()
   H.eq({ render.diff_stat('--- a\n+++ b\n@@\n-x\n+y\n+z\n ctx') }, { 2, 1 })
+end)
+
+H.test('a failed read shows why; a refusal names its reason; <CR> expands output', function()
+  local t = transcript_mod.new()
+  t:add_user('go')
+  t:apply({ sessionUpdate = 'tool_call', toolCallId = 'r', title = 'Read big.py', kind = 'read' })
+  t:apply({
+    sessionUpdate = 'tool_call_update', toolCallId = 'r', status = 'failed',
+    content = { { type = 'content', content = { type = 'text',
+      text = 'Cannot read big.py as text: file is too large' } } },
+  })
+  t:apply({ sessionUpdate = 'tool_call', toolCallId = 'b', title = 'Bash: rm -rf x',
+    kind = 'execute' })
+  t:apply({
+    sessionUpdate = 'tool_call_update', toolCallId = 'b', status = 'failed',
+    rawOutput = { refusal = { kind = 'denied', reason = 'the rule Bash(rm:*) denies it' } },
+  })
+  t:apply({ sessionUpdate = 'tool_call', toolCallId = 'c', title = 'Bash: seq 9',
+    kind = 'execute' })
+  t:apply({
+    sessionUpdate = 'tool_call_update', toolCallId = 'c', status = 'completed',
+    content = { { type = 'content', content = { type = 'text', text = '1\n2\n3\n4\n' } } },
+  })
+  local lines = render.lines(t, { tool_output_lines = 2 })
+  H.eq(vim.list_slice(lines, 5), {
+    '## Agent', '',
+    '✗ Read big.py — failed', '    │ Cannot read big.py as text: file is too large', '',
+    '✗ Bash: rm -rf x — failed: the rule Bash(rm:*) denies it', '',
+    '● Bash: seq 9', '    │ 1', '    │ 2', '    │ … 2 more lines (<CR> shows them)', '',
+  })
+  t.entries[#t.entries].expanded = true
+  lines = render.lines(t, { tool_output_lines = 2 })
+  H.eq(vim.list_slice(lines, #lines - 4), { '    │ 1', '    │ 2', '    │ 3', '    │ 4', '' })
 end)
 
 H.finish()

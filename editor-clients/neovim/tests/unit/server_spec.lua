@@ -83,4 +83,13 @@ H.test('a missing server binary is reported once, without raising', function()
   H.ok(log:find('could not start lsp-agent-not-installed-anywhere serve', 1, true), log)
 end)
 
+H.test('a server that cannot start is explained, never "nil"', function()
+  local server = require('lsp_agent.server')
+  H.eq(server.start_failure_reason({ 'lsp-agent-missing-binary', 'serve' }, nil),
+    '"lsp-agent-missing-binary" is not an executable on PATH')
+  H.eq(server.start_failure_reason({ 'sh' }, nil),
+    'the command did not start (see :AgentLog and :LspLog)')
+  H.eq(server.start_failure_reason({ 'sh' }, 'spawn failed'), 'spawn failed')
+end)
+
 H.finish()
