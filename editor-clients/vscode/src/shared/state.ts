@@ -13,6 +13,7 @@ import type {
   ContentBlock,
   PermissionOption,
   PlanEntry,
+  ProposalStatus,
   TurnResult,
   RequestPermissionParams,
   RuleScope,
@@ -104,6 +105,8 @@ export interface ToolItem {
   rawInput?: Record<string, unknown>;
   rawOutput?: Record<string, unknown>;
   permission?: PermissionInfo;
+  /** How the pending proposal relates to the buffers now (the user typed meanwhile), by path. */
+  proposal?: Record<string, ProposalStatus>;
 }
 
 export type NoticeLevel = 'info' | 'warning' | 'error';
@@ -114,8 +117,32 @@ export interface NoticeItem {
   rev: number;
   level: NoticeLevel;
   text: string;
-  /** Longer text shown folded under the notice (a compaction's summary). */
+  /** Longer text shown folded under the notice (a compaction's summary, an error's details). */
   detail?: string;
+  /** Buttons offered with the notice: send the last prompt again, open the server log. */
+  actions?: NoticeAction[];
+}
+
+export type NoticeAction = 'retry' | 'showLog';
+
+/**
+ * A turn's error as a short message (its first clause, without the exception chain and the
+ * retry count) and the full text as details; `detail` is left out when nothing was cut.
+ */
+export function splitError(message: string): { text: string; detail?: string } {
+  const full = message.trim();
+  const firstLine = full.split('\n', 1)[0] ?? full;
+  // The exception chain "(ConnectionRefusedError: …)", the "(after 4 retries)" tail and
+  // "[request-id …]" are details; so is what follows the first ": " of a long message.
+  let short = firstLine.replace(/\s*\((?:after \d+ retr|[A-Za-z_.]*(?:Error|Exception)\b|\[Errno).*$/s, '');
+  short = short.replace(/\s*\[request-id [^\]]*\]/, '');
+  if (short.length > 140) {
+    const colon = short.indexOf(': ', 20);
+    if (colon > 0) short = short.slice(0, colon);
+  }
+  short = short.replace(/[\s:;,]+$/, '');
+  if (!/[.!?]$/.test(short)) short += '.';
+  return short.replace(/\.$/, '') === full.replace(/\.$/, '') ? { text: short } : { text: short, detail: full };
 }
 
 export type ChatItem = UserItem | AgentItem | ThoughtItem | ToolItem | NoticeItem;
@@ -229,7 +256,10 @@ const STOP_NOTICES: Record<string, { level: NoticeLevel; text: string } | undefi
 export function endTurn(session: SessionState, result: TurnResult | { error: string }): void {
   session.running = false;
   if ('error' in result) {
-    addNotice(session, 'error', result.error);
+    const { text, detail } = splitError(result.error);
+    const item = addNotice(session, 'error', text);
+    if (detail) item.detail = detail;
+    item.actions = ['retry', 'showLog'];
   } else {
     const usage = result.usage;
     if (usage) {
@@ -302,6 +332,10 @@ function upsertTool(session: SessionState, call: ToolCall | ToolCallUpdate): Too
   if (call.locations !== undefined) item.locations = call.locations;
   if (call.rawInput !== undefined) item.rawInput = call.rawInput;
   if ('rawOutput' in call && call.rawOutput !== undefined) item.rawOutput = call.rawOutput;
+  if ('proposal' in call && call.proposal !== undefined) {
+    item.proposal = { ...item.proposal };
+    for (const status of call.proposal) item.proposal[status.path] = status;
+  }
   touch(session, item);
   return item;
 }

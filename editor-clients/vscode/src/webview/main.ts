@@ -147,7 +147,29 @@ const actions: TranscriptActions = {
   isExpanded: (id) => state.expanded.get(id),
   setScope: (requestId, scope) => state.scopes.set(requestId, scope),
   scopeOf: (requestId) => state.scopes.get(requestId),
+  noticeAction: (action) => {
+    if (action === 'showLog') {
+      post({ type: 'runAction', id: 'showLog' });
+      return;
+    }
+    retryLastPrompt();
+  },
 };
+
+/** Send the active session's last prompt again (its text and the files it mentioned). */
+function retryLastPrompt(): void {
+  const session = active();
+  if (!session || session.running) return;
+  const last = [...session.items].reverse().find((i) => i.kind === 'user');
+  if (!last || last.kind !== 'user') return;
+  post({
+    type: 'prompt',
+    sessionId: session.id,
+    text: last.text,
+    mentions: last.attachments.map((a) => ({ uri: a.uri, label: a.label })),
+    includeSelection: false,
+  });
+}
 
 function render(): void {
   renderTabs();
@@ -412,7 +434,17 @@ const PLAN_ICONS: Record<NonNullable<PlanEntry['status']>, string> = {
   completed: 'pass-filled',
 };
 
-let planOpen = true;
+/** The user's choice for the plan dock (undefined: not chosen, follow the panel's needs). */
+let planChoice: boolean | undefined;
+
+/** Whether the plan dock is open: as the user left it, else open unless a question waits for an
+ * answer (the approval card needs the room). */
+function planIsOpen(): boolean {
+  if (planChoice !== undefined) return planChoice;
+  const session = active();
+  return !(session?.items.some((i) => i.kind === 'tool' && i.permission?.state === 'pending') ?? false);
+}
+
 function renderPlan(): void {
   const session = active();
   const entries = session?.plan ?? [];
@@ -420,13 +452,17 @@ function renderPlan(): void {
   clear(planBox);
   if (entries.length === 0) return;
   const done = entries.filter((e) => e.status === 'completed').length;
+  const planOpen = planIsOpen();
+  const current = entries.find((e) => e.status === 'in_progress');
+  planBox.classList.toggle('collapsed', !planOpen);
   const toggle = h(
     'button',
     {
       class: 'plan-head',
       'aria-expanded': String(planOpen),
+      title: planOpen ? 'Collapse the plan' : 'Show the plan',
       onclick: () => {
-        planOpen = !planOpen;
+        planChoice = !planOpen;
         renderPlan();
       },
     },
@@ -434,6 +470,8 @@ function renderPlan(): void {
     icon('checklist'),
     h('span', {}, 'Plan'),
     h('span', { class: 'plan-progress' }, `${done}/${entries.length}`),
+    // Collapsed, the dock still says what is being done now.
+    !planOpen && current ? h('span', { class: 'plan-current', title: current.content }, current.content) : null,
   );
   planBox.append(toggle);
   if (planOpen) {

@@ -3,7 +3,7 @@
 import { diffStat, unifiedDiff } from '../shared/diff';
 import { decisionOrigin, defaultScope, describeOrigin, resolvedLabel, scopeChoice, splitOptions } from '../shared/permissionPrompt';
 import type { DiffItem, PermissionOption, RuleScope, ToolCallContent, ToolCallLocation, ToolKind } from '../shared/protocol';
-import type { ChatItem, NoticeItem, PermissionInfo, ThoughtItem, ToolItem, UserItem } from '../shared/state';
+import type { ChatItem, NoticeAction, NoticeItem, PermissionInfo, ThoughtItem, ToolItem, UserItem } from '../shared/state';
 import { h, icon, type Child } from './dom';
 import { renderMarkdown, type CodeActions } from './markdownView';
 
@@ -18,6 +18,8 @@ export interface TranscriptActions extends CodeActions {
   /** Remember the scope picked for a question's "always" answers across re-renders. */
   setScope(requestId: string, scope: RuleScope): void;
   scopeOf(requestId: string): RuleScope | undefined;
+  /** Act on a notice's button: send the last prompt again, or open the server log. */
+  noticeAction(action: NoticeAction): void;
 }
 
 const KIND_ICONS: Record<ToolKind, string> = {
@@ -174,6 +176,37 @@ function reasonView(reason: string): HTMLElement {
   return h('span', { class: 'permission-reason-text' }, ...paired.map((part, i) => (i % 2 === 1 ? h('code', { class: 'rule' }, part) : part)));
 }
 
+/**
+ * The reason's first sentence (for the one line the card shows) and the rest (behind "Why?").
+ * A sentence never ends inside a `quoted` command.
+ */
+export function splitReason(reason: string): { first: string; rest: string } {
+  let ticks = 0;
+  for (let i = 0; i < reason.length; i += 1) {
+    const c = reason[i];
+    if (c === '`') ticks += 1;
+    if ((c === '.' || c === '!' || c === '?') && ticks % 2 === 0 && /\s/.test(reason[i + 1] ?? '') && i + 1 < reason.length) {
+      return { first: reason.slice(0, i + 1), rest: reason.slice(i + 1).trim() };
+    }
+  }
+  return { first: reason, rest: '' };
+}
+
+const PROPOSAL_ICONS: Record<string, string> = { stale: 'warning', rebased: 'git-merge' };
+
+/** What the server said about the proposal since the user typed: stale or still applying. */
+function proposalLines(item: ToolItem): Child {
+  const notes = Object.values(item.proposal ?? {}).filter((s) => s.status !== 'current');
+  if (notes.length === 0) return null;
+  return h(
+    'div',
+    { class: 'proposal-notes' },
+    ...notes.map((s) =>
+      h('div', { class: `proposal-note ${s.status}`, role: s.status === 'stale' ? 'alert' : 'status' }, icon(PROPOSAL_ICONS[s.status] ?? 'info'), h('span', {}, s.message)),
+    ),
+  );
+}
+
 /** "Asked by rule `Bash(git push:*)` from project settings", when the server said. */
 function originLine(perm: PermissionInfo): Child {
   const origin = decisionOrigin(perm);
@@ -288,14 +321,31 @@ function permissionView(item: ToolItem, perm: PermissionInfo, actions: Transcrip
       sendFeedback();
     }
   });
+  // One line of reason; the rest of it and who asked are behind "Why?" (the diff comes first).
+  const { first, rest } = splitReason(perm.reason || 'The agent needs your permission to continue.');
+  const origin = originLine(perm);
+  const why =
+    rest || origin
+      ? h('details', { class: 'permission-why-more' }, h('summary', {}, 'Why?'), rest ? h('div', { class: 'permission-why-rest' }, reasonView(rest)) : null, origin)
+      : null;
+  const moreKey = `always:${perm.requestId}`;
+  const more =
+    always.length > 0
+      ? h('details', { class: 'permission-more' }, h('summary', {}, always.some((o) => o.kind === 'allow_always') ? 'Always allow or reject…' : 'Always reject…'), alwaysSection(perm, always, actions))
+      : null;
+  if (more) {
+    (more as HTMLDetailsElement).open = actions.isExpanded(moreKey) ?? false;
+    more.addEventListener('toggle', () => actions.setExpanded(moreKey, (more as HTMLDetailsElement).open));
+  }
   return h(
     'div',
     { class: 'permission pending', role: 'group', 'aria-label': `Permission needed: ${item.title}` },
+    proposalLines(item),
     h(
       'div',
       { class: 'permission-reason' },
       icon('shield'),
-      h('div', { class: 'permission-why' }, reasonView(perm.reason || 'The agent needs your permission to continue.'), originLine(perm)),
+      h('div', { class: 'permission-why' }, reasonView(first), why),
     ),
     h(
       'div',
@@ -319,7 +369,7 @@ function permissionView(item: ToolItem, perm: PermissionInfo, actions: Transcrip
         : null,
     ),
     feedbackRow,
-    always.length > 0 ? alwaysSection(perm, always, actions) : null,
+    more,
   );
 }
 
@@ -391,12 +441,27 @@ function thought(item: ThoughtItem, streaming: boolean, actions: TranscriptActio
   return details;
 }
 
-function notice(item: NoticeItem): HTMLElement {
+const NOTICE_ACTIONS: Record<NoticeAction, { label: string; icon: string; title: string }> = {
+  retry: { label: 'Retry', icon: 'refresh', title: 'Send the last prompt again' },
+  showLog: { label: 'Open log', icon: 'output', title: 'Show the lsp-agent server log' },
+};
+
+function notice(item: NoticeItem, actions: TranscriptActions): HTMLElement {
   const name = item.level === 'error' ? 'error' : item.level === 'warning' ? 'warning' : 'info';
   const body = item.detail
     ? h('details', { class: 'notice-detail' }, h('summary', {}, item.text), h('pre', { class: 'notice-detail-text' }, item.detail))
     : h('span', {}, item.text);
-  return h('div', { class: `notice ${item.level}`, role: item.level === 'error' ? 'alert' : 'status' }, icon(name), body);
+  const buttons =
+    item.actions && item.actions.length > 0
+      ? h(
+          'div',
+          { class: 'notice-actions' },
+          ...item.actions.map((a) =>
+            h('button', { class: 'button secondary small', 'data-action': a, title: NOTICE_ACTIONS[a].title, onclick: () => actions.noticeAction(a) }, icon(NOTICE_ACTIONS[a].icon), NOTICE_ACTIONS[a].label),
+          ),
+        )
+      : null;
+  return h('div', { class: `notice ${item.level}`, role: item.level === 'error' ? 'alert' : 'status' }, icon(name), h('div', { class: 'notice-main' }, body, buttons));
 }
 
 /** One transcript item as a fresh element; `streaming` marks the last item of a running turn. */
@@ -416,7 +481,7 @@ export function renderItem(item: ChatItem, streaming: boolean, actions: Transcri
       el = toolCard(item, actions);
       break;
     case 'notice':
-      el = notice(item);
+      el = notice(item, actions);
       break;
   }
   el.dataset.itemId = item.id;

@@ -13,6 +13,7 @@ import {
   startTurn,
   titleFromPrompt,
   type ToolItem,
+  splitError,
 } from '../../src/shared/state';
 
 const chunk = (text: string, messageId?: string) =>
@@ -172,5 +173,16 @@ describe('session reducer', () => {
     assert.equal(titleFromPrompt(''), 'New chat');
     assert.equal(titleFromPrompt('x'.repeat(60)).length, 48);
     assert.deepEqual([0, 999, 1000, 9_999, 12_345, 999_999, 2_500_000].map(formatTokens), ['0', '999', '1.0k', '10k', '12k', '1.0M', '2.5M']);
+  });
+});
+
+describe('splitError', () => {
+  it('keeps the first clause and folds the exception chain and retry count', () => {
+    const full = "Cannot reach the model endpoint http://127.0.0.1:18499: All connection attempts failed (ConnectionRefusedError: [Errno 111] Connect call failed) (after 4 retries)";
+    assert.deepEqual(splitError(full), { text: 'Cannot reach the model endpoint http://127.0.0.1:18499: All connection attempts failed.', detail: full });
+  });
+  it('leaves a short actionable message whole', () => {
+    const full = 'No credentials for the model endpoint https://api.anthropic.com: set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN';
+    assert.deepEqual(splitError(full), { text: `${full}.` });
   });
 });

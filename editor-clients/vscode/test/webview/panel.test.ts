@@ -81,7 +81,14 @@ describe('chat webview', () => {
     await page.locator('[data-tool-call-id="toolu_01"] .tool-head').click();
     assert.equal(await readBody.isVisible(), true);
     await page.locator('[data-tool-call-id="toolu_01"] .tool-head').click();
-    // Plan, meter, mode picker, selection chip.
+    // Plan (collapsed while a question waits, naming the step in progress), meter, mode picker,
+    // selection chip.
+    assert.equal(await page.locator('.plan-head').getAttribute('aria-expanded'), 'false');
+    assert.equal(await page.locator('.plan-entry').count(), 0);
+    assert.equal(await text(p, '.plan-current'), 'Multiply prices by quantities');
+    await p.screenshot('panel-plan-collapsed.png');
+    await page.locator('.plan-head').click();
+    assert.equal(await page.locator('.plan-head').getAttribute('aria-expanded'), 'true');
     assert.equal(await page.locator('.plan-entry').count(), 4);
     assert.equal(await text(p, '.plan-progress'), '1/4');
     assert.equal(await text(p, '.meter-label'), '24%');
@@ -214,6 +221,10 @@ describe('chat webview', () => {
     const page = p.page;
     const card = page.locator('[data-tool-call-id="toolu_lint"]');
     const always = card.locator('.permission-always');
+    // The "always" answers are one click away, closed at first: the card stays light.
+    assert.equal(await always.isVisible(), false);
+    await card.locator('.permission-more > summary').click();
+    assert.equal(await always.isVisible(), true);
     assert.equal(await card.locator('.permission-reason-text').textContent(), 'npm run lint -- --fix: npm run lint is not known to be read-only');
     assert.equal(await card.locator('.permission-reason-text code').textContent(), 'npm run lint -- --fix', 'the quoted command is code');
     assert.equal(await card.locator('.permission-origin').textContent(), 'Asked by the default policy');
@@ -250,6 +261,12 @@ describe('chat webview', () => {
     assert.equal(await card.locator('.permission-reason-text').textContent(), 'The rule Bash(git push:*) asks before git push origin main (project settings)');
     assert.equal(await card.locator('.permission-origin').textContent(), 'Asked by rule Bash(git push:*) from project settings');
     assert.equal(await card.locator('.permission-origin code.rule').textContent(), 'Bash(git push:*)');
+    // Who asked is behind "Why?": the reason is not said twice at first sight.
+    assert.equal(await card.locator('.permission-origin').isVisible(), false);
+    await card.locator('.permission-why-more > summary').click();
+    assert.equal(await card.locator('.permission-origin').isVisible(), true);
+    assert.equal(await card.locator('.permission-more > summary').textContent(), 'Always reject…');
+    await card.locator('.permission-more > summary').click();
     assert.equal(await card.locator('button[data-kind="allow_always"]').count(), 0);
     assert.deepEqual(await card.locator('.permission-always .button').allTextContents(), ['Always reject']);
     await page.locator('.transcript').evaluate((el) => el.scrollTo(0, el.scrollHeight));
@@ -262,6 +279,67 @@ describe('chat webview', () => {
     await card.locator('button[data-kind="reject_always"]').click();
     const answer = await p.waitForPost((m) => m.type === 'permission', 'a permission answer');
     assert.deepEqual(answer, { type: 'permission', requestId: 'perm-1', optionId: 'reject_always', scope: 'user' } satisfies ToHost);
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
+  it('says before the answer that the user\'s typing made the proposal stale', async () => {
+    const p = await openPanel(harness);
+    await p.send(...recordedStream());
+    const page = p.page;
+    const card = page.locator('[data-tool-call-id="toolu_02"]');
+    assert.equal(await card.locator('.proposal-note').count(), 0);
+    const proposal = (status: 'rebased' | 'stale', message: string): ToWebview => ({
+      type: 'sessionUpdate',
+      sessionId: SESSION_ID,
+      update: {
+        sessionUpdate: 'tool_call_update',
+        toolCallId: 'toolu_02',
+        proposal: [{ path: '/home/dev/shop/src/cart.py', status, message, version: 7, ...(status === 'stale' ? { conflicts: [{ start: 5, end: 6 }] } : {}) }],
+      },
+    });
+    await p.send(proposal('rebased', 'You changed other lines of src/cart.py; the proposal still applies and keeps your changes.'));
+    assert.match(await text(p, '[data-tool-call-id="toolu_02"] .proposal-note.rebased'), /still applies/);
+    const stale = 'Stale: you changed lines 5-6 of src/cart.py, which the proposal changes too; approving it will fail. Reject it (or undo your change).';
+    await p.send(proposal('stale', stale));
+    assert.equal(await card.locator('.proposal-note').count(), 1);
+    assert.equal(await text(p, '[data-tool-call-id="toolu_02"] .proposal-note.stale'), stale);
+    assert.equal(await card.locator('.proposal-note.stale').getAttribute('role'), 'alert');
+    await page.locator('.transcript').evaluate((el) => el.scrollTo(0, el.scrollHeight));
+    await p.screenshot('panel-permission-stale.png');
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
+  it('an error is a short message with its details folded, Retry and Open log', async () => {
+    const p = await openPanel(harness);
+    await p.send(...recordedStream());
+    const page = p.page;
+    await p.send({ type: 'permissionResolved', sessionId: SESSION_ID, requestId: 'perm-1', state: 'cancelled' });
+    const error =
+      "Cannot reach the model endpoint http://127.0.0.1:18499: All connection attempts failed (ConnectionRefusedError: [Errno 111] Connect call failed ('127.0.0.1', 18499)) (after 4 retries)";
+    await p.send({ type: 'turnEnded', sessionId: SESSION_ID, result: { error } });
+    const notice = page.locator('.notice.error').last();
+    assert.equal(await notice.locator('summary').textContent(), 'Cannot reach the model endpoint http://127.0.0.1:18499: All connection attempts failed.');
+    assert.equal(await notice.locator('.notice-detail-text').isVisible(), false, 'details are folded');
+    assert.equal(await notice.locator('.notice-detail-text').textContent(), error);
+    assert.deepEqual(await notice.locator('.notice-actions button').allTextContents(), ['Retry', 'Open log']);
+    await page.locator('.transcript').evaluate((el) => el.scrollTo(0, el.scrollHeight));
+    await p.screenshot('panel-error.png');
+    await notice.locator('summary').click();
+    assert.equal(await notice.locator('.notice-detail-text').isVisible(), true);
+    await p.screenshot('panel-error-details.png');
+    await notice.locator('button[data-action="showLog"]').click();
+    assert.deepEqual(await p.waitForPost((m) => m.type === 'runAction', 'open log'), { type: 'runAction', id: 'showLog' });
+    await notice.locator('button[data-action="retry"]').click();
+    const retry = await p.waitForPost((m) => m.type === 'prompt', 'the retried prompt');
+    assert.deepEqual(retry, {
+      type: 'prompt',
+      sessionId: SESSION_ID,
+      text: 'Make @src/cart.py total() respect quantities and support a discount',
+      mentions: [{ uri: 'file:///home/dev/shop/src/cart.py', label: 'src/cart.py' }],
+      includeSelection: false,
+    } satisfies ToHost);
     assertNoProblems(p);
     await page.context().close();
   });
