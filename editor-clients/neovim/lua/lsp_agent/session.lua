@@ -36,6 +36,44 @@ end
 -- One screen redraw per burst of updates (a streamed answer sends many).
 local redraw_queued = false
 
+--- After this long without an update in a running turn (ms), the status says the turn is
+--- waiting for the model (it may be retrying an unreachable or overloaded endpoint).
+M.QUIET_MS = 3000
+
+-- Ticks once a second while a turn runs, so the waiting time shown stays current.
+local ticker = nil
+
+local function any_running()
+  for _, s in pairs(sessions) do
+    if s.running then
+      return true
+    end
+  end
+  return false
+end
+
+local function tick()
+  if not any_running() then
+    if ticker then
+      ticker:stop()
+      ticker:close()
+      ticker = nil
+    end
+    return
+  end
+  vim.cmd('redrawstatus!')
+end
+
+--- A turn started or showed activity: remember when, and keep the status ticking.
+local function active(session)
+  session.last_activity = compat.uv.now()
+  if not ticker then
+    ticker = compat.uv.new_timer()
+    ticker:start(1000, 1000, vim.schedule_wrap(tick))
+  end
+end
+M.touch = active
+
 local function emit(session, index)
   for _, fn in ipairs(listeners) do
     local ok, err = pcall(fn, session, index)
@@ -185,6 +223,7 @@ function M.prompt(session, blocks, display, on_done)
   end
   emit(session, session.transcript:add_user(display.text, display.attachments))
   session.running = true
+  active(session)
   session.cancel_requested = false
   local ok, request_id = compat.request(client, methods.SESSION_PROMPT,
     { sessionId = session.id, prompt = blocks }, function(err, result)
@@ -381,6 +420,7 @@ function M.handle_update(_, params, ctx)
     end
   end
   local update = params.update
+  active(session)
   local index = session.transcript:apply(update)
   if type(update) == 'table' and update.sessionUpdate == 'current_mode_update' then
     session.modes = session.modes or {}
@@ -419,6 +459,7 @@ function M.handle_did_start(_, params, ctx)
   local session = sessions[id] or new_session(ctx.client_id, id)
   local title = string_field(params, 'title') or 'Agent command'
   session.running = true
+  active(session)
   session.server_turn = true
   session.cancel_requested = false
   session.last_stop = nil
@@ -490,13 +531,32 @@ function M.format_tokens(n)
 end
 
 --- One-line status of a session: "agent default · running · 12.3k/200.0k".
+--- Whether a tool call of the session is running or waits for the user's answer (then a quiet
+--- turn is not waiting for the model).
+function M.tools_busy(session)
+  for _, entry in ipairs(session.transcript.entries) do
+    if entry.kind == 'tool' and (entry.awaiting or entry.status == 'in_progress') then
+      return true
+    end
+  end
+  return false
+end
+
 function M.status_line(session)
   if not session then
     return ''
   end
   local parts = { 'agent ' .. M.mode(session) }
   if session.running then
-    table.insert(parts, session.cancel_requested and 'cancelling' or 'running')
+    local quiet = session.last_activity and (compat.uv.now() - session.last_activity) or 0
+    if session.cancel_requested then
+      table.insert(parts, 'cancelling')
+    elseif quiet >= M.QUIET_MS and not M.tools_busy(session) then
+      -- No word from the server for a while: the model endpoint is slow, or being retried.
+      table.insert(parts, ('waiting for the model %ds'):format(math.floor(quiet / 1000)))
+    else
+      table.insert(parts, 'running')
+    end
   end
   local usage = session.transcript.usage
   if usage and tonumber(usage.used) then

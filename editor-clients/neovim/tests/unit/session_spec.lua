@@ -57,6 +57,13 @@ H.test('mode updates and the status line', function()
   session.handle_update(nil, { sessionId = s.id,
     update = { sessionUpdate = 'usage_update', used = 45678, size = 200000 } },
     { client_id = CLIENT })
+  -- No word from the server for a while (the endpoint is being retried): the status says so.
+  s.last_activity = vim.uv.now() - 12500
+  H.eq(session.status_line(s), 'agent acceptEdits · waiting for the model 12s · 45.7k/200.0k')
+  -- ... unless a tool runs (or waits for the user), which explains the silence.
+  s.transcript:apply({ sessionUpdate = 'tool_call', toolCallId = 'slow', title = 'Bash: make',
+    status = 'in_progress' })
+  H.eq(session.status_line(s), 'agent acceptEdits · running · 45.7k/200.0k')
   s.cancel_requested = true
   H.eq(session.status_line(s), 'agent acceptEdits · cancelling · 45.7k/200.0k')
   s.running = false
