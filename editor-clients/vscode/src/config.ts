@@ -51,7 +51,11 @@ export function readSettings(config: Pick<vscode.WorkspaceConfiguration, 'get'> 
     const v = config.get<unknown>(key);
     return typeof v === 'string' ? v : fallback;
   };
-  const mode = str('permissionMode', 'default');
+  // The mode is the user's own setting only: a value from the workspace's .vscode/settings.json
+  // comes from the repository, which must not switch off permission prompts by itself.
+  const inspected = config.inspect?.<unknown>('permissionMode');
+  const userMode = inspected ? inspected.globalValue : config.get<unknown>('permissionMode');
+  const mode = typeof userMode === 'string' ? userMode : 'default';
   const verification = str('verificationMode', 'report');
   const args = config.get<unknown>('server.args');
   const debounce = config.get<unknown>('diagnostics.debounceMs');
@@ -65,7 +69,7 @@ export function readSettings(config: Pick<vscode.WorkspaceConfiguration, 'get'> 
     },
     model: str('model'),
     permissionMode: (PERMISSION_MODES.includes(mode) ? mode : 'default') as PermissionModeSetting,
-    permissionModeChosen: chosen(config.inspect?.('permissionMode')),
+    permissionModeChosen: inspected !== undefined && inspected.globalValue !== undefined,
     verificationMode: (VERIFICATION_MODES.includes(verification) ? verification : 'report') as VerificationModeSetting,
     trustedHooks: config.get<unknown>('hooks.trusted') === true,
     diagnosticsBridge: config.get<unknown>('diagnostics.bridge') !== false,
@@ -103,8 +107,4 @@ export function initializationOptions(settings: ExtensionSettings, trusted: bool
       clientCapabilities: { saveDocuments: true, reloadDocuments: true },
     },
   };
-}
-
-function chosen(inspected: { globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown } | undefined): boolean {
-  return inspected !== undefined && [inspected.globalValue, inspected.workspaceValue, inspected.workspaceFolderValue].some((v) => v !== undefined);
 }
