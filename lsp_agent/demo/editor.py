@@ -191,6 +191,11 @@ class Editor:
     # ---- handlers of the server's messages ----
 
     def _register(self) -> None:
+        self._register_agent_handlers()
+        self._register_lsp_handlers()
+
+    def _register_agent_handlers(self) -> None:
+        """The requests and notifications of the agent's own protocol (and applyEdit)."""
         client = self.client
 
         @_handles(client, types.WORKSPACE_APPLY_EDIT)
@@ -208,16 +213,15 @@ class Editor:
 
         @_handles(client, methods.SESSION_UPDATE)
         def session_update(params: Any) -> None:
-            if isinstance(params, dict) and isinstance(params.get("update"), dict):
-                update = params["update"]
-                self.transcript.update(update)
-                verification = (update.get("rawOutput") or {}).get("verification")
-                if isinstance(verification, dict) and self.on_verification is not None:
-                    self.on_verification(verification)
+            self._session_update(params)
 
         @_handles(client, methods.WORKSPACE_DID_CHANGE_FILES)
         def files_changed(params: Any) -> None:
             self._reload_clean_buffers()
+
+    def _register_lsp_handlers(self) -> None:
+        """The standard LSP requests and notifications a server may send its editor."""
+        client = self.client
 
         @_handles(client, types.WINDOW_SHOW_MESSAGE)
         def show_message(params: types.ShowMessageParams) -> None:
@@ -247,6 +251,14 @@ class Editor:
         @_handles(client, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def diagnostics(params: types.PublishDiagnosticsParams) -> None:
             return None
+
+    def _session_update(self, params: Any) -> None:
+        if isinstance(params, dict) and isinstance(params.get("update"), dict):
+            update = params["update"]
+            self.transcript.update(update)
+            verification = (update.get("rawOutput") or {}).get("verification")
+            if isinstance(verification, dict) and self.on_verification is not None:
+                self.on_verification(verification)
 
     def _apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         edit = params.edit

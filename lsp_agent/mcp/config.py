@@ -171,6 +171,8 @@ def _server(
     scope: Scope,
     env: Mapping[str, str],
 ) -> ServerSpec | None:
+    """One server definition, or ``None`` (reported) when it cannot be used at all; a
+    definition whose ``${VAR}`` expansion failed comes back with its ``error`` set."""
     if not _NAME.fullmatch(name):
         report.at(
             at,
@@ -181,9 +183,29 @@ def _server(
     if not isinstance(entry, dict):
         report.at(at, f"MCP server {name!r}: the definition must be an object")
         return None
+    transport = _transport(name, entry, at, report)
+    if transport is None:
+        return None
+    expand_at = _Expander(name=name, env=env, report=report)
+    common: dict[str, Any] = {
+        "name": name,
+        "scope": scope,
+        "path": path,
+        "transport": transport,
+        "digest": definition_digest(entry),
+    }
+    build = _stdio if transport == "stdio" else _remote
+    spec = build(name, entry, at, report, common=common, x=expand_at)
+    if spec is None or not expand_at.errors:
+        return spec
+    return ServerSpec(**{**spec.__dict__, "error": "; ".join(dict.fromkeys(expand_at.errors))})
+
+
+def _transport(name: str, entry: dict[str, Any], at: JsonPath, report: _Report) -> Transport | None:
+    """The transport ``"type"`` names; without one, Claude Code's guess (``command`` → stdio,
+    ``url`` → http, with a warning)."""
     kind = entry.get("type")
     if kind is None:
-        transport: Transport = "stdio" if "command" in entry or "url" not in entry else "http"
         if "url" in entry and "command" not in entry:
             report.at(
                 at,
@@ -192,83 +214,101 @@ def _server(
                 severity="warning",
                 key=True,
             )
-    elif isinstance(kind, str) and kind in _TYPES:
-        transport = _TYPES[kind]
-    else:
-        report.at((*at, "type"), f'MCP server {name!r}: "type" must be "stdio", "http" or "sse"')
-        return None
-    errors: list[str] = []
+            return "http"
+        return "stdio"
+    if isinstance(kind, str) and kind in _TYPES:
+        return _TYPES[kind]
+    report.at((*at, "type"), f'MCP server {name!r}: "type" must be "stdio", "http" or "sse"')
+    return None
 
-    def x(value: str, where: JsonPath) -> str:
+
+@dataclass(kw_only=True)
+class _Expander:
+    """Expands ``${VAR}`` in one server's values, reporting failures at the value's place and
+    collecting them in ``errors`` (the server is then kept, marked with the error)."""
+
+    name: str
+    env: Mapping[str, str]
+    report: _Report
+    errors: list[str] = field(default_factory=list)
+
+    def __call__(self, value: str, where: JsonPath) -> str:
         try:
-            return expand(value, env)
+            return expand(value, self.env)
         except ExpansionError as exc:
-            report.at(where, f"MCP server {name!r}: {exc}")
-            errors.append(str(exc))
+            self.report.at(where, f"MCP server {self.name!r}: {exc}")
+            self.errors.append(str(exc))
             return value
 
-    common: dict[str, Any] = {
-        "name": name,
-        "scope": scope,
-        "path": path,
-        "transport": transport,
-        "digest": definition_digest(entry),
-    }
-    if transport == "stdio":
-        command = entry.get("command")
-        if not isinstance(command, str) or not command.strip():
-            report.at(
-                (*at, "command") if "command" in entry else at,
-                f'MCP server {name!r}: "command" must be a non-empty string',
-            )
-            return None
-        args = entry.get("args", [])
-        if not _strings(args):
-            report.at((*at, "args"), f'MCP server {name!r}: "args" must be a list of strings')
-            return None
-        child_env = entry.get("env", {})
-        if not _string_map(child_env):
-            report.at((*at, "env"), f'MCP server {name!r}: "env" must be an object of strings')
-            return None
-        cwd = entry.get("cwd")
-        if cwd is not None and not isinstance(cwd, str):
-            report.at((*at, "cwd"), f'MCP server {name!r}: "cwd" must be a string')
-            return None
-        spec = ServerSpec(
-            **common,
-            command=x(command, (*at, "command")),
-            args=tuple(x(a, (*at, "args", i)) for i, a in enumerate(args)),
-            env=tuple((k, x(v, (*at, "env", k))) for k, v in child_env.items()),
-            cwd=x(cwd, (*at, "cwd")) if cwd is not None else None,
+
+def _stdio(
+    name: str,
+    entry: dict[str, Any],
+    at: JsonPath,
+    report: _Report,
+    *,
+    common: dict[str, Any],
+    x: _Expander,
+) -> ServerSpec | None:
+    """A stdio server: ``command``, ``args``, ``env``, ``cwd``."""
+    command = entry.get("command")
+    if not isinstance(command, str) or not command.strip():
+        report.at(
+            (*at, "command") if "command" in entry else at,
+            f'MCP server {name!r}: "command" must be a non-empty string',
         )
-    else:
-        url = entry.get("url")
-        if not isinstance(url, str) or not url.strip():
-            report.at(
-                (*at, "url") if "url" in entry else at,
-                f'MCP server {name!r}: "url" must be a non-empty string',
-            )
-            return None
-        headers = entry.get("headers", {})
-        if not _string_map(headers):
-            report.at(
-                (*at, "headers"), f'MCP server {name!r}: "headers" must be an object of strings'
-            )
-            return None
-        expanded = x(url, (*at, "url"))
-        if not errors and not re.match(r"https?://", expanded, re.IGNORECASE):
-            report.at(
-                (*at, "url"), f"MCP server {name!r}: the url must start with http:// or https://"
-            )
-            return None
-        spec = ServerSpec(
-            **common,
-            url=expanded,
-            headers=tuple((k, x(v, (*at, "headers", k))) for k, v in headers.items()),
+        return None
+    args = entry.get("args", [])
+    if not _strings(args):
+        report.at((*at, "args"), f'MCP server {name!r}: "args" must be a list of strings')
+        return None
+    child_env = entry.get("env", {})
+    if not _string_map(child_env):
+        report.at((*at, "env"), f'MCP server {name!r}: "env" must be an object of strings')
+        return None
+    cwd = entry.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        report.at((*at, "cwd"), f'MCP server {name!r}: "cwd" must be a string')
+        return None
+    return ServerSpec(
+        **common,
+        command=x(command, (*at, "command")),
+        args=tuple(x(a, (*at, "args", i)) for i, a in enumerate(args)),
+        env=tuple((k, x(v, (*at, "env", k))) for k, v in child_env.items()),
+        cwd=x(cwd, (*at, "cwd")) if cwd is not None else None,
+    )
+
+
+def _remote(
+    name: str,
+    entry: dict[str, Any],
+    at: JsonPath,
+    report: _Report,
+    *,
+    common: dict[str, Any],
+    x: _Expander,
+) -> ServerSpec | None:
+    """An HTTP or SSE server: ``url`` (http or https once expanded) and ``headers``."""
+    url = entry.get("url")
+    if not isinstance(url, str) or not url.strip():
+        report.at(
+            (*at, "url") if "url" in entry else at,
+            f'MCP server {name!r}: "url" must be a non-empty string',
         )
-    if errors:
-        return ServerSpec(**{**spec.__dict__, "error": "; ".join(dict.fromkeys(errors))})
-    return spec
+        return None
+    headers = entry.get("headers", {})
+    if not _string_map(headers):
+        report.at((*at, "headers"), f'MCP server {name!r}: "headers" must be an object of strings')
+        return None
+    expanded = x(url, (*at, "url"))
+    if not x.errors and not re.match(r"https?://", expanded, re.IGNORECASE):
+        report.at((*at, "url"), f"MCP server {name!r}: the url must start with http:// or https://")
+        return None
+    return ServerSpec(
+        **common,
+        url=expanded,
+        headers=tuple((k, x(v, (*at, "headers", k))) for k, v in headers.items()),
+    )
 
 
 def read_config_text(
