@@ -47,7 +47,7 @@ RuleBehavior = Literal["allow", "ask", "deny"]
 READ_TOOLS = frozenset({"Read", "Grep", "Glob", "LS", "NotebookRead"})
 """Tools covered by ``Read`` rules."""
 
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "Rename"})
 """Tools covered by ``Edit`` rules."""
 
 PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write", "Glob", "Grep", "NotebookEdit", "MultiEdit"})

@@ -306,6 +306,14 @@ class RenameTool(Tool[RenameInput]):
         """``Rename <symbol> → <new>``."""
         return f"Rename {inp.symbol or 'symbol'} → {inp.new_name}"
 
+    def target_paths(self, inp: RenameInput, ctx: ToolContext) -> tuple[Path, ...] | None:
+        """The file named in the input (the other files the rename changes are known only
+        after ``prepare`` and are judged then)."""
+        try:
+            return (resolve_file_path(inp.file_path),)
+        except ToolError:
+            return None
+
     async def prepare(self, inp: RenameInput, ctx: ToolContext) -> Prepared:
         """Ask the language server for the edits and turn them into file changes with diffs
         (shown in the permission prompt)."""

@@ -4,6 +4,7 @@ ask, the user is asked before the model learns why the call could not work."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from lsp_agent.permissions.engine import PermissionEngine
 from lsp_agent.protocol.events import SessionUpdate, ToolCallUpdate
 from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 from lsp_agent.tools.base import ReadState, ToolContext
-from lsp_agent.tools.registry import default_tools
+from lsp_agent.tools.lsp_tools import RenameTool
+from lsp_agent.tools.registry import ToolRegistry, default_tools
 from lsp_agent.workspace.disk_host import DiskHost
 from lsp_agent.workspace.workspace import Workspace
 
@@ -108,3 +110,15 @@ async def test_an_asking_sandbox_asks_before_saying_the_file_is_missing(
     assert len(probe.requests) == 1 and "not a directory" not in str(result.content)
     result = await Probe(root, mode="acceptEdits").call("Grep", pattern="x", path=str(outside))
     assert "does not exist" not in str(result.content)
+
+
+async def test_edit_deny_rules_cover_rename_before_the_language_server_is_asked(
+    root: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret"
+    probe = Probe(root, mode="bypassPermissions", deny=(f"Edit(/{secret}/**)",))
+    probe.env = dataclasses.replace(probe.env, tools=ToolRegistry(tools=[RenameTool()]))
+    result = await probe.call(
+        "Rename", file_path=str(secret / "m.py"), line=1, character=1, new_name="y"
+    )
+    assert result.is_error and "Permission denied" in str(result.content), result.content
