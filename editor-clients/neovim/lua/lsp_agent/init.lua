@@ -134,6 +134,12 @@ function M.setup(opts)
       if config.get().chat.auto_open and args.data then
         chat.open(args.data.client_id, { focus = false })
       end
+      -- A turn the server started (a code action picked from vim.lsp.buf.code_action()) is a
+      -- first use of the agent too.
+      local client = args.data and vim.lsp.get_client_by_id(args.data.client_id)
+      if client then
+        server.confirm_trust(client, function() end)
+      end
     end,
   })
   server.on_exit_hooks = {
