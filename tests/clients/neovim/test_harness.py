@@ -26,6 +26,7 @@ def test_old_nvim_fails(tmp_path: Path) -> None:
 
 def test_every_integration_spec_has_a_test() -> None:
     specs = {p.name.removesuffix("_spec.lua") for p in INTEGRATION_SPECS.glob("*_spec.lua")}
-    source = (Path(__file__).parent / "test_integration.py").read_text()
+    here = Path(__file__).parent
+    source = "\n".join(p.read_text() for p in sorted(here.glob("test_*.py")))
     wired = set(re.findall(r'run_integration\(\s*"(\w+)"', source))
     assert specs == wired
