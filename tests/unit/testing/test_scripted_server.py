@@ -26,8 +26,7 @@ from lsp_agent.testing.scenario import (
 )
 from lsp_agent.testing.thread import ScriptedServerThread
 from lsp_agent.testing.wire import check_expect
-
-from .conftest import TEST_KEY, MakeModel, StartServer, collect, simple_request
+from tests.unit.model.conftest import TEST_KEY, MakeModel, StartServer, collect, simple_request
 
 
 def _body(*messages: dict[str, Any], **extra: Any) -> dict[str, Any]:

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import lsp_agent
 from lsp_agent.model.types import ResponseDone
-
-from .conftest import MakeModel, collect, simple_request
+from tests.unit.model.conftest import MakeModel, collect, simple_request
 
 PROJECT_ROOT = str(Path(lsp_agent.__file__).resolve().parent.parent)
 
