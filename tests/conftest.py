@@ -10,12 +10,14 @@ even when the code under test swallowed the refusal.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from lsp_agent.store.paths import DATA_DIR_ENV
 from tests.netguard import sitecustomize as netguard
 
 NETGUARD_DIR = Path(netguard.__file__).parent
@@ -32,6 +34,12 @@ def pytest_configure(config: pytest.Config) -> None:
     path = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(NETGUARD_DIR), path]))
     netguard.install(str(log))
+    # Session transcripts go to a folder of this run, never the user's data folder (the
+    # variable reaches every server and CLI the tests start).
+    if not os.environ.get(DATA_DIR_ENV):
+        data = Path(tempfile.mkdtemp(prefix="lsp-agent-data-"))
+        os.environ[DATA_DIR_ENV] = str(data)
+        config.add_cleanup(lambda: shutil.rmtree(data, ignore_errors=True))
 
 
 @pytest.fixture(autouse=True)

@@ -48,6 +48,9 @@ class AgentConfig:
     deployments); ``None`` takes it from :func:`~lsp_agent.model.limits.limits_for`.
     ``auto_compact`` is the ``autoCompact`` setting (``None``: not set, on). ``state_dir``
     holds the sessions' folders (oversized tool results); ``None``: the user state directory.
+    ``persist`` writes each session's transcript under ``data_dir`` (``None``: the
+    ``LSP_AGENT_DATA_DIR`` environment variable, else the user data folder); transcripts
+    untouched for ``retention_days`` days are deleted (``0``: kept forever).
     ``verify`` configures the check of the agent's edits against diagnostics
     (docs/verification.md); it needs a diagnostics service. ``unattended`` is set by a door
     where nobody can answer a permission prompt: the refusal, in the door's words, given
@@ -65,6 +68,9 @@ class AgentConfig:
     context_window: int | None = None
     auto_compact: bool | None = None
     state_dir: Path | None = None
+    persist: bool = True
+    data_dir: Path | None = None
+    retention_days: float = 30
     unattended: Unattended | None = None
     append_system_prompt: str | None = None
     verify: VerifyConfig = dataclasses.field(default_factory=VerifyConfig)

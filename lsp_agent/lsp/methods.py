@@ -53,6 +53,7 @@ SESSION_SET_MODE = "lspAgent/session/setMode"
 SESSION_LIST = "lspAgent/session/list"
 SESSION_LOAD = "lspAgent/session/load"
 SESSION_CLOSE = "lspAgent/session/close"
+SESSION_FORK = "lspAgent/session/fork"
 MCP_LIST = "lspAgent/mcp/list"
 MCP_APPROVE = "lspAgent/mcp/approve"
 MCP_RECONNECT = "lspAgent/mcp/reconnect"
@@ -75,7 +76,7 @@ MCP_DID_CHANGE = "lspAgent/mcp/didChange"
 
 CAP_LOAD_SESSION = "loadSession"
 
-CAPABILITIES: Mapping[str, bool] = MappingProxyType({CAP_LOAD_SESSION: False})
+CAPABILITIES: Mapping[str, bool] = MappingProxyType({CAP_LOAD_SESSION: True})
 """Optional capabilities advertised in ``capabilities.experimental.lspAgent``: a method gated
 by a capability is served exactly when its value here is ``true`` (tests hold this)."""
 
@@ -125,7 +126,7 @@ METHODS: tuple[Method, ...] = (
         params="ListSessionsParams",
         result="ListSessionsResult",
         section="4.5",
-        summary="The server's sessions.",
+        summary="The open sessions and the persisted ones (title, time, prompts, folder).",
     ),
     Method(
         name=SESSION_UPDATE,
@@ -153,6 +154,16 @@ METHODS: tuple[Method, ...] = (
         result="EmptyResult",
         section="4.8",
         summary="Close a session: end its turn and release everything it holds.",
+    ),
+    Method(
+        name=SESSION_FORK,
+        direction=_C2S,
+        kind="request",
+        params="ForkSessionParams",
+        result="ForkSessionResult",
+        capability=CAP_LOAD_SESSION,
+        section="4.9",
+        summary="A new session from a session's history up to a message (optional).",
     ),
     Method(
         name=SESSION_REQUEST_PERMISSION,

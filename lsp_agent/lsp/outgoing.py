@@ -76,11 +76,20 @@ class EmptyResult(WireModel):
 
 
 class SessionSummary(WireModel):
-    """One session of ``lspAgent/session/list``: its directory and whether a turn runs."""
+    """One session of ``lspAgent/session/list``: its directory, whether it is open in this
+    server (``live``) and runs a turn (``busy``), and for a persisted one its title (the first
+    prompt), ISO 8601 UTC times, number of prompts, and whether its last turn was cut off by
+    the server stopping."""
 
     session_id: str
     cwd: str
     busy: bool
+    live: bool = True
+    title: str | None = None
+    created: str | None = None
+    updated: str | None = None
+    turns: int | None = None
+    interrupted: bool | None = None
 
 
 class ListSessionsResult(WireModel):
@@ -90,9 +99,23 @@ class ListSessionsResult(WireModel):
 
 
 class LoadSessionResult(WireModel):
-    """Result of ``lspAgent/session/load`` (after the history was replayed as updates)."""
+    """Result of ``lspAgent/session/load`` (after the history was replayed as updates):
+    the modes and slash commands as in ``session/new``, and warnings about the transcript
+    (lines that could not be read, a newer format)."""
 
     modes: SessionModeState | None = None
+    available_commands: tuple[AvailableCommand, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+class ForkSessionResult(WireModel):
+    """Result of ``lspAgent/session/fork``: the new session, as ``session/new`` answers (its
+    history is replayed as updates of the new id before this answer)."""
+
+    session_id: str
+    modes: SessionModeState
+    available_commands: tuple[AvailableCommand, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 # ---- server -> client -------------------------------------------------------------------------

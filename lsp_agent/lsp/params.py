@@ -81,7 +81,10 @@ class SetModeParams(_Params):
 
 
 class ListSessionsParams(_Params):
-    """``lspAgent/session/list`` (no parameters)."""
+    """``lspAgent/session/list``: ``cwd`` (absolute path or ``file:`` URI) keeps only the
+    sessions of that directory; without it, every session of the data folder is listed."""
+
+    cwd: str | None = None
 
 
 class LoadSessionParams(_Params):
@@ -89,6 +92,17 @@ class LoadSessionParams(_Params):
     Served only when the server advertises ``loadSession`` (docs/protocol.md §4.7)."""
 
     session_id: str
+    cwd: str | None = None
+    mcp_servers: list[Any] | None = None
+    """ACP's field; accepted and ignored (the project's MCP servers are used)."""
+
+
+class ForkSessionParams(_Params):
+    """``lspAgent/session/fork``: a new session holding ``sessionId``'s history up to
+    ``messageId`` (a ``messageId`` of its replayed updates; default: all of it)."""
+
+    session_id: str
+    message_id: str | None = None
     cwd: str | None = None
 
 

@@ -398,9 +398,23 @@ def _register_sessions(server: AgentLanguageServer) -> None:
     @server.feature(methods.SESSION_LIST)
     def session_list(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
         ls.warm_up.wait_for_core()
-        from lsp_agent.lsp import sessions_door
+        from lsp_agent.lsp import store_door
 
-        return sessions_door.session_list(ls, raw)
+        return store_door.session_list(ls, raw)
+
+    @server.feature(methods.SESSION_LOAD)
+    def session_load(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+        ls.warm_up.wait_for_core()
+        from lsp_agent.lsp import store_door
+
+        return store_door.session_load(ls, raw)
+
+    @server.feature(methods.SESSION_FORK)
+    def session_fork(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+        ls.warm_up.wait_for_core()
+        from lsp_agent.lsp import store_door
+
+        return store_door.session_fork(ls, raw)
 
 
 # ---- MCP servers --------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from pygls.exceptions import JsonRpcException
 from lsp_agent.lsp import methods
 from lsp_agent.lsp.errors import MODEL_ERROR, ModelError, SessionBusyError, invalid_params
 from lsp_agent.lsp.params import (
-    ListSessionsParams,
     NewSessionParams,
     PromptParams,
     SessionIdParams,
@@ -45,7 +44,8 @@ def usage_json(usage: Usage) -> dict[str, int]:
     }
 
 
-def _modes(session: Session) -> dict[str, Any]:
+def modes_json(session: Session) -> dict[str, Any]:
+    """The session's ``modes`` as ``session/new`` and ``session/load`` answer them."""
     available = session.available_modes()
     return {
         "currentModeId": session.mode,
@@ -93,7 +93,7 @@ def session_new(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
     logger.info("session %s created in %s", session.id, cwd)
     return {
         "sessionId": session.id,
-        "modes": _modes(session),
+        "modes": modes_json(session),
         "availableCommands": [c.to_wire() for c in session.available_commands()],
     }
 
@@ -158,10 +158,3 @@ def session_set_mode(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
     except SessionError as exc:
         raise invalid_params(str(exc)) from None
     return {}
-
-
-def session_list(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-    """``lspAgent/session/list``: ``{sessions: [{sessionId, cwd, busy}]}``."""
-    parse(ListSessionsParams, raw, method=methods.SESSION_LIST)
-    sessions = ls.existing_sessions()
-    return {"sessions": [{"sessionId": s.id, "cwd": str(s.cwd), "busy": s.busy} for s in sessions]}

@@ -22,6 +22,7 @@ from lsp_agent.model.base import Model
 from lsp_agent.protocol.host import Host
 from lsp_agent.sessions.manager import SessionManager, SettingsFactory
 from lsp_agent.sessions.project_mode import ModeApprovals
+from lsp_agent.sessions.resume import prune
 from lsp_agent.tools.base import Tool
 from lsp_agent.tools.lsp_tools import lsp_tools
 from lsp_agent.tools.registry import ToolRegistry, default_tools
@@ -48,9 +49,10 @@ def build_sessions(
     ``import_approvals`` remembers the user's answers about memory imports from outside the
     workspace (default: for this process only); ``mode_approvals`` the user's confirmations of
     a repository's ``defaultMode`` (:mod:`lsp_agent.sessions.project_mode`; default: for this
-    process only).
+    process only). Transcripts older than ``config.retention_days`` are deleted here, once per
+    door.
     """
-    return SessionManager(
+    manager = SessionManager(
         host=host,
         model_factory=model_factory,
         config=config,
@@ -61,6 +63,8 @@ def build_sessions(
         import_approvals=import_approvals,
         mode_approvals=mode_approvals,
     )
+    prune(manager)
+    return manager
 
 
 def session_tools(diagnostics: DiagnosticsService | None) -> ToolRegistry:

@@ -62,7 +62,9 @@ from lsp_agent.sessions.project_mode import (
     ask_to_confirm,
     pending_project_mode,
 )
+from lsp_agent.sessions.persist import new_recorder, record_turn, session_folder
 from lsp_agent.sessions.prompt_parts import only_text, prompt_text, user_message
+from lsp_agent.sessions.recording import Recorder
 from lsp_agent.sessions.working_set import Touched
 from lsp_agent.tools.base import ReadState, ToolContext
 from lsp_agent.tools.registry import ToolRegistry, default_tools
@@ -125,6 +127,7 @@ class Session:
     pending_mode: PendingMode | None = None
     """A repository's ``defaultMode`` to confirm before the first prompt (project_mode)."""
     mode_approvals: ModeApprovals = field(default_factory=lambda: ModeApprovals(path=None))
+    recorder: Recorder | None = None  # the transcript's writer (None: not persisted)
     _engine: ContextEngine | None = None
     _task: asyncio.Task[TurnResult] | None = None
     _start: asyncio.Future[HookOutcome] | None = None
@@ -151,7 +154,7 @@ class Session:
                 f"available modes: {', '.join(available)}"
             )
         self.permissions.mode = mode
-        self.host.emit(self.id, CurrentModeUpdate(current_mode_id=mode))
+        self._emit(CurrentModeUpdate(current_mode_id=mode))
 
     @property
     def busy(self) -> bool:
@@ -185,7 +188,9 @@ class Session:
         else:
             self.context.prompts.append(prompt_text(parts))
             runner = self._run(user_message(parts))
-        task = asyncio.ensure_future(runner)
+            if self.recorder is not None:
+                self.recorder.begin_turn(prompt_text(parts))
+        task = asyncio.ensure_future(record_turn(self, runner))
         self._task = task
         try:
             return await asyncio.shield(task)
@@ -369,9 +374,9 @@ class Session:
         update = AvailableCommandsUpdate(available_commands=self.available_commands())
         loop.call_soon(self._emit, update)
 
-    def start_hooks(self) -> None:
-        """Run the ``SessionStart`` hooks (source ``startup``) in the background; their context
-        reaches the model with the first prompt. Needs a running event loop (else skipped)."""
+    def start_hooks(self, source: str = "startup") -> None:
+        """Run the ``SessionStart`` hooks (``source``: startup, resume...) in the background;
+        their context reaches the model with the first prompt. Needs a running event loop."""
         if self.hooks is None or self._start is not None:
             return
         try:
@@ -379,7 +384,7 @@ class Session:
         except RuntimeError:
             log.debug("no running event loop: SessionStart hooks of %s skipped", self.id)
             return
-        self._start = asyncio.ensure_future(self.hooks.session_start(source="startup"))
+        self._start = asyncio.ensure_future(self.hooks.session_start(source=source))
 
     async def end(self, *, reason: str = "other") -> None:
         """Run the ``SessionEnd`` hooks once (bounded by their timeouts) and wait for
@@ -391,6 +396,8 @@ class Session:
             self._start.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._start
+        if self.recorder is not None:
+            self.recorder.close()
         if self.hooks is None:
             return
         try:
@@ -401,8 +408,14 @@ class Session:
 
     def _commit(self, messages: tuple[Message, ...]) -> None:
         self.history = messages
+        if self.recorder is not None:
+            self.recorder.sync(
+                messages, boundaries=self.context.boundaries, summary=self.context.last_summary
+            )
 
     def _emit(self, update: SessionUpdate) -> None:
+        if self.recorder is not None and isinstance(update, CurrentModeUpdate):
+            self.recorder.mode(update.current_mode_id)
         self.host.emit(self.id, update)
 
     def cancel(self) -> None:
@@ -416,16 +429,6 @@ def _layers(store: SettingsStore | None) -> list[tuple[str, dict[str, Any]]]:
     if store is None:
         return []
     return [(lay.source, lay.settings.model_extra or {}) for lay in store.loaded.applied()]
-
-
-def session_folder(state_dir: Path | None, session_id: str) -> Path:
-    """The folder of session ``session_id``: ``<state_dir>/sessions/<id>``, ``state_dir``
-    defaulting to the user state directory (``~/.local/state/lsp-agent`` on Linux)."""
-    if state_dir is None:
-        import platformdirs
-
-        state_dir = platformdirs.user_state_path("lsp-agent")
-    return state_dir.resolve() / "sessions" / session_id
 
 
 class SessionManager:
@@ -473,8 +476,11 @@ class SessionManager:
         cwd: Path,
         additional_directories: Sequence[Path] = (),
         mode: PermissionMode | None = None,
+        session_id: str | None = None,
+        source: str = "startup",
     ) -> Session:
-        """Create a session rooted at ``cwd`` (absolute) plus ``additional_directories``.
+        """Create a session rooted at ``cwd`` (absolute) plus ``additional_directories``
+        (``session_id``: a resumed or forked session's id; ``source``: SessionStart's).
 
         The mode is ``mode``, else the settings' ``permissions.defaultMode``, else
         ``config.permission_mode``. Raises ``ValueError`` for a malformed
@@ -484,7 +490,7 @@ class SessionManager:
         roots = tuple(
             dict.fromkeys([cwd.resolve(), *(d.resolve() for d in additional_directories)])
         )
-        session_id = uuid.uuid4().hex
+        session_id = session_id or uuid.uuid4().hex
         cwd = cwd.resolve()
         store = self.settings(cwd) if self.settings is not None else None
         settings_mode = store.loaded.default_mode() if store is not None else None
@@ -522,11 +528,16 @@ class SessionManager:
                 permissions.mode,
             )
             permissions.mode = "default"
+        recorder = new_recorder(
+            self.config, session_id=session_id, cwd=cwd, roots=roots, mode=permissions.mode
+        )
         hooks = (
             HookRunner(hooks=store.hook_matchers, cwd=cwd, session_id=session_id, env=store.env())
             if store is not None
             else None
         )
+        if hooks is not None and recorder is not None:
+            hooks.transcript_path = str(recorder.transcript.path)
         session = Session(
             id=session_id,
             cwd=cwd,
@@ -547,9 +558,10 @@ class SessionManager:
             folder=folder,
             pending_mode=pending,
             mode_approvals=self.mode_approvals,
+            recorder=recorder,
         )
         self.sessions[session_id] = session
-        session.start_hooks()
+        session.start_hooks(source)
         return session
 
     def _memory(

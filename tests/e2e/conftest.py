@@ -338,6 +338,7 @@ async def launch(tmp_path: Path, preset: str) -> AsyncIterator[Launch]:
         await scripted.start()
         env = scripted_env(scripted.base_url, model="claude-test")
         env["HOME"] = str(home)
+        env["LSP_AGENT_DATA_DIR"] = str(tmp_path / "data")  # shared by the test's servers
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
         config = ClientServerConfig(
             server_command=SERVER_COMMAND, client_factory=make_client, server_env=env

@@ -31,7 +31,9 @@ async def test_session_lifecycle_and_bad_input(launch: Launch) -> None:
     ]
     listed = await editor.request(methods.SESSION_LIST, None)
     assert listed == {
-        "sessions": [{"sessionId": session, "cwd": str(editor.root.resolve()), "busy": False}]
+        "sessions": [
+            {"sessionId": session, "cwd": str(editor.root.resolve()), "busy": False, "live": True}
+        ]
     }
 
     assert (

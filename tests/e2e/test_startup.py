@@ -66,7 +66,7 @@ EXPECTED_CAPABILITIES = {
         "lspAgent": {
             "version": "0.1.0",
             "protocolVersion": methods.PROTOCOL_VERSION,
-            "loadSession": False,
+            "loadSession": True,
         }
     },
 }

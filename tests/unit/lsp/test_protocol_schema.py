@@ -75,7 +75,7 @@ def test_server_registers_exactly_the_methods_it_serves() -> None:
 def test_advertised_capabilities_match_their_model() -> None:
     sent = methods.agent_capabilities("1.2.3")
     assert outgoing.AgentCapabilities.model_validate(sent).to_wire() == sent
-    assert sent["loadSession"] is False
+    assert sent["loadSession"] is True
 
 
 def test_wire_check_catches_a_misspelt_key() -> None:
@@ -83,7 +83,7 @@ def test_wire_check_catches_a_misspelt_key() -> None:
     assert schema.wire_problems(methods.SESSION_UPDATE, good) == []
     bad = {"sessionId": "s", "update": {"sessionUpdate": "usage_update", "usd": 1, "size": 9}}
     assert schema.wire_problems(methods.SESSION_UPDATE, bad)
-    extra = {"sessionId": "s", "cwd": "/w", "busy": False, "title": "x"}
+    extra = {"sessionId": "s", "cwd": "/w", "busy": False, "titel": "x"}
     assert schema.wire_problems(methods.SESSION_LIST, {"sessions": [extra]}, result=True)
 
 

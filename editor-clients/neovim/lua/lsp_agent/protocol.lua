@@ -19,6 +19,7 @@ M.methods = {
   SESSION_UPDATE = 'lspAgent/session/update',
   SESSION_LOAD = 'lspAgent/session/load',
   SESSION_CLOSE = 'lspAgent/session/close',
+  SESSION_FORK = 'lspAgent/session/fork',
   SESSION_REQUEST_PERMISSION = 'lspAgent/session/requestPermission',
   WORKSPACE_SAVE_DOCUMENTS = 'lspAgent/workspace/saveDocuments',
   WORKSPACE_DID_CHANGE_FILES = 'lspAgent/workspace/didChangeFiles',
@@ -36,6 +37,7 @@ M.methods = {
 ---@type table<string, string>
 M.capability_of = {
   ['lspAgent/session/load'] = 'loadSession',
+  ['lspAgent/session/fork'] = 'loadSession',
 }
 
 --- `workspace/executeCommand` commands the server advertises.
@@ -144,14 +146,32 @@ M.commands = {
 --- An empty result object (`lspAgent/session/setMode`).
 ---@class lsp_agent.protocol.EmptyResult
 
+--- `lspAgent/session/fork`: a new session holding `sessionId`'s history up to
+--- `messageId` (a `messageId` of its replayed updates; default: all of it).
+---@class lsp_agent.protocol.ForkSessionParams
+---@field _meta? table<string, any>
+---@field sessionId string
+---@field messageId? string
+---@field cwd? string
+
+--- Result of `lspAgent/session/fork`: the new session, as `session/new` answers (its
+--- history is replayed as updates of the new id before this answer).
+---@class lsp_agent.protocol.ForkSessionResult
+---@field sessionId string
+---@field modes lsp_agent.protocol.SessionModeState
+---@field availableCommands? lsp_agent.protocol.AvailableCommand[]
+---@field warnings? string[]
+
 --- Lines `start` to `end` of a document (1-based, inclusive).
 ---@class lsp_agent.protocol.LineRange
 ---@field start integer
 ---@field end integer
 
---- `lspAgent/session/list` (no parameters).
+--- `lspAgent/session/list`: `cwd` (absolute path or `file:` URI) keeps only the
+--- sessions of that directory; without it, every session of the data folder is listed.
 ---@class lsp_agent.protocol.ListSessionsParams
 ---@field _meta? table<string, any>
+---@field cwd? string
 
 --- Result of `lspAgent/session/list`.
 ---@class lsp_agent.protocol.ListSessionsResult
@@ -163,10 +183,15 @@ M.commands = {
 ---@field _meta? table<string, any>
 ---@field sessionId string
 ---@field cwd? string
+---@field mcpServers? any[]
 
---- Result of `lspAgent/session/load` (after the history was replayed as updates).
+--- Result of `lspAgent/session/load` (after the history was replayed as updates):
+--- the modes and slash commands as in `session/new`, and warnings about the transcript
+--- (lines that could not be read, a newer format).
 ---@class lsp_agent.protocol.LoadSessionResult
 ---@field modes? lsp_agent.protocol.SessionModeState
+---@field availableCommands? lsp_agent.protocol.AvailableCommand[]
+---@field warnings? string[]
 
 --- ACP `ToolCallLocation`: a file (absolute path) and an optional 1-based line.
 ---@class lsp_agent.protocol.Location
@@ -380,11 +405,20 @@ M.commands = {
 ---@field currentModeId lsp_agent.protocol.PermissionMode
 ---@field availableModes lsp_agent.protocol.SessionMode[]
 
---- One session of `lspAgent/session/list`: its directory and whether a turn runs.
+--- One session of `lspAgent/session/list`: its directory, whether it is open in this
+--- server (`live`) and runs a turn (`busy`), and for a persisted one its title (the first
+--- prompt), ISO 8601 UTC times, number of prompts, and whether its last turn was cut off by
+--- the server stopping.
 ---@class lsp_agent.protocol.SessionSummary
 ---@field sessionId string
 ---@field cwd string
 ---@field busy boolean
+---@field live? boolean
+---@field title? string
+---@field created? string
+---@field updated? string
+---@field turns? integer
+---@field interrupted? boolean
 
 --- The `update` of lspAgent/session/update, by its `sessionUpdate` tag (ACP).
 ---@alias lsp_agent.protocol.SessionUpdate lsp_agent.protocol.AgentMessageChunk|lsp_agent.protocol.AgentThoughtChunk|lsp_agent.protocol.UserMessageChunk|lsp_agent.protocol.ToolCall|lsp_agent.protocol.ToolCallUpdate|lsp_agent.protocol.UsageUpdate|lsp_agent.protocol.Plan|lsp_agent.protocol.CurrentModeUpdate|lsp_agent.protocol.ContextCompacted|lsp_agent.protocol.AvailableCommandsUpdate

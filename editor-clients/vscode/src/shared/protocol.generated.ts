@@ -13,6 +13,7 @@ export const Methods = {
   sessionUpdate: 'lspAgent/session/update',
   sessionLoad: 'lspAgent/session/load',
   sessionClose: 'lspAgent/session/close',
+  sessionFork: 'lspAgent/session/fork',
   sessionRequestPermission: 'lspAgent/session/requestPermission',
   workspaceSaveDocuments: 'lspAgent/workspace/saveDocuments',
   workspaceDidChangeFiles: 'lspAgent/workspace/didChangeFiles',
@@ -31,6 +32,7 @@ export type Method = (typeof Methods)[keyof typeof Methods];
  * `true` before a client calls them. */
 export const MethodCapabilities = {
   'lspAgent/session/load': 'loadSession',
+  'lspAgent/session/fork': 'loadSession',
 } as const;
 
 /** `workspace/executeCommand` commands the server advertises. */
@@ -167,15 +169,41 @@ export interface EmbeddedResource {
 /** An empty result object (`lspAgent/session/setMode`). */
 export type EmptyResult = Record<string, never>;
 
+/**
+ * `lspAgent/session/fork`: a new session holding `sessionId`'s history up to
+ * `messageId` (a `messageId` of its replayed updates; default: all of it).
+ */
+export interface ForkSessionParams {
+  _meta?: Record<string, unknown> | null;
+  sessionId: string;
+  messageId?: string | null;
+  cwd?: string | null;
+}
+
+/**
+ * Result of `lspAgent/session/fork`: the new session, as `session/new` answers (its
+ * history is replayed as updates of the new id before this answer).
+ */
+export interface ForkSessionResult {
+  sessionId: string;
+  modes: SessionModeState;
+  availableCommands?: AvailableCommand[];
+  warnings?: string[];
+}
+
 /** Lines `start` to `end` of a document (1-based, inclusive). */
 export interface LineRange {
   start: number;
   end: number;
 }
 
-/** `lspAgent/session/list` (no parameters). */
+/**
+ * `lspAgent/session/list`: `cwd` (absolute path or `file:` URI) keeps only the
+ * sessions of that directory; without it, every session of the data folder is listed.
+ */
 export interface ListSessionsParams {
   _meta?: Record<string, unknown> | null;
+  cwd?: string | null;
 }
 
 /** Result of `lspAgent/session/list`. */
@@ -191,11 +219,18 @@ export interface LoadSessionParams {
   _meta?: Record<string, unknown> | null;
   sessionId: string;
   cwd?: string | null;
+  mcpServers?: unknown[] | null;
 }
 
-/** Result of `lspAgent/session/load` (after the history was replayed as updates). */
+/**
+ * Result of `lspAgent/session/load` (after the history was replayed as updates):
+ * the modes and slash commands as in `session/new`, and warnings about the transcript
+ * (lines that could not be read, a newer format).
+ */
 export interface LoadSessionResult {
   modes?: SessionModeState;
+  availableCommands?: AvailableCommand[];
+  warnings?: string[];
 }
 
 /** ACP `ToolCallLocation`: a file (absolute path) and an optional 1-based line. */
@@ -468,11 +503,22 @@ export interface SessionModeState {
   availableModes: SessionMode[];
 }
 
-/** One session of `lspAgent/session/list`: its directory and whether a turn runs. */
+/**
+ * One session of `lspAgent/session/list`: its directory, whether it is open in this
+ * server (`live`) and runs a turn (`busy`), and for a persisted one its title (the first
+ * prompt), ISO 8601 UTC times, number of prompts, and whether its last turn was cut off by
+ * the server stopping.
+ */
 export interface SessionSummary {
   sessionId: string;
   cwd: string;
   busy: boolean;
+  live?: boolean;
+  title?: string;
+  created?: string;
+  updated?: string;
+  turns?: number;
+  interrupted?: boolean;
 }
 
 /** The `update` of lspAgent/session/update, by its `sessionUpdate` tag (ACP). */
@@ -594,6 +640,7 @@ export interface ClientRequests {
   'lspAgent/session/list': { params: ListSessionsParams; result: ListSessionsResult };
   'lspAgent/session/load': { params: LoadSessionParams; result: LoadSessionResult };
   'lspAgent/session/close': { params: SessionIdParams; result: EmptyResult };
+  'lspAgent/session/fork': { params: ForkSessionParams; result: ForkSessionResult };
   'lspAgent/mcp/list': { params: McpListParams; result: McpServersResult };
   'lspAgent/mcp/approve': { params: McpApproveParams; result: McpServersResult };
   'lspAgent/mcp/reconnect': { params: McpReconnectParams; result: McpServersResult };

@@ -1,0 +1,98 @@
+"""Persisted sessions over LSP: ``lspAgent/session/list`` (open and saved sessions),
+``lspAgent/session/load`` (ACP ``session/load``: the history is replayed as
+``lspAgent/session/update`` notifications, then the request is answered and the session goes
+on) and ``lspAgent/session/fork`` (docs/protocol.md §4.5, §4.7, §4.8; docs/sessions.md).
+
+Imported on first use, like :mod:`lsp_agent.lsp.sessions_door`.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsp_agent.lsp import methods
+from lsp_agent.lsp.errors import invalid_params
+from lsp_agent.lsp.params import ForkSessionParams, ListSessionsParams, LoadSessionParams, parse
+from lsp_agent.lsp.prompt import path_from
+from lsp_agent.lsp.sessions_door import modes_json
+from lsp_agent.sessions.manager import SessionError
+from lsp_agent.sessions.resume import Resumed, fork, resume, saved_sessions
+
+if TYPE_CHECKING:
+    from lsp_agent.lsp.server import AgentLanguageServer
+
+logger = logging.getLogger(__name__)
+
+
+def session_list(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+    """``lspAgent/session/list``: the open sessions, then the saved ones not open here, each
+    newest first."""
+    params = parse(ListSessionsParams, raw, method=methods.SESSION_LIST)
+    cwd = path_from(params.cwd, field="cwd").resolve() if params.cwd is not None else None
+    live = [s for s in ls.existing_sessions() if cwd is None or s.cwd == cwd]
+    sessions: list[dict[str, Any]] = [
+        {"sessionId": s.id, "cwd": str(s.cwd), "busy": s.busy, "live": True} for s in live
+    ]
+    open_ids = {s.id for s in live}
+    by_id = {entry["sessionId"]: entry for entry in sessions}
+    for info in saved_sessions(ls.sessions, cwd=cwd):
+        entry = by_id.get(info.session_id)
+        saved = {
+            "title": info.title,
+            "created": info.created,
+            "updated": info.updated,
+            "turns": info.turns,
+            "interrupted": info.interrupted,
+        }
+        if entry is not None:
+            entry.update(saved)
+        elif info.session_id not in open_ids:
+            sessions.append(
+                {"sessionId": info.session_id, "cwd": info.cwd, "busy": False, "live": False}
+                | saved
+            )
+    return {"sessions": sessions}
+
+
+def session_load(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+    """``lspAgent/session/load``: replay, then ``{modes, availableCommands, warnings}``."""
+    params = parse(LoadSessionParams, raw, method=methods.SESSION_LOAD)
+    cwd = path_from(params.cwd, field="cwd") if params.cwd is not None else None
+    try:
+        resumed = resume(ls.sessions, params.session_id, cwd=cwd)
+    except SessionError as exc:
+        raise invalid_params(str(exc)) from None
+    _replay(ls, resumed)
+    return {
+        "modes": modes_json(resumed.session),
+        "availableCommands": [c.to_wire() for c in resumed.session.available_commands()],
+        "warnings": list(resumed.warnings),
+    }
+
+
+def session_fork(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+    """``lspAgent/session/fork``: replay the new session, then ``{sessionId, modes, ...}``."""
+    params = parse(ForkSessionParams, raw, method=methods.SESSION_FORK)
+    cwd: Path | None = path_from(params.cwd, field="cwd") if params.cwd is not None else None
+    try:
+        resumed = fork(ls.sessions, params.session_id, message_id=params.message_id, cwd=cwd)
+    except SessionError as exc:
+        raise invalid_params(str(exc)) from None
+    _replay(ls, resumed)
+    return {
+        "sessionId": resumed.session.id,
+        "modes": modes_json(resumed.session),
+        "availableCommands": [c.to_wire() for c in resumed.session.available_commands()],
+        "warnings": list(resumed.warnings),
+    }
+
+
+def _replay(ls: AgentLanguageServer, resumed: Resumed) -> None:
+    for warning in resumed.warnings:
+        logger.warning("%s", warning)
+    session_id = resumed.session.id
+    for update in resumed.updates:
+        ls.host.emit(session_id, update)
+    logger.info("session %s resumed in %s", session_id, resumed.session.cwd)

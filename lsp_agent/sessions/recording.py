@@ -1,0 +1,177 @@
+"""Recording a session into its transcript, from the session's own events: each new history
+the loop commits, mode changes, the end of each turn.
+
+The recorder compares the history it is given with the one it recorded: new messages are
+appended; a history that restarts with a compaction summary is recorded as the context
+engine's boundary followed by the new history; an empty one is ``/clear``; a prompt merged into
+an interrupted turn's last message is recorded as what was added. Old tool results cleared to
+save context count as unchanged (the transcript keeps the full results). The first record of
+a session (``meta``) is written with its first message, so a session nobody prompted leaves no
+file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsp_agent.context.compaction import Boundary, is_compacted_start
+from lsp_agent.model.types import Message, ToolResultBlock
+from lsp_agent.store.transcript import Transcript
+
+PERSISTENCE_OFF = (
+    "Session persistence is off: {reason}. This conversation goes on in memory but will not "
+    "survive a restart."
+)
+
+
+@dataclass(kw_only=True)
+class Recorder:
+    """Writes one session's records. ``meta`` holds the fields of its ``meta`` record
+    (written before the first message unless ``started``)."""
+
+    transcript: Transcript
+    meta: dict[str, Any] = field(default_factory=dict)
+    started: bool = False
+    recorded: list[Message] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    """The record uuid of each message in :attr:`recorded` (the wire's ``messageId``)."""
+    base: str | None = None
+    """The record the recorded history hangs from (meta, a boundary or ``/clear``)."""
+    boundaries: int = 0
+    """Compaction boundaries of the session already recorded."""
+    told: bool = False
+    _prompt: str | None = None
+
+    def begin_turn(self, text: str) -> None:
+        """A prompt starts: the next user message recorded is marked as the user's prompt,
+        with ``text`` (what the user typed) for the session list and the replay."""
+        self._prompt = text
+
+    def sync(
+        self, history: Sequence[Message], *, boundaries: Sequence[Boundary], summary: str
+    ) -> None:
+        """Record how ``history`` differs from the recorded one; ``boundaries`` and ``summary``
+        are the context engine's compactions so far and its last summary."""
+        old = self.recorded
+        common = 0
+        limit = min(len(history), len(old))
+        while common < limit and _same(history[common], old[common]):
+            common += 1
+        if common == len(old):
+            self._append(history[common:])
+            return
+        if len(boundaries) > self.boundaries and history and is_compacted_start(history[0]):
+            self.boundaries = len(boundaries)
+            self._restart(_boundary_fields(boundaries[-1], summary))
+            self._append(history)
+            return
+        if not history:
+            self._restart({"kind": "clear"})
+            return
+        if common == len(old) - 1 and _extends(history[common], old[common]):
+            added = history[common].content[len(old[common].content) :]
+            self._append([Message(role=history[common].role, content=added)], merge=True)
+            self.recorded[common] = history[common]
+            self._append(history[common + 1 :])
+            return
+        # Any other rewrite: branch from the last message both share.
+        self.transcript.leaf = self.ids[common - 1] if common else self.base
+        del self.recorded[common:], self.ids[common:]
+        self._append(history[common:])
+
+    def mode(self, mode: str) -> None:
+        """The permission mode changed."""
+        if self.started:
+            self.transcript.append("mode", mode=mode)
+        else:
+            self.meta["mode"] = mode
+
+    def end_turn(self, stop_reason: str) -> None:
+        """A prompt ended (also when cancelled): mark it and make the records durable."""
+        self._prompt = None
+        if self.started:
+            self.transcript.append("turn_end", stopReason=stop_reason)
+            self.transcript.sync()
+
+    def notice(self) -> str | None:
+        """Once, when persistence went off: the text telling the user."""
+        if self.told or self.transcript.error is None:
+            return None
+        self.told = True
+        return PERSISTENCE_OFF.format(reason=self.transcript.error)
+
+    def close(self) -> None:
+        """Release the transcript (sync, unlock)."""
+        self.transcript.close()
+
+    def _start(self) -> None:
+        if not self.started:
+            self.started = True
+            self.base = self.transcript.append("meta", **self.meta).uuid
+
+    def _restart(self, fields: dict[str, Any]) -> None:
+        self._start()
+        kind = fields.pop("kind")
+        self.base = self.transcript.append(kind, **fields).uuid
+        self.recorded.clear()
+        self.ids.clear()
+
+    def _append(self, messages: Sequence[Message], *, merge: bool = False) -> None:
+        for message in messages:
+            self._start()
+            extra: dict[str, Any] = {}
+            if message.role == "user" and self._prompt is not None and not _only_results(message):
+                extra = {"prompt": True, "promptText": self._prompt}
+                self._prompt = None
+            record = self.transcript.append(
+                message.role, message=message.model_dump(mode="json"), **extra
+            )
+            if merge:
+                self.ids[-1] = record.uuid
+            else:
+                self.recorded.append(message)
+                self.ids.append(record.uuid)
+
+
+def _boundary_fields(boundary: Boundary, summary: str) -> dict[str, Any]:
+    return {
+        "kind": "compact_boundary",
+        "trigger": boundary.trigger,
+        "tokensBefore": boundary.tokens_before,
+        "tokensAfter": boundary.tokens_after,
+        "promptsKept": boundary.prompts_kept,
+        "files": boundary.files,
+        "summary": summary,
+    }
+
+
+def _same(new: Message, old: Message) -> bool:
+    """The same message, or the same with some tool results cleared to save context."""
+    if new is old or new == old:
+        return True
+    if new.role != old.role or len(new.content) != len(old.content):
+        return False
+    for a, b in zip(new.content, old.content, strict=True):
+        if a == b:
+            continue
+        if (
+            isinstance(a, ToolResultBlock)
+            and isinstance(b, ToolResultBlock)
+            and a.tool_use_id == b.tool_use_id
+        ):
+            continue
+        return False
+    return True
+
+
+def _extends(new: Message, old: Message) -> bool:
+    """``new`` is ``old`` with blocks added at the end (a prompt merged into an interrupted
+    turn's last user message)."""
+    n = len(old.content)
+    return new.role == old.role and len(new.content) > n and new.content[:n] == old.content
+
+
+def _only_results(message: Message) -> bool:
+    return all(isinstance(b, ToolResultBlock) for b in message.content)

@@ -1,0 +1,233 @@
+"""Resume, fork and list persisted sessions (Claude Code's ``--resume``/``--fork-session``,
+ACP's ``session/load``).
+
+A resumed session gets its id, directory, roots, model, permission mode and history back from
+its transcript and goes on appending to it. The mode is restored except ``bypassPermissions``
+and ``plan``, which fall back to the settings' default (Claude Code does the same). A fork
+copies the branch up to a message into a new transcript under a new id and resumes that.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsp_agent.protocol.events import SessionUpdate
+from lsp_agent.protocol.permissions import PermissionMode
+from lsp_agent.sessions.manager import MODES, Session, SessionError
+from lsp_agent.sessions.replay import replay
+from lsp_agent.store.history import (
+    active_chain,
+    history_of,
+    load_transcript,
+    prompt_text,
+    since_restart,
+)
+from lsp_agent.store.index import SessionInfo, list_sessions, remove_expired
+from lsp_agent.store.paths import data_dir, find_transcript, transcript_path
+from lsp_agent.store.records import Record, new_record
+from lsp_agent.store.transcript import Transcript, TranscriptBusyError
+
+if TYPE_CHECKING:
+    from lsp_agent.sessions.manager import SessionManager
+
+log = logging.getLogger(__name__)
+
+NOT_RESTORED: frozenset[str] = frozenset({"bypassPermissions", "plan"})
+"""Modes a resumed session never comes back in."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Resumed:
+    """A resumed (or forked) session, the updates that replay its history (lazy: iterate
+    them once), and warnings about the transcript (bad lines, newer format)."""
+
+    session: Session
+    updates: Iterator[SessionUpdate]
+    warnings: tuple[str, ...] = ()
+
+
+def store_dir(manager: SessionManager) -> Path:
+    """The data folder the manager's sessions are stored in."""
+    return data_dir(manager.config.data_dir)
+
+
+def saved_sessions(manager: SessionManager, *, cwd: Path | None = None) -> list[SessionInfo]:
+    """The persisted sessions (of ``cwd``'s project when given), newest first."""
+    if not manager.config.persist:
+        return []
+    return list_sessions(store_dir(manager), cwd=cwd)
+
+
+def prune(manager: SessionManager) -> int:
+    """Delete transcripts older than ``config.retention_days``; how many were deleted."""
+    if not manager.config.persist:
+        return 0
+    try:
+        return len(remove_expired(store_dir(manager), days=manager.config.retention_days))
+    except OSError as exc:  # an unreadable data folder must not stop a door from starting
+        log.warning("cannot prune old transcripts: %s", exc)
+        return 0
+
+
+def resume(manager: SessionManager, session_id: str, *, cwd: Path | None = None) -> Resumed:
+    """Bring session ``session_id`` back (a live one just replays). Raises
+    :class:`SessionError` when it is unknown, busy, open in another process, or its directory
+    is gone."""
+    live = manager.sessions.get(session_id)
+    if live is not None:
+        if live.busy:
+            raise SessionError(f"session {session_id} is running a prompt; cancel it first")
+        path = live.recorder.transcript.path if live.recorder is not None else None
+        if path is None or not path.is_file():
+            return Resumed(session=live, updates=iter(()))
+        loaded = load_transcript(path)
+        chain = active_chain(loaded.records)
+        return Resumed(session=live, updates=replay(chain, live.tools), warnings=loaded.warnings)
+    if not manager.config.persist:
+        raise SessionError("session persistence is off: no saved sessions to resume")
+    path = find_transcript(store_dir(manager), session_id, cwd)
+    if path is None:
+        raise SessionError(f"no saved session with id {session_id!r}")
+    try:
+        loaded = load_transcript(path)
+    except OSError as exc:
+        raise SessionError(f"cannot read the transcript {path}: {exc}") from None
+    writer = Transcript(path=path, session_id=session_id)
+    try:
+        writer.open()
+    except TranscriptBusyError as exc:
+        raise SessionError(str(exc)) from None
+    except OSError as exc:
+        writer.error = f"cannot write {path}: {exc.strerror or exc}"
+    try:
+        session = _restore(manager, session_id, loaded.records, writer, cwd=cwd)
+    except BaseException:
+        writer.close()
+        raise
+    chain = active_chain(loaded.records)
+    return Resumed(session=session, updates=replay(chain, session.tools), warnings=loaded.warnings)
+
+
+def fork(
+    manager: SessionManager,
+    session_id: str,
+    *,
+    message_id: str | None = None,
+    cwd: Path | None = None,
+) -> Resumed:
+    """A new session holding ``session_id``'s branch up to ``message_id`` (a message's
+    ``messageId``; default: all of it), with the tool results that answer that message.
+    Raises :class:`SessionError` when the session or the message is unknown."""
+    if not manager.config.persist:
+        raise SessionError("session persistence is off: sessions cannot be forked")
+    live = manager.sessions.get(session_id)
+    path = (
+        live.recorder.transcript.path
+        if live is not None and live.recorder is not None
+        else find_transcript(store_dir(manager), session_id, cwd)
+    )
+    if path is None or not path.is_file():
+        raise SessionError(f"no saved session with id {session_id!r} (nothing to fork yet)")
+    loaded = load_transcript(path)
+    chain = list(active_chain(loaded.records))
+    if message_id is not None:
+        chain = _cut(chain, message_id)
+    meta = next((r for r in loaded.records if r.type == "meta"), None)
+    source_cwd = Path(str(meta.get("cwd"))) if meta is not None else (cwd or Path.cwd())
+    new_id = uuid.uuid4().hex
+    target = transcript_path(store_dir(manager), source_cwd, new_id)
+    writer = Transcript(path=target, session_id=new_id)
+    fields: dict[str, Any] = dict(meta.fields) if meta is not None else {"cwd": str(source_cwd)}
+    fields["forkedFrom"] = {"sessionId": session_id, "messageId": message_id}
+    writer.write(new_record("meta", session_id=new_id, parent=None, fields=fields))
+    for record in chain:
+        if record.type != "meta":
+            writer.write(dataclasses.replace(record.with_session(new_id), parent_uuid=writer.leaf))
+    writer.close()
+    if writer.error is not None:
+        raise SessionError(f"cannot write the fork: {writer.error}")
+    return resume(manager, new_id, cwd=source_cwd)
+
+
+def _cut(chain: Sequence[Record], message_id: str) -> list[Record]:
+    for i, record in enumerate(chain):
+        if record.uuid != message_id:
+            continue
+        if record.type not in ("user", "assistant"):
+            raise SessionError(f"{message_id!r} is not a message of the session")
+        end = i + 1
+        # Keep the results that answer the message's tool calls (they belong to it).
+        while end < len(chain) and chain[end].type not in ("user", "assistant"):
+            end += 1
+        if end < len(chain) and chain[end].type == "user" and not chain[end].get("prompt"):
+            end += 1
+        return list(chain[:end])
+    raise SessionError(f"no message {message_id!r} in session")
+
+
+def _restore(
+    manager: SessionManager,
+    session_id: str,
+    records: Sequence[Record],
+    writer: Transcript,
+    *,
+    cwd: Path | None,
+) -> Session:
+    chain = active_chain(records)
+    meta = next((r for r in records if r.type == "meta"), None)
+    saved_cwd = Path(str(meta.get("cwd"))) if meta is not None and meta.get("cwd") else None
+    where = saved_cwd if saved_cwd is not None and saved_cwd.is_dir() else cwd
+    if where is None or not where.is_dir():
+        raise SessionError(f"the directory of session {session_id} ({saved_cwd}) is gone")
+    roots = [Path(str(r)) for r in (meta.get("roots") or []) if isinstance(r, str)] if meta else []
+    extra = [r for r in roots if r != where and r.is_dir()]
+    mode, model = _settings(meta, chain)
+    session = manager.new(
+        cwd=where,
+        additional_directories=extra,
+        mode=None if mode is None or mode in NOT_RESTORED else mode,
+        session_id=session_id,
+        source="resume",
+    )
+    if model and model != session.config.model:
+        session.config = dataclasses.replace(session.config, model=model)
+    history, ids = history_of(chain)
+    session.history = history
+    session.context.prompts = [
+        t for t in (prompt_text(r) for r in since_restart(chain)) if t is not None
+    ]
+    recorder = session.recorder
+    if recorder is not None:
+        recorder.transcript.close()
+        recorder.transcript = writer
+        writer.leaf = chain[-1].uuid if chain else None
+        recorder.started = any(r.type == "meta" for r in records)
+        recorder.recorded = list(history)
+        recorder.ids = list(ids)
+        restart = [r for r in chain if r.type in ("meta", "compact_boundary", "clear")]
+        recorder.base = restart[-1].uuid if restart else None
+        if session.hooks is not None:
+            session.hooks.transcript_path = str(writer.path)
+    else:
+        writer.close()
+    return session
+
+
+def _settings(meta: Record | None, chain: Sequence[Record]) -> tuple[PermissionMode | None, str]:
+    """The permission mode and model the branch ended with."""
+    known = {m for m, _, _ in MODES}
+    mode = meta.get("mode") if meta is not None else None
+    model = meta.get("model") if meta is not None else None
+    for record in chain:
+        if record.type == "mode":
+            mode = record.get("mode")
+        elif record.type == "model":
+            model = record.get("model")
+    found: PermissionMode | None = mode if mode in known else None
+    return found, model if isinstance(model, str) else ""
