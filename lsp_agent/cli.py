@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsp_agent import __version__
 
@@ -199,6 +199,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="switch to MODEL when the model is overloaded (HTTP 529 after the retries)",
     )
     run.add_argument("--cwd", metavar="DIR", help="project directory (default: the current one)")
+    run.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="continue the newest saved session of the directory (docs/sessions.md)",
+    )
+    run.add_argument(
+        "-r",
+        "--resume",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ID",
+        help="resume a saved session by id (without ID: the newest of the directory)",
+    )
+    run.add_argument(
+        "--fork-session",
+        action="store_true",
+        help="with --continue/--resume: continue in a new session, leaving the original as is",
+    )
+    run.add_argument("--session-id", metavar="UUID", help="the id of the new session (a UUID)")
+    run.add_argument(
+        "--no-session-persistence",
+        dest="persist",
+        action="store_false",
+        help="do not save the session (no transcript is written)",
+    )
     run.add_argument(
         "--verbose", action="store_true", help="show tool progress and debug logs on stderr"
     )
@@ -539,8 +567,32 @@ def _run(args: argparse.Namespace) -> int:
         mcp_configs=tuple(value for group in args.mcp_config for value in group),
         strict_mcp_config=args.strict_mcp_config,
         fallback_model=args.fallback_model,
+        **_session_flags(args),
     )
     return run_headless(options)
+
+
+def _session_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The session flags of ``run``, checked as Claude Code checks them."""
+    resuming = args.continue_session or args.resume is not None
+    if args.fork_session and not resuming:
+        raise UsageError("--fork-session needs --continue or --resume")
+    if args.session_id is not None:
+        import uuid
+
+        try:
+            uuid.UUID(args.session_id)
+        except ValueError:
+            raise UsageError(f"--session-id must be a UUID, got {args.session_id!r}") from None
+        if resuming and not args.fork_session:
+            raise UsageError("--session-id with --continue/--resume needs --fork-session")
+    return {
+        "continue_session": args.continue_session,
+        "resume": args.resume,
+        "fork_session": args.fork_session,
+        "session_id": args.session_id,
+        "persist": args.persist,
+    }
 
 
 def _demo(args: argparse.Namespace) -> int:

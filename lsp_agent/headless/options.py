@@ -26,6 +26,9 @@ class HeadlessOptions:
     (verification, managed language servers) of the run; ``None``: no verification.
     ``mcp_configs`` are the ``--mcp-config`` values (files or JSON texts, Claude Code's
     ``{"mcpServers": ...}`` shape); with ``strict_mcp_config`` they are the only MCP servers.
+    Sessions (Claude Code's flags): ``continue_session`` resumes the newest saved session of
+    ``cwd``; ``resume`` a session by id (``""``: the newest); ``fork_session`` resumes into a
+    new id; ``session_id`` names a new session; ``persist`` ``False`` writes no transcript.
     """
 
     prompt: str
@@ -44,3 +47,8 @@ class HeadlessOptions:
     strict_mcp_config: bool = False
     fallback_model: str | None = None
     """``--fallback-model``: the model to switch to when the model is overloaded."""
+    continue_session: bool = False
+    resume: str | None = None
+    fork_session: bool = False
+    session_id: str | None = None
+    persist: bool = True

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from lsp_agent.mcp.service import McpService
     from lsp_agent.model.base import Model
     from lsp_agent.model.types import ModelRequest, ModelStreamEvent
+    from lsp_agent.protocol.permissions import PermissionMode
+    from lsp_agent.sessions.manager import Session, SessionManager
 
 log = logging.getLogger(__name__)
 
@@ -136,9 +138,9 @@ async def _run(
     from lsp_agent.headless.events import EventStream
     from lsp_agent.headless.host import HeadlessHost, refuse_unattended
     from lsp_agent.model.anthropic import AnthropicModel, resolve_model_name
-    from lsp_agent.protocol.permissions import PermissionMode
     from lsp_agent.protocol.prompt import PromptText
     from lsp_agent.sessions.compose import build_sessions
+    from lsp_agent.sessions.manager import SessionError
     from lsp_agent.workspace.disk_host import DiskHost
 
     started = time.perf_counter()
@@ -171,6 +173,7 @@ async def _run(
         disallowed_tools=options.disallowed_tools,
         max_turns=options.max_turns or DEFAULT_MAX_MODEL_REQUESTS,
         unattended=refuse_unattended,
+        persist=options.persist,
     )
     if diagnostics is not None:
         config = diagnostics.agent_config(config)
@@ -205,8 +208,8 @@ async def _run(
         mcp=lambda _cwd: mcp,
     )
     try:
-        session = manager.new(cwd=options.cwd, mode=mode)
-    except ValueError as exc:  # a malformed --allowedTools/--disallowedTools rule
+        session = _open_session(manager, options, mode, err=err)
+    except (ValueError, SessionError) as exc:  # a malformed rule, an unknown session
         err.write(f"lsp-agent: error: {exc}\n")
         if diagnostics is not None:
             await diagnostics.aclose()
@@ -312,6 +315,41 @@ async def _run(
         )
     )
     return int(outcome.exit_code)
+
+
+def _open_session(
+    manager: SessionManager, options: HeadlessOptions, mode: PermissionMode | None, *, err: TextIO
+) -> Session:
+    """The run's session: new, or resumed/forked from a saved one (``--continue``,
+    ``--resume``, ``--fork-session``). Raises ``SessionError`` for a session that cannot be
+    resumed (unknown, none in the directory, open elsewhere)."""
+    from lsp_agent.sessions.manager import SessionError
+    from lsp_agent.sessions.resume import fork, resume, saved_sessions
+
+    if not options.continue_session and options.resume is None:
+        taken = options.session_id is not None and any(
+            s.session_id == options.session_id for s in saved_sessions(manager)
+        )
+        if taken:
+            raise SessionError(f"session id {options.session_id!r} is already in use")
+        return manager.new(cwd=options.cwd, mode=mode, session_id=options.session_id)
+    target = options.resume or ""
+    if not target:
+        saved = saved_sessions(manager, cwd=options.cwd)
+        if not saved:
+            raise SessionError(f"no saved session in {options.cwd} to continue")
+        target = saved[0].session_id
+    if options.fork_session:
+        resumed = fork(manager, target, cwd=options.cwd, new_id=options.session_id)
+    else:
+        resumed = resume(manager, target, cwd=options.cwd)
+    for warning in resumed.warnings:
+        err.write(f"lsp-agent: {warning}\n")
+    for _ in resumed.updates:
+        pass  # a headless run prints only the new turn
+    if mode is not None:
+        resumed.session.set_mode(mode)
+    return resumed.session
 
 
 _INIT_STATUS = {"ready": "connected", "starting": "pending", "idle": "pending"}

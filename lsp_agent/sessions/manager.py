@@ -54,6 +54,7 @@ from lsp_agent.protocol.events import (
 from lsp_agent.protocol.host import Host
 from lsp_agent.protocol.permissions import PermissionMode
 from lsp_agent.protocol.prompt import PromptPart
+from lsp_agent.sessions import persist
 from lsp_agent.sessions.commands import builtin_commands
 from lsp_agent.sessions.context_wiring import build_engine, model_limits, turn_config
 from lsp_agent.sessions.project_mode import (
@@ -62,7 +63,6 @@ from lsp_agent.sessions.project_mode import (
     ask_to_confirm,
     pending_project_mode,
 )
-from lsp_agent.sessions.persist import new_recorder, record_turn, session_folder
 from lsp_agent.sessions.prompt_parts import only_text, prompt_text, user_message
 from lsp_agent.sessions.recording import Recorder
 from lsp_agent.sessions.working_set import Touched
@@ -190,7 +190,7 @@ class Session:
             runner = self._run(user_message(parts))
             if self.recorder is not None:
                 self.recorder.begin_turn(prompt_text(parts))
-        task = asyncio.ensure_future(record_turn(self, runner))
+        task = asyncio.ensure_future(persist.record_turn(self, runner))
         self._task = task
         try:
             return await asyncio.shield(task)
@@ -408,14 +408,10 @@ class Session:
 
     def _commit(self, messages: tuple[Message, ...]) -> None:
         self.history = messages
-        if self.recorder is not None:
-            self.recorder.sync(
-                messages, boundaries=self.context.boundaries, summary=self.context.last_summary
-            )
+        persist.record_history(self)
 
     def _emit(self, update: SessionUpdate) -> None:
-        if self.recorder is not None and isinstance(update, CurrentModeUpdate):
-            self.recorder.mode(update.current_mode_id)
+        persist.record_update(self, update)
         self.host.emit(self.id, update)
 
     def cancel(self) -> None:
@@ -507,7 +503,7 @@ class SessionManager:
             ).auto_memory
             else None
         )
-        folder = session_folder(self.config.state_dir, session_id)
+        folder = persist.session_folder(self.config.state_dir, session_id)
         # The session may always Read the tool results it saved (a path rule, so it goes
         # through the permission engine like any other allow).
         own_results = f"Read(/{folder}/**)"
@@ -528,7 +524,7 @@ class SessionManager:
                 permissions.mode,
             )
             permissions.mode = "default"
-        recorder = new_recorder(
+        recorder = persist.new_recorder(
             self.config, session_id=session_id, cwd=cwd, roots=roots, mode=permissions.mode
         )
         hooks = (

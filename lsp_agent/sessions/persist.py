@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING
 
 from lsp_agent.agent.env import AgentConfig
 from lsp_agent.agent.loop import TurnResult
-from lsp_agent.protocol.events import AgentMessageChunk, TextContent
+from lsp_agent.protocol.events import (
+    AgentMessageChunk,
+    CurrentModeUpdate,
+    SessionUpdate,
+    TextContent,
+)
 from lsp_agent.sessions.recording import Recorder
 from lsp_agent.store.paths import data_dir, transcript_path
 from lsp_agent.store.transcript import Transcript
@@ -54,6 +59,22 @@ def new_recorder(
     return Recorder(transcript=transcript, meta=meta)
 
 
+def record_history(session: Session) -> None:
+    """Record the session's history as the loop just committed it."""
+    if session.recorder is not None:
+        session.recorder.sync(
+            session.history,
+            boundaries=session.context.boundaries,
+            summary=session.context.last_summary,
+        )
+
+
+def record_update(session: Session, update: SessionUpdate) -> None:
+    """Record what an update the session sends changes in its state (the mode)."""
+    if session.recorder is not None and isinstance(update, CurrentModeUpdate):
+        session.recorder.mode(update.current_mode_id)
+
+
 async def record_turn(session: Session, runner: Awaitable[TurnResult]) -> TurnResult:
     """Run a prompt (or slash command) and record its end, also when it is cancelled."""
     stop = "cancelled"
@@ -64,11 +85,7 @@ async def record_turn(session: Session, runner: Awaitable[TurnResult]) -> TurnRe
     finally:
         recorder = session.recorder
         if recorder is not None:
-            recorder.sync(
-                session.history,
-                boundaries=session.context.boundaries,
-                summary=session.context.last_summary,
-            )
+            record_history(session)
             recorder.end_turn(stop)
             notice = recorder.notice()
             if notice is not None:

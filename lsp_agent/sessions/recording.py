@@ -43,11 +43,14 @@ class Recorder:
     """Compaction boundaries of the session already recorded."""
     told: bool = False
     _prompt: str | None = None
+    _prompt_id: str | None = None
 
-    def begin_turn(self, text: str) -> None:
+    def begin_turn(self, text: str, message_id: str | None = None) -> None:
         """A prompt starts: the next user message recorded is marked as the user's prompt,
-        with ``text`` (what the user typed) for the session list and the replay."""
+        with ``text`` (what the user typed) for the session list and the replay, and gets
+        ``message_id`` as its record's uuid when given (the id the prompt was announced with)."""
         self._prompt = text
+        self._prompt_id = message_id
 
     def sync(
         self, history: Sequence[Message], *, boundaries: Sequence[Boundary], summary: str
@@ -122,11 +125,12 @@ class Recorder:
         for message in messages:
             self._start()
             extra: dict[str, Any] = {}
+            record_id: str | None = None
             if message.role == "user" and self._prompt is not None and not _only_results(message):
                 extra = {"prompt": True, "promptText": self._prompt}
-                self._prompt = None
+                record_id, self._prompt, self._prompt_id = self._prompt_id, None, None
             record = self.transcript.append(
-                message.role, message=message.model_dump(mode="json"), **extra
+                message.role, record_id=record_id, message=message.model_dump(mode="json"), **extra
             )
             if merge:
                 self.ids[-1] = record.uuid

@@ -120,10 +120,12 @@ def fork(
     *,
     message_id: str | None = None,
     cwd: Path | None = None,
+    new_id: str | None = None,
 ) -> Resumed:
-    """A new session holding ``session_id``'s branch up to ``message_id`` (a message's
-    ``messageId``; default: all of it), with the tool results that answer that message.
-    Raises :class:`SessionError` when the session or the message is unknown."""
+    """A new session (id ``new_id``, default a fresh one) holding ``session_id``'s branch up
+    to ``message_id`` (a message's ``messageId``; default: all of it), with the tool results
+    that answer that message. Raises :class:`SessionError` when the session or the message is
+    unknown, or ``new_id`` is taken."""
     if not manager.config.persist:
         raise SessionError("session persistence is off: sessions cannot be forked")
     live = manager.sessions.get(session_id)
@@ -140,7 +142,9 @@ def fork(
         chain = _cut(chain, message_id)
     meta = next((r for r in loaded.records if r.type == "meta"), None)
     source_cwd = Path(str(meta.get("cwd"))) if meta is not None else (cwd or Path.cwd())
-    new_id = uuid.uuid4().hex
+    new_id = new_id or uuid.uuid4().hex
+    if new_id in manager.sessions or find_transcript(store_dir(manager), new_id) is not None:
+        raise SessionError(f"session id {new_id!r} is already in use")
     target = transcript_path(store_dir(manager), source_cwd, new_id)
     writer = Transcript(path=target, session_id=new_id)
     fields: dict[str, Any] = dict(meta.fields) if meta is not None else {"cwd": str(source_cwd)}

@@ -113,17 +113,22 @@ def now() -> str:
 
 
 def new_record(
-    kind: str, *, session_id: str, parent: str | None, fields: Mapping[str, Any] | None = None
+    kind: str,
+    *,
+    session_id: str,
+    parent: str | None,
+    fields: Mapping[str, Any] | None = None,
+    record_id: str | None = None,
 ) -> Record:
-    """A new record of ``kind`` with a fresh ``uuid``, stamped now. Raises ``ValueError`` when
-    ``fields`` uses an envelope name."""
+    """A new record of ``kind``, stamped now, with ``record_id`` as its ``uuid`` (default: a
+    fresh one). Raises ``ValueError`` when ``fields`` uses an envelope name."""
     extra = dict(fields or {})
     clash = [name for name in _ENVELOPE if name in extra]
     if clash:
         raise ValueError(f"record fields may not use envelope names: {', '.join(clash)}")
     return Record(
         type=kind,
-        uuid=str(uuidlib.uuid4()),
+        uuid=record_id or str(uuidlib.uuid4()),
         parent_uuid=parent,
         session_id=session_id,
         timestamp=now(),

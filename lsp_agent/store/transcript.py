@@ -69,15 +69,22 @@ class Transcript:
                 ) from None
         self._file = file
 
-    def append(self, kind: str, *, parent: str | None = None, **fields: Any) -> Record:
+    def append(
+        self, kind: str, *, parent: str | None = None, record_id: str | None = None, **fields: Any
+    ) -> Record:
         """Append a record of ``kind`` with ``fields`` (JSON values) and return it.
 
         ``parent`` defaults to :attr:`leaf` (the record continues the branch); naming an older
         record starts a new branch from it (rewind). The record becomes the new leaf even
-        when persistence is off. Raises ``ValueError`` when a field uses an envelope name.
+        when persistence is off. ``record_id`` is the record's ``uuid`` (default: a fresh one).
+        Raises ``ValueError`` when a field uses an envelope name.
         """
         record = new_record(
-            kind, session_id=self.session_id, parent=parent or self.leaf, fields=fields
+            kind,
+            session_id=self.session_id,
+            parent=parent or self.leaf,
+            fields=fields,
+            record_id=record_id,
         )
         self.write(record)
         return record

@@ -59,6 +59,10 @@ command('AgentSessions', function()
   agent().sessions()
 end, { desc = 'lsp-agent: list and resume sessions' })
 
+command('AgentResume', function(args)
+  agent().resume(args.args)
+end, { nargs = '?', desc = 'lsp-agent: resume a saved session (default: the newest here)' })
+
 command('AgentReview', function()
   agent().review()
 end, { desc = 'lsp-agent: review a pending permission request' })

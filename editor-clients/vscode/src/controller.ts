@@ -252,10 +252,10 @@ export class ChatController implements vscode.Disposable {
   /** The server's sessions with what this window knows of them, open tabs first. */
   async listSessions(): Promise<SessionSummary[]> {
     const known = (id: string): SessionState | undefined => this.sessions.get(id) ?? this.closed.get(id);
-    const { sessions } = await this.deps.client.listSessions();
+    const { sessions } = await this.deps.client.listSessions(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
     const rows = sessions.map((s) => ({
       sessionId: s.sessionId,
-      title: known(s.sessionId)?.title ?? `Session ${s.sessionId.slice(0, 8)}`,
+      title: known(s.sessionId)?.title ?? s.title ?? `Session ${s.sessionId.slice(0, 8)}`,
       ...(s.cwd ? { cwd: s.cwd } : {}),
       busy: s.busy === true,
       open: this.sessions.has(s.sessionId),

@@ -112,6 +112,8 @@ def base_env(tmp_path: Path) -> dict[str, str]:
         directory = tmp_path / "xdg" / name.lower()
         directory.mkdir(parents=True, exist_ok=True)
         env[f"XDG_{name}_HOME"] = str(directory)
+    # The server's transcripts (session store) stay in this test's folder too.
+    env["LSP_AGENT_DATA_DIR"] = str(tmp_path / "xdg" / "data" / "lsp-agent")
     return env
 
 
@@ -159,7 +161,7 @@ def run_integration(nvim: Path, tmp_path: Path) -> RunIntegration:
         check_done: bool = True,
     ) -> Run:
         root = tmp_path / "project"
-        (root / ".git").mkdir(parents=True)
+        (root / ".git").mkdir(parents=True, exist_ok=True)
         for rel, text in (files or {}).items():
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)

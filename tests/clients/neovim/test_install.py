@@ -69,6 +69,7 @@ def test_plain_package_install(nvim: Path, tmp_path: Path) -> None:
             "AgentLog",
             "AgentMcp",
             "AgentMode",
+            "AgentResume",
             "AgentReview",
             "AgentSessions",
             "AgentTrust",

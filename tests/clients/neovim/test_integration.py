@@ -430,3 +430,24 @@ def test_offline_trial(run_integration: RunIntegration, tmp_path: Path) -> None:
     assert run.scripted.server.requests == []  # the harness's scripted model saw nothing
     assert (run.root / "made.txt").exists()
     assert not (run.root / "rejected.txt").exists()
+
+
+def test_resume_after_restart(run_integration: RunIntegration) -> None:
+    files = {"notes.txt": "pineapple\n"}
+    run_integration(
+        "resume_before",
+        scenario(
+            reply(tool_use("Read", {"file_path": "{{root}}/notes.txt"})),
+            reply("The word is pineapple."),
+        ),
+        files=files,
+    )
+    # A new Neovim and a new server over the same data folder.
+    run = run_integration(
+        "resume",
+        scenario(reply("It was pineapple.", expect=expecting(last_user_contains="which word"))),
+        files=files,
+    )
+    sent = run.scripted.requests[0]["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
+    assert "pineapple" in json.dumps(sent[2])  # the Read result came back from the transcript

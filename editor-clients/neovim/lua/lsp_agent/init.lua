@@ -496,6 +496,15 @@ function M.sessions()
           if item.title then
             table.insert(parts, item.sessionId)
           end
+          if item.updated then
+            table.insert(parts, (item.updated:gsub('T', ' '):sub(1, 16)))
+          end
+          if item.turns then
+            table.insert(parts, item.turns .. (item.turns == 1 and ' prompt' or ' prompts'))
+          end
+          if item.interrupted then
+            table.insert(parts, '(interrupted)')
+          end
           table.insert(parts, vim.fn.fnamemodify(item.cwd or '', ':~'))
           if item.busy then
             table.insert(parts, '(busy)')
@@ -513,6 +522,38 @@ function M.sessions()
           chat.open(client.id, { focus = true, insert = false })
         end)
       end)
+    end)
+  end)
+end
+
+--- :AgentResume [ID] — resume session ID, or the newest session of this project that is not
+--- open in this editor (after a restart of Neovim or the server: its chat is rebuilt from the
+--- history the server replays).
+--- @param id string|nil
+function M.resume(id)
+  id = id and vim.trim(id) or ''
+  with_client(function(client)
+    local function load(session_id)
+      session.load(client, session_id, function(s, err)
+        if not s then
+          return notify_error('could not resume: ' .. tostring(err))
+        end
+        chat.open(client.id, { focus = true, insert = false })
+      end)
+    end
+    if id ~= '' then
+      return load(id)
+    end
+    session.list(client, function(list, err)
+      if not list then
+        return notify_error('could not list sessions: ' .. tostring(err))
+      end
+      for _, item in ipairs(list) do
+        if not item.live and not session.get(item.sessionId) then
+          return load(item.sessionId)
+        end
+      end
+      vim.notify('lsp-agent: no saved session to resume in this project')
     end)
   end)
 end

@@ -341,10 +341,12 @@ function M.set_mode(session, mode_id, callback)
     end)
 end
 
---- List the server's sessions: `callback(sessions|nil, err)`, sessions as the server sends them.
+--- List the server's sessions of this project (open ones first, then the persisted ones, newest
+--- first): `callback(sessions|nil, err)`, sessions as the server sends them.
 ---@param callback fun(sessions: lsp_agent.protocol.SessionSummary[]?, err: string?)
 function M.list(client, callback)
-  compat.request(client, methods.SESSION_LIST, vim.empty_dict(), function(err, result)
+  local params = client.config.root_dir and { cwd = client.config.root_dir } or vim.empty_dict()
+  compat.request(client, methods.SESSION_LIST, params, function(err, result)
     if err then
       return callback(nil, error_message(err))
     end
@@ -386,12 +388,17 @@ function M.load(client, session_id, callback)
       .. '(it does not advertise loadSession); it shows only sessions this editor has open')
   end
   -- Created before the request: the replayed updates arrive before the answer.
+  local previous = M.current(client.id)
   session = new_session(client.id, session_id)
   M.set_current(session)
   compat.request(client, methods.SESSION_LOAD,
     { sessionId = session_id, cwd = client.config.root_dir }, function(err, result)
       if err then
-        emit(session, session.transcript:add_info('could not resume: ' .. error_message(err)))
+        -- Nothing was resumed: forget the placeholder and keep what was current.
+        sessions[session_id] = nil
+        if previous then
+          M.set_current(previous)
+        end
         return callback(nil, error_message(err))
       end
       if type(result) == 'table' and type(result.modes) == 'table' then

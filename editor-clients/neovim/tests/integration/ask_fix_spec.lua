@@ -82,8 +82,8 @@ H.test(':AgentSessions lists the server\'s sessions', function()
   H.eq(require('lsp_agent.session').current(client.id), s, 'resuming the current one keeps it')
 end)
 
-H.test(':AgentSessions on a session this editor never showed: no lspAgent/session/load, a message says why', function()
-  H.eq(client.server_capabilities.experimental.lspAgent.loadSession, false, 'the server advertises no loadSession')
+H.test(':AgentSessions on a session the server does not know: the load fails, a message says why', function()
+  H.eq(client.server_capabilities.experimental.lspAgent.loadSession, true, 'the server resumes sessions')
   local compat = require('lsp_agent.compat')
   local request, notify = compat.request, vim.notify
   local sent, messages = {}, {}
@@ -105,8 +105,8 @@ H.test(':AgentSessions on a session this editor never showed: no lspAgent/sessio
   end)
   compat.request, vim.notify = request, notify
   assert(ok, err)
-  H.eq(sent, { 'lspAgent/session/list' }, 'only the list was requested')
-  H.ok(messages[1]:find('cannot resume sessions (it does not advertise loadSession)', 1, true), messages[1])
+  H.eq(sent, { 'lspAgent/session/list', 'lspAgent/session/load' })
+  H.ok(messages[1]:find("no saved session with id 'from-another-editor'", 1, true), messages[1])
   H.eq(require('lsp_agent.session').current(client.id), s, 'the current session is kept')
 end)
 

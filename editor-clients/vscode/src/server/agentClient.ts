@@ -387,8 +387,9 @@ export class AgentClient implements vscode.Disposable {
     return client.sendRequest<LoadSessionResult>(Methods.sessionLoad, params);
   }
 
-  async listSessions(): Promise<ListSessionsResult> {
-    return this.running().sendRequest<ListSessionsResult>(Methods.sessionList, {});
+  /** The open and saved sessions; with `cwd`, only that folder's. */
+  async listSessions(cwd?: string): Promise<ListSessionsResult> {
+    return this.running().sendRequest<ListSessionsResult>(Methods.sessionList, cwd ? { cwd } : {});
   }
 
   async mcpList(): Promise<McpServersResult> {

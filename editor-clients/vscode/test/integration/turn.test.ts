@@ -110,7 +110,8 @@ async function launch(steps: unknown[], files: Record<string, string> = {}): Pro
   fake.workspaceFolders = [{ uri: Uri.file(dir), name: 'shop', index: 0 }];
   fake.setConfiguration({
     'lspAgent.server.pythonInterpreter': python(),
-    'lspAgent.server.env': { ANTHROPIC_BASE_URL: `http://127.0.0.1:${scripted.port}`, ANTHROPIC_API_KEY: 'dummy' },
+    // The session store goes beside this test's folder.
+    'lspAgent.server.env': { ANTHROPIC_BASE_URL: `http://127.0.0.1:${scripted.port}`, ANTHROPIC_API_KEY: 'dummy', LSP_AGENT_DATA_DIR: `${dir}.data` },
     'lspAgent.server.logLevel': 'info',
   });
   fake.openDocument(join(dir, 'cart.py'));
@@ -137,6 +138,7 @@ afterEach(async () => {
   for (const d of context.subscriptions.reverse()) d.dispose();
   await scripted.stop();
   rmSync(dir, { recursive: true, force: true });
+  rmSync(`${dir}.data`, { recursive: true, force: true });
 });
 
 beforeEach(() => {
@@ -434,14 +436,14 @@ function scrub(message: unknown, dir: string): unknown {
 }
 
 describe('stopping and listing', () => {
-  it('opening a session this window never showed does not call lspAgent/session/load: the server does not advertise it', async () => {
+  it('opening a session this window never showed calls lspAgent/session/load; an unknown one gets a clear error', async () => {
     const s = await launch([]);
-    assert.equal(s.api.client.capabilities?.loadSession, false);
+    assert.equal(s.api.client.capabilities?.loadSession, true);
     s.page.receive({ type: 'activateSession', sessionId: 'from-another-window' });
     const notice = await s.page.waitFor((m: ToWebview) => m.type === 'notice', 'notice');
     assert.equal(notice.sessionId, 'from-another-window');
-    assert.equal(notice.level, 'info');
-    assert.match(notice.text, /cannot resume sessions: it does not advertise loadSession/);
+    assert.equal(notice.level, 'error');
+    assert.match(notice.text, /Could not resume the session: .*no saved session with id 'from-another-window'/);
   });
 
   it('closing a chat tab releases the session: the server no longer lists it', async () => {

@@ -1,0 +1,100 @@
+"""``run -p`` with saved sessions: ``--continue``, ``--resume [ID]``, ``--fork-session``,
+``--session-id``, ``--no-session-persistence``, and slash commands in a continued session."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from lsp_agent.testing.scenario import expecting, reply, scenario
+
+from .conftest import run_cli
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    data = tmp_path / "data"
+    monkeypatch.setenv("LSP_AGENT_DATA_DIR", str(data))
+    return data
+
+
+def json_result(stdout: str) -> dict[str, object]:
+    result: dict[str, object] = json.loads(stdout)
+    return result
+
+
+def test_continue_resume_and_fork(project: Path, data_dir: Path) -> None:
+    first = run_cli(
+        ["run", "-p", "remember 42", "--output-format", "json"],
+        scenario=scenario(reply("Remembered.")),
+        cwd=project,
+    )
+    assert first.code == 0, first.proc.stderr
+    session = json_result(first.proc.stdout)["session_id"]
+    assert isinstance(session, str)
+
+    again = run_cli(
+        ["run", "-p", "what number?", "--continue", "--output-format", "json"],
+        scenario=scenario(reply("42.", expect=expecting(last_user_contains="what number?"))),
+        cwd=project,
+    )
+    assert again.code == 0, again.proc.stderr
+    assert json_result(again.proc.stdout)["session_id"] == session
+    sent = again.server.requests[0]["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert "remember 42" in json.dumps(sent[0])
+
+    new_id = str(uuid.uuid4())
+    forked = run_cli(
+        [
+            "run",
+            "-p",
+            "fork it",
+            "--resume",
+            session,
+            "--fork-session",
+            "--session-id",
+            new_id,
+            "--output-format",
+            "json",
+        ],
+        scenario=scenario(reply("Forked.")),
+        cwd=project,
+    )
+    assert forked.code == 0, forked.proc.stderr
+    assert json_result(forked.proc.stdout)["session_id"] == new_id
+    assert len(forked.server.requests[0]["messages"]) == 5
+    # The original did not get the fork's turn.
+    plain = run_cli(
+        ["run", "-p", "/cost", "--resume", session],
+        scenario=scenario(),
+        cwd=project,
+    )
+    assert plain.code == 0, plain.proc.stderr
+    assert "Tokens used in this session" in plain.proc.stdout
+    transcripts = sorted(p.stem for p in data_dir.glob("projects/*/*.jsonl"))
+    assert transcripts == sorted([session, new_id])
+
+
+def test_session_flags_errors(project: Path, data_dir: Path) -> None:
+    nothing = run_cli(["run", "-p", "hi", "--continue"], scenario=scenario(), cwd=project)
+    assert nothing.code == 2 and "no saved session in" in nothing.proc.stderr
+    unknown = run_cli(["run", "-p", "hi", "--resume", "nope"], scenario=scenario(), cwd=project)
+    assert unknown.code == 2 and "no saved session with id 'nope'" in unknown.proc.stderr
+    bad = run_cli(["run", "-p", "hi", "--session-id", "x"], scenario=scenario(), cwd=project)
+    assert bad.code == 2 and "--session-id must be a UUID" in bad.proc.stderr
+    lone = run_cli(["run", "-p", "hi", "--fork-session"], scenario=scenario(), cwd=project)
+    assert lone.code == 2 and "--fork-session needs --continue or --resume" in lone.proc.stderr
+
+
+def test_no_session_persistence_writes_nothing(project: Path, data_dir: Path) -> None:
+    run = run_cli(
+        ["run", "-p", "hi", "--no-session-persistence"],
+        scenario=scenario(reply("Hello.")),
+        cwd=project,
+    )
+    assert run.code == 0, run.proc.stderr
+    assert list(data_dir.glob("projects/*/*.jsonl")) == []
