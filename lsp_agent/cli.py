@@ -48,7 +48,11 @@ exit codes:
 environment:
   ANTHROPIC_API_KEY   API key for the Messages API
   ANTHROPIC_BASE_URL  endpoint (any server speaking the Messages API)
-  ANTHROPIC_MODEL     model name when --model is not given
+  ANTHROPIC_MODEL     model name or alias (opus, sonnet, haiku) when --model is not given
+  ANTHROPIC_DEFAULT_OPUS_MODEL / _SONNET_MODEL / _HAIKU_MODEL  what each alias stands for
+  CLAUDE_CODE_USE_BEDROCK=1 (AWS_REGION)  Amazon Bedrock (extra: bedrock)
+  CLAUDE_CODE_USE_VERTEX=1 (CLOUD_ML_REGION, ANTHROPIC_VERTEX_PROJECT_ID)  Vertex AI (extra: vertex)
+  HTTPS_PROXY, SSL_CERT_FILE  proxy and trusted certificates
   LSP_AGENT_MAX_RETRIES  retries of a failed model request (default 4)
 """
 
