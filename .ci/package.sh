@@ -3,7 +3,8 @@
 # prove that a plain install works where a user would make it:
 #   - the wheel in a fresh venv (no dev extra, no pytest): `lsp-agent --version` and the
 #     offline demo to its end;
-#   - the documented command, `pipx install ./lsp-agent`, from this checkout;
+#   - the documented commands, `pipx install ./lsp-agent` and `uv tool install ./lsp-agent`,
+#     from this checkout;
 #   - the URL form the docs promise once the repository is published, with a git+file:// URL of
 #     this checkout (what is committed, as a clone would have it).
 # Leaves the wheel and sdist in dist/ (CI's build artifacts, with the .vsix from .ci/vscode.sh).
@@ -46,6 +47,12 @@ echo "--- the documented command: pipx install ./lsp-agent"
 PIPX_HOME="$work/pipx" PIPX_BIN_DIR="$work/pipx-bin" PIPX_MAN_DIR="$work/pipx-man" \
   "$work/wheel-venv/bin/pipx" install --quiet "$ROOT"
 "$work/pipx-bin/lsp-agent" --version
+
+echo "--- the documented alternative: uv tool install ./lsp-agent"
+"$work/wheel-venv/bin/pip" install --quiet uv
+UV_TOOL_DIR="$work/uv-tools" UV_TOOL_BIN_DIR="$work/uv-bin" UV_CACHE_DIR="$work/uv-cache" \
+  "$work/wheel-venv/bin/uv" tool install --quiet "$ROOT"
+"$work/uv-bin/lsp-agent" --version
 
 echo "--- the URL form: git+file:// of this checkout"
 "$work/wheel-venv/bin/pip" install --quiet --no-deps --force-reinstall "git+file://$ROOT"
