@@ -45,7 +45,13 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.model.base import ModelError
 from lsp_agent.model.limits import DEFAULT_MODEL
-from lsp_agent.model.providers import ProviderSettings, provider_from_env, wire_model
+from lsp_agent.model.providers import (
+    CONTEXT_1M_BETA,
+    ProviderSettings,
+    provider_from_env,
+    wants_1m_context,
+    wire_model,
+)
 from lsp_agent.model.types import (
     AssistantResponse,
     ContentBlock,
@@ -530,6 +536,8 @@ class AnthropicModel:
         messages, self._converted = convert_messages(request.messages, self._converted)
         params = to_api_params(request, converted=messages)
         params["model"] = wire_model(request.model, self._provider, self._environ)
+        if wants_1m_context(request.model):
+            params["extra_headers"] = {"anthropic-beta": CONTEXT_1M_BETA}
         accumulator = _Accumulator()
         try:
             raw = await client.messages.create(**params, stream=True)
@@ -591,6 +599,8 @@ class AnthropicModel:
         client = self._get_client()
         params = to_api_params(request)
         params["model"] = wire_model(request.model, self._provider, self._environ)
+        if wants_1m_context(request.model):
+            params["extra_headers"] = {"anthropic-beta": CONTEXT_1M_BETA}
         params.pop("max_tokens", None)
         try:
             result = await client.messages.count_tokens(**params)

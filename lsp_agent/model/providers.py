@@ -21,6 +21,10 @@ id with the region's cross-region inference-profile prefix (``us.``, ``eu.``, ``
 ``us-gov.``), as Claude Code's defaults are; on Vertex its Vertex name. Any other name (a full
 provider id, an inference-profile ARN) is sent unchanged.
 
+A ``[1m]`` suffix (Claude Code's ``sonnet[1m]``: the 1M-token context window) is not part of
+any model id: :func:`wire_model` drops it and :func:`wants_1m_context` tells the client to send
+the 1M-context beta flag (:data:`CONTEXT_1M_BETA`).
+
 Proxies and certificates: the SDK's HTTP client honours ``HTTPS_PROXY``/``HTTP_PROXY``/
 ``NO_PROXY`` and ``SSL_CERT_FILE``/``SSL_CERT_DIR`` (it trusts the environment); nothing
 here overrides them.
@@ -39,6 +43,15 @@ from lsp_agent.model.limits import ALIASES, canonical_name, default_entry, entry
 Provider = Literal["anthropic", "bedrock", "vertex"]
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
+
+CONTEXT_1M_BETA = "context-1m-2025-08-07"
+"""The ``anthropic-beta`` flag that asks for the 1M-token context window."""
+
+
+def wants_1m_context(model: str) -> bool:
+    """Whether ``model`` carries Claude Code's ``[1m]`` suffix."""
+    return model.strip().lower().endswith("[1m]")
+
 
 _EXTRA_MODULES: dict[Provider, tuple[str, ...]] = {
     "bedrock": ("boto3", "botocore"),
@@ -142,6 +155,8 @@ def wire_model(
     ``os.environ``) holds the ``ANTHROPIC_DEFAULT_*_MODEL`` overrides."""
     env = os.environ if environ is None else environ
     name = model.strip()
+    if wants_1m_context(name):
+        name = name[: -len("[1m]")]
     if name.lower() in ALIASES:
         pinned = env.get(f"ANTHROPIC_DEFAULT_{name.upper()}_MODEL", "").strip()
         if pinned:

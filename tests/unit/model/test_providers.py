@@ -114,6 +114,20 @@ def test_default_model_on_the_clouds_is_the_opus_alias() -> None:
     assert resolve_model_name(None, {"CLAUDE_CODE_USE_VERTEX": "1", "ANTHROPIC_MODEL": "m"}) == "m"
 
 
+async def test_1m_suffix_is_a_beta_flag_not_part_of_the_id(serve: StartServer) -> None:
+    server = await serve(scenario(reply("Wide.")))
+    model = AnthropicModel(api_key="k", base_url=server.base_url, max_retries=0)
+    try:
+        events = await collect(model, simple_request(model="sonnet[1m]"))
+    finally:
+        await model.aclose()
+    assert _text(events) == "Wide."
+    [exchange] = [e for e in server.exchanges if e.path.endswith("/v1/messages")]
+    assert exchange.body["model"] == "claude-sonnet-4-6"
+    assert "context-1m-2025-08-07" in exchange.headers["anthropic-beta"]
+    assert wire_model("claude-opus-4-8[1m]", ProviderSettings(), {}) == "claude-opus-4-8"
+
+
 # ---- Bedrock ------------------------------------------------------------------------------------
 
 
