@@ -48,20 +48,19 @@ class Loaded:
 
 def load_transcript(path: Path) -> Loaded:
     """Read ``path``. Raises ``OSError`` when the file cannot be read; never for its content
-    (bad lines become warnings). Bytes that are not UTF-8 are replaced (the line then fails
-    as JSON or keeps the replacement character)."""
+    (bad lines, including lines that are not UTF-8, become warnings)."""
     records: list[Record] = []
     warnings: list[str] = []
     newer: list[int] = []
     unknown: set[str] = set()
-    with path.open("r", encoding="utf-8", errors="replace", newline="\n") as file:
+    with path.open("rb") as file:
         for number, line in enumerate(file, start=1):
             if not line.strip():
                 continue
             try:
                 record = decode(line)
             except RecordError as exc:
-                torn = not line.endswith("\n")
+                torn = not line.endswith(b"\n")
                 what = "torn last line" if torn else "corrupt line"
                 warnings.append(f"{path}:{number}: {what} skipped: {exc}")
                 continue

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""The session store's costs: transcript append per turn, and ``session/load`` of a long
+session to its first replayed update.
+
+``append``
+    A session's recorder writes turns as the loop commits them: the prompt, an assistant
+    message with a ``Read`` call, its result (about 2 KB), the answer, and ``turn_end`` with the
+    fsync. Reports the median and p95 per turn (ms), with fsync and without (the fsync is the
+    durability cost; everything else is encoding and the history comparison).
+``load``
+    A generated transcript of N turns (same shape) is resumed by a fresh session manager, as
+    ``lspAgent/session/load`` does: read and parse the file, follow the chain, rebuild the
+    history, create the session, then the first replayed update; and the whole replay. Goal:
+    first update within 300 ms for 1,000 turns.
+
+    python tools/bench_sessions.py [--turns 1000] [--rounds 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from lsp_agent.agent.env import AgentConfig
+from lsp_agent.model.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
+from lsp_agent.protocol.events import SessionUpdate
+from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
+from lsp_agent.sessions.manager import SessionManager
+from lsp_agent.sessions.recording import Recorder
+from lsp_agent.sessions.resume import resume
+from lsp_agent.store.paths import transcript_path
+from lsp_agent.store.transcript import Transcript
+
+RESULT = ("    def total(self, items):\n        return sum(i.price for i in items)\n" * 30)[:2000]
+ANSWER = ("The total is computed by summing the prices; quantities are ignored. " * 8)[:500]
+
+
+class NullHost:
+    """A host that drops every update (the benchmark times the server side only)."""
+
+    def buffer(self, path: Path) -> TextSnapshot | None:
+        return None
+
+    async def apply_changes(self, changes: Sequence[FileChange], *, label: str) -> ApplyResult:
+        return ApplyResult(applied=False, failure="benchmark")
+
+    async def request_permission(self, request: PermissionRequest) -> PermissionResponse:
+        return PermissionResponse(outcome="cancelled")
+
+    async def save_documents(self, paths: Sequence[Path]) -> None:
+        return None
+
+    async def files_changed_on_disk(self, paths: Sequence[Path]) -> None:
+        return None
+
+    def emit(self, session_id: str, update: SessionUpdate) -> None:
+        return None
+
+
+def turn_messages(i: int) -> list[Message]:
+    use = ToolUseBlock(id=f"toolu_{i:05d}", name="Read", input={"file_path": f"/p/m{i}.py"})
+    return [
+        Message.user_text(f"question {i}: what does total() do in m{i}.py?"),
+        Message(role="assistant", content=(TextBlock(text="Let me read it."), use)),
+        Message(role="user", content=(ToolResultBlock(tool_use_id=use.id, content=RESULT),)),
+        Message(role="assistant", content=(TextBlock(text=ANSWER),)),
+    ]
+
+
+def write_session(path: Path, session_id: str, turns: int, *, fsync: bool) -> list[float]:
+    """Record ``turns`` turns as a session would; returns the ms spent per turn."""
+    transcript = Transcript(path=path, session_id=session_id)
+    recorder = Recorder(
+        transcript=transcript, meta={"cwd": "/p", "roots": ["/p"], "model": "m", "mode": "default"}
+    )
+    history: list[Message] = []
+    costs: list[float] = []
+    for i in range(turns):
+        messages = turn_messages(i)
+        start = time.perf_counter()
+        recorder.begin_turn(messages[0].text())
+        for message in messages:
+            history.append(message)
+            recorder.sync(tuple(history), boundaries=(), summary="")
+        if fsync:
+            recorder.end_turn("end_turn")
+        else:
+            recorder._prompt = None
+            transcript.append("turn_end", stopReason="end_turn")
+        costs.append((time.perf_counter() - start) * 1000)
+    recorder.close()
+    return costs
+
+
+def bench_append(turns: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        for fsync in (True, False):
+            path = Path(tmp) / f"append-{fsync}.jsonl"
+            costs = write_session(path, "a", turns, fsync=fsync)
+            costs.sort()
+            p95 = costs[int(len(costs) * 0.95) - 1]
+            size = path.stat().st_size
+            print(
+                f"append per turn ({'with' if fsync else 'without'} fsync, {turns} turns): "
+                f"median {statistics.median(costs):.2f} ms, p95 {p95:.2f} ms; "
+                f"{size / turns / 1024:.1f} KiB per turn"
+            )
+
+
+async def bench_load(turns: int, rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        cwd = Path(tmp) / "project"
+        cwd.mkdir()
+        session_id = "bench"
+        path = transcript_path(data, cwd.resolve(), session_id)
+        write_session(path, session_id, turns, fsync=False)
+        # The transcript's meta names the project folder.
+        text = path.read_text().replace('"cwd":"/p"', f'"cwd":"{cwd.resolve()}"', 1)
+        path.write_text(text)
+        size = path.stat().st_size
+        first: list[float] = []
+        whole: list[float] = []
+        count = 0
+        for _ in range(rounds):
+            manager = SessionManager(
+                host=NullHost(),
+                model_factory=_NoModel,  # type: ignore[arg-type]
+                config=AgentConfig(model="claude-test", data_dir=data),
+                managed_memory=Path(tmp) / "none" / "CLAUDE.md",
+            )
+            start = time.perf_counter()
+            resumed = resume(manager, session_id)
+            updates = iter(resumed.updates)
+            next(updates)
+            first.append((time.perf_counter() - start) * 1000)
+            count = 1 + sum(1 for _ in updates)
+            whole.append((time.perf_counter() - start) * 1000)
+            assert len(resumed.session.history) == turns * 4
+            await manager.aclose()
+        print(
+            f"session/load of {turns} turns ({size / 1e6:.1f} MB, {count} updates): first "
+            f"replayed update median {statistics.median(first):.0f} ms "
+            f"(min {min(first):.0f}, max {max(first):.0f}); whole replay median "
+            f"{statistics.median(whole):.0f} ms"
+        )
+
+
+class _NoModel:
+    async def aclose(self) -> None:
+        return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    print(f"python {os.sys.version.split()[0]}, {os.cpu_count()} cpus")
+    bench_append(min(args.turns, 300))
+    asyncio.run(bench_load(args.turns, args.rounds))
+
+
+if __name__ == "__main__":
+    main()
