@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lsp_agent.diagnostics.config import DiagnosticsSettings
+from lsp_agent.diagnostics.config import DiagnosticsSettings, VerifyConfig
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.tools.base import ReadState, Tool, ToolContext, ToolError, ToolOutput
 from lsp_agent.tools.lsp_tools import LspTool, RenameTool
@@ -46,7 +46,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 async def ctx(project: Path) -> AsyncIterator[ToolContext]:
     service = DiagnosticsService(
-        settings=DiagnosticsSettings(servers=(basedpyright_config(),)), roots=[project]
+        # A first basedpyright check of a fresh project can take longer than the interactive
+        # default (3 s) on a loaded machine; the wait ends as soon as the server reports.
+        settings=DiagnosticsSettings(
+            servers=(basedpyright_config(),), verify=VerifyConfig(timeout_ms=60_000)
+        ),
+        roots=[project],
     )
     yield ToolContext(
         session_id="s",
