@@ -402,6 +402,8 @@ def _permissions(
 
 
 def _hooks(hooks: Any, report: _Reporter) -> dict[str, tuple[HookMatcher, ...]]:
+    """The ``hooks`` object: per event, its usable matcher groups (unusable parts reported
+    and dropped, the rest kept)."""
     out: dict[str, tuple[HookMatcher, ...]] = {}
     if not isinstance(hooks, dict):
         report.at(("hooks",), "hooks must be an object mapping event names to matcher lists")
@@ -416,62 +418,69 @@ def _hooks(hooks: Any, report: _Reporter) -> dict[str, tuple[HookMatcher, ...]]:
         if not isinstance(groups, list):
             report.at(where, f"hooks.{event} must be a list of {{matcher, hooks}} objects")
             continue
-        kept: list[HookMatcher] = []
-        for gi, group in enumerate(groups):
-            gwhere = (*where, gi)
-            if not isinstance(group, dict):
-                report.at(gwhere, "a hook matcher must be an object with a hooks list")
-                continue
-            matcher = group.get("matcher")
-            if matcher is not None and not isinstance(matcher, str):
-                report.at((*gwhere, "matcher"), "matcher must be a string")
-                continue
-            if matcher not in (None, "", "*"):
-                try:
-                    re.compile(matcher)
-                except re.error as exc:
-                    report.at(
-                        (*gwhere, "matcher"), f"matcher is not a valid regular expression: {exc}"
-                    )
-                    continue
-            handlers = group.get("hooks")
-            if not isinstance(handlers, list):
-                report.at(gwhere, "a hook matcher needs a hooks list")
-                continue
-            commands: list[HookCommand] = []
-            for hi, handler in enumerate(handlers):
-                hwhere = (*gwhere, "hooks", hi)
-                if not isinstance(handler, dict):
-                    report.at(
-                        hwhere, 'a hook must be an object like {"type": "command", "command": ...}'
-                    )
-                    continue
-                kind = handler.get("type", "command")
-                if kind != "command":
-                    report.at(
-                        (*hwhere, "type"),
-                        f'hook type {kind!r} is not supported (only "command"); ignored',
-                        "warning",
-                    )
-                    continue
-                command = handler.get("command")
-                if not isinstance(command, str) or not command.strip():
-                    report.at(hwhere, "a command hook needs a non-empty command string")
-                    continue
-                timeout = handler.get("timeout")
-                if timeout is not None and (
-                    isinstance(timeout, bool)
-                    or not isinstance(timeout, (int, float))
-                    or timeout <= 0
-                ):
-                    report.at((*hwhere, "timeout"), "timeout must be a positive number of seconds")
-                    continue
-                commands.append(HookCommand(command=command, timeout=timeout))
-            if commands:
-                kept.append(HookMatcher(matcher=matcher, hooks=tuple(commands)))
+        kept = [
+            matcher
+            for gi, group in enumerate(groups)
+            if (matcher := _hook_group(group, (*where, gi), report)) is not None
+        ]
         if kept:
             out[event] = tuple(kept)
     return out
+
+
+def _hook_group(group: Any, where: JsonPath, report: _Reporter) -> HookMatcher | None:
+    """One ``{matcher, hooks}`` group, or ``None`` when it is unusable or has no usable
+    command hook."""
+    if not isinstance(group, dict):
+        report.at(where, "a hook matcher must be an object with a hooks list")
+        return None
+    matcher = group.get("matcher")
+    if matcher is not None and not isinstance(matcher, str):
+        report.at((*where, "matcher"), "matcher must be a string")
+        return None
+    if matcher not in (None, "", "*"):
+        try:
+            re.compile(matcher)
+        except re.error as exc:
+            report.at((*where, "matcher"), f"matcher is not a valid regular expression: {exc}")
+            return None
+    handlers = group.get("hooks")
+    if not isinstance(handlers, list):
+        report.at(where, "a hook matcher needs a hooks list")
+        return None
+    commands = [
+        command
+        for hi, handler in enumerate(handlers)
+        if (command := _command_hook(handler, (*where, "hooks", hi), report)) is not None
+    ]
+    return HookMatcher(matcher=matcher, hooks=tuple(commands)) if commands else None
+
+
+def _command_hook(handler: Any, where: JsonPath, report: _Reporter) -> HookCommand | None:
+    """One ``{"type": "command", "command": ..., "timeout": seconds}`` hook, or ``None``
+    (reported)."""
+    if not isinstance(handler, dict):
+        report.at(where, 'a hook must be an object like {"type": "command", "command": ...}')
+        return None
+    kind = handler.get("type", "command")
+    if kind != "command":
+        report.at(
+            (*where, "type"),
+            f'hook type {kind!r} is not supported (only "command"); ignored',
+            "warning",
+        )
+        return None
+    command = handler.get("command")
+    if not isinstance(command, str) or not command.strip():
+        report.at(where, "a command hook needs a non-empty command string")
+        return None
+    timeout = handler.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
+    ):
+        report.at((*where, "timeout"), "timeout must be a positive number of seconds")
+        return None
+    return HookCommand(command=command, timeout=timeout)
 
 
 _ABSENT = object()
