@@ -17,9 +17,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
 from pygls.exceptions import FeatureRequestError
@@ -249,6 +251,43 @@ class AgentLanguageServer(LanguageServer):
         if not roots and self.workspace.root_path:
             roots.append(Path(self.workspace.root_path))
         return roots
+
+    # ---- transports: our framing and intake instead of pygls' read loop --------------------
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve one client over stdio (:mod:`lsp_agent.lsp.transport`)."""
+        from lsp_agent.lsp.transport import run_stdio
+
+        self._stop_event = stop = threading.Event()
+        try:
+            run_stdio(
+                self._agent_protocol(),
+                stdin=stdin or sys.stdin.buffer,
+                stdout=stdout or sys.stdout.buffer,
+                stop=stop,
+            )
+        except BrokenPipeError:
+            logger.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve one client over TCP on ``host:port`` (:mod:`lsp_agent.lsp.transport`)."""
+        from lsp_agent.lsp.transport import run_tcp
+
+        self._stop_event = stop = threading.Event()
+        try:
+            run_tcp(self._agent_protocol(), host=host, port=port, stop=stop)
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
+    def _agent_protocol(self) -> AgentProtocol:
+        assert isinstance(self.protocol, AgentProtocol)
+        return self.protocol
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log errors instead of popping a message for each (pygls' default)."""
