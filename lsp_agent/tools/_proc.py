@@ -1,19 +1,30 @@
-"""Subprocesses for tools: own process group, closed stdin, bounded time, killed on cancel.
+"""Subprocesses for tools: own process group, closed stdin, bounded time, killed on cancel,
+and never outliving the server.
 
 Every child starts a new session (``start_new_session=True``), so it leads its own process
 group and the whole tree it spawns (``cmd &``, pipelines) can be signalled at once with
-``os.killpg``. Nothing here goes through a shell unless the caller runs one explicitly.
+``os.killpg``.
+
+Where ``/bin/sh`` exists the program runs under a small supervisor (:data:`SUPERVISOR`): a shell
+that leads the group, runs the program in the background and waits for it, while a watcher in
+the same group blocks reading a pipe whose only writer is this server. When the server ends in
+any way — ``exit``, SIGTERM, SIGHUP, even SIGKILL — the kernel closes the write end, the watcher
+reads end-of-file and kills the whole group. (``PR_SET_PDEATHSIG`` would reach only the direct
+child, not the commands it started.) Exit codes are kept: the supervisor exits with the
+program's status and dies of the same signal when the program did.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
+import shutil
 import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 _CHUNK = 65536
 # Large reads keep the per-batch Python work (split, decode) small relative to the data.
@@ -21,20 +32,73 @@ _STREAM_CHUNK = 1 << 20
 _POLL_S = 0.05
 
 
+SUPERVISOR = (
+    "exec 3<&0 </dev/null; "
+    "{ read -r _ <&3; kill -KILL 0; } & watcher=$!; "
+    '"$@" 3<&- & child=$!; '
+    'wait "$child"; status=$?; '
+    'kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null; '
+    'if [ "$status" -gt 128 ] && [ "$status" -lt 160 ]; then '
+    'trap - HUP INT TERM; kill -s "$((status - 128))" $$; fi; '
+    'exit "$status"'
+)
+"""The supervisor script (POSIX sh): ``sh -c SUPERVISOR lsp-agent-supervisor PROGRAM ARGS...``
+with the lifeline pipe's read end as stdin. The program gets ``/dev/null`` as stdin; like any
+background job of a non-interactive shell it ignores SIGINT and SIGQUIT (tools send SIGTERM and
+SIGKILL)."""
+
+_SH = "/bin/sh"
+
+
+async def _spawn(argv: Sequence[str], **kwargs: Any) -> asyncio.subprocess.Process:
+    """``create_subprocess_exec`` in a new session, under the supervisor when ``/bin/sh``
+    exists (stdin is then the lifeline; see the module docstring)."""
+    program = argv[0]
+    search = (kwargs.get("env") or os.environ).get("PATH")
+    if not (
+        os.access(program, os.X_OK) if os.sep in program else shutil.which(program, path=search)
+    ):
+        # Under the supervisor a missing program would only exit 127: keep the early error.
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+    if not os.access(_SH, os.X_OK):
+        return await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, start_new_session=True, **kwargs
+        )
+    read_end, lifeline = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            _SH,
+            "-c",
+            SUPERVISOR,
+            "lsp-agent-supervisor",
+            *argv,
+            stdin=read_end,
+            start_new_session=True,
+            **kwargs,
+        )
+    except BaseException:
+        os.close(lifeline)
+        raise
+    finally:
+        os.close(read_end)
+    # The write end stays open while the program runs; the kernel closes it if we die.
+    waiter = asyncio.ensure_future(proc.wait())
+    waiter.add_done_callback(lambda _done: os.close(lifeline))
+    return proc
+
+
 async def start(
     argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None
 ) -> asyncio.subprocess.Process:
-    """Start ``argv`` (no shell) in a new process group with stdin at ``/dev/null`` and
-    stdout and stderr as two pipes. Raises ``OSError`` (``FileNotFoundError`` for a missing
-    program or ``cwd``)."""
-    return await asyncio.create_subprocess_exec(
-        *argv,
+    """Start ``argv`` in a new process group (under the supervisor) with stdin at
+    ``/dev/null`` and stdout and stderr as two pipes. Raises ``OSError``
+    (``FileNotFoundError`` for a missing ``cwd``; a missing program exits 127)."""
+    return await _spawn(
+        argv,
         cwd=cwd,
         env=dict(env) if env is not None else None,
-        stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
     )
 
 
@@ -61,14 +125,12 @@ async def start_merged(
     read_fd, write_fd = os.pipe()
     try:
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
+            proc = await _spawn(
+                argv,
                 cwd=cwd,
                 env=dict(env) if env is not None else None,
-                stdin=asyncio.subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=write_fd,
-                start_new_session=True,
             )
         finally:
             os.close(write_fd)

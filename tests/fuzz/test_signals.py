@@ -1,0 +1,77 @@
+"""A server ended by a signal while a Bash command runs takes the command along (SIGTERM,
+SIGHUP, SIGINT and SIGKILL alike), and SIGINT never leaves a deaf server behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from lsp_agent.testing.scenario import reply, scenario, tool_use
+
+from .scripted_process import ScriptedProcess
+from .wire import WAIT_S, RawServer
+
+
+def _running(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
+
+
+def _until(predicate: object) -> bool:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize(
+    "sig",
+    [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGKILL],
+    ids=lambda s: signal.Signals(s).name,
+)
+def test_a_signalled_server_leaves_no_command_running(tmp_path: Path, sig: int) -> None:
+    marker = f"signal-marker-{uuid.uuid4().hex[:8]}"
+    root = tmp_path / "ws"
+    root.mkdir()
+    steps = scenario(reply(tool_use("Bash", {"command": f"sleep 60; echo {marker}"})), reply("x"))
+    with ScriptedProcess(steps, tmp_path) as model:
+        server = RawServer(root=root, env={"ANTHROPIC_BASE_URL": model.base_url})
+        try:
+            assert server.initialize() is not None
+            created = server.request("lspAgent/session/new", {"mode": "bypassPermissions"})
+            assert created is not None, server.stderr()
+            session = created["result"]["sessionId"]
+            server.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": "turn",
+                    "method": "lspAgent/session/prompt",
+                    "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]},
+                }
+            )
+            assert _until(lambda: _running(marker)), "the command never started: " + server.stderr()
+
+            os.kill(server.proc.pid, sig)
+            server.proc.wait(WAIT_S)
+            assert _until(lambda: not _running(marker)), (
+                f"still running after {sig}: {_running(marker)}"
+            )
+        finally:
+            server.close()
