@@ -139,6 +139,19 @@ class Reply:
     announced: frozenset[str]
 
 
+def _abandoned_calls(announced: set[str], why: str) -> list[SessionUpdate]:
+    """Close the tool calls already announced to the client from a response that never
+    completed: they will not run, and must not stay ``pending`` in the editor."""
+    return [
+        ToolCallUpdate(
+            tool_call_id=tool_call_id,
+            status="failed",
+            content=(ContentItem(content=TextContent(text=f"{why} The tool did not run.")),),
+        )
+        for tool_call_id in sorted(announced)
+    ]
+
+
 def start_messages(history: tuple[Message, ...], user: Message) -> tuple[Message, ...]:
     """Append the user's message; a history that ends with a user message (an interrupted
     turn, or a compacted history) is merged into it so roles keep alternating."""
@@ -315,8 +328,12 @@ class _Turn:
         except ModelError as exc:
             if env.context is not None and not self.state.recovered and is_prompt_too_long(exc):
                 return await self.recover(request, exc)
+            for update in _abandoned_calls(announced, f"The model's answer broke off: {exc}"):
+                self.emit(update)
             return Finish(stop_reason="end_turn", terminal="model_error", error=str(exc))
         if response is None:
+            for update in _abandoned_calls(announced, "The model's answer broke off."):
+                self.emit(update)
             error = "the model stream ended without a complete response"
             return Finish(stop_reason="end_turn", terminal="model_error", error=error)
         self.state = dataclasses.replace(

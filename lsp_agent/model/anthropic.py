@@ -102,6 +102,35 @@ _STREAM_ERROR_STATUS = {
 }
 
 
+READ_TIMEOUT_ENV = "API_TIMEOUT_MS"
+"""Milliseconds allowed for each read from the endpoint (Claude Code's variable; default
+600,000). A stalled stream fails after this long per attempt."""
+
+CONNECT_TIMEOUT_ENV = "LSP_AGENT_CONNECT_TIMEOUT_MS"
+"""Milliseconds allowed to connect to the endpoint (default 10,000)."""
+
+REQUEST_LIMIT_BYTES = 32_000_000
+"""The Messages API's request size limit (bytes; "Request size limits" in the API docs: 32 MB,
+answered with HTTP 413 ``request_too_large``)."""
+
+
+def timeouts_from_env(environ: Mapping[str, str]) -> tuple[float, float]:
+    """``(read_s, connect_s)`` from :data:`READ_TIMEOUT_ENV` and :data:`CONNECT_TIMEOUT_ENV`
+    (milliseconds; defaults 600 s and 10 s). Raises ``ValueError`` naming the variable when a
+    value is not a positive number."""
+    out: list[float] = []
+    for name, default_ms in ((READ_TIMEOUT_ENV, 600_000.0), (CONNECT_TIMEOUT_ENV, 10_000.0)):
+        raw = environ.get(name, "").strip()
+        try:
+            value = float(raw) if raw else default_ms
+        except ValueError:
+            value = -1.0
+        if not value > 0 or value == float("inf"):
+            raise ValueError(f"{name}={raw!r}: expected a positive number of milliseconds")
+        out.append(value / 1000)
+    return out[0], out[1]
+
+
 def warm_up() -> None:
     """Import the ``anthropic`` SDK now (about a second), so the first request does not pay
     for it on the event loop. Safe to call from any thread, any number of times."""
@@ -282,6 +311,7 @@ class _Accumulator:
         self.stop_reason: str | None = None
         self.usage: dict[str, int] = {}
         self.finished = False
+        self.tool_ids: set[str] = set()
 
     def feed(self, event: RawMessageStreamEvent) -> list[ModelStreamEvent]:
         if event.type == "message_start":
@@ -345,7 +375,8 @@ class _Accumulator:
                 block.text.append(content_block.thinking)
                 return [ThinkingDelta(index=block.position, thinking=content_block.thinking)]
         else:
-            block.tool_id = content_block.id
+            block.tool_id = _unique_id(str(content_block.id), self.tool_ids)
+            self.tool_ids.add(block.tool_id)
             block.tool_name = content_block.name
             block.initial_input = content_block.input
             return [ToolUseStart(index=block.position, id=block.tool_id, name=block.tool_name)]
@@ -358,6 +389,33 @@ class _Accumulator:
             usage=Usage(**self.usage),
             model=self.model,
         )
+
+
+def _refuse_oversized(params: Mapping[str, Any], endpoint: str) -> None:
+    """Raise :class:`ModelError` (status 413) when the request body would exceed
+    :data:`REQUEST_LIMIT_BYTES`: it is refused before it is sent."""
+    size = len(json.dumps(params, default=str).encode("utf-8", "surrogatepass"))
+    if size > REQUEST_LIMIT_BYTES:
+        raise ModelError(
+            f"The request is {size:,} bytes; the model endpoint {endpoint} accepts at most "
+            f"{REQUEST_LIMIT_BYTES:,} bytes (HTTP 413 request_too_large). It was not sent.",
+            status=413,
+        )
+
+
+def _unique_id(tool_id: str, seen: set[str]) -> str:
+    """``tool_id``, or a fresh variant when this response already used it: two tool_use blocks
+    with one id would get two tool_results for that id, which the API rejects in every later
+    request of the session (a faulty or hostile endpoint)."""
+    if tool_id not in seen:
+        return tool_id
+    n = 2
+    while f"{tool_id}_dup{n}" in seen:
+        n += 1
+    log.warning(
+        "the model endpoint sent tool_use id %s twice; renamed to %s_dup%d", tool_id, tool_id, n
+    )
+    return f"{tool_id}_dup{n}"
 
 
 def _describe_cause(exc: BaseException) -> str:
@@ -406,6 +464,7 @@ class AnthropicModel:
         timeout_s: float = 600,
         provider: ProviderSettings | None = None,
         environ: Mapping[str, str] | None = None,
+        connect_timeout_s: float = 10,
     ) -> None:
         if api_key and auth_token:
             raise ValueError("give api_key or auth_token, not both")
@@ -416,6 +475,7 @@ class AnthropicModel:
         self._base_url = base_url or None
         self._max_retries = max_retries
         self._timeout_s = timeout_s
+        self._connect_timeout_s = min(connect_timeout_s, timeout_s)
         self._client: AsyncAnthropic | None = None
         self._converted: ConvertedMessages = {}
 
@@ -425,22 +485,33 @@ class AnthropicModel:
         environ: Mapping[str, str] | None = None,
         *,
         max_retries: int = 4,
-        timeout_s: float = 600,
+        timeout_s: float | None = None,
     ) -> AnthropicModel:
         """A model configured from ``ANTHROPIC_API_KEY`` (preferred when both are set, as the
         SDK does), ``ANTHROPIC_AUTH_TOKEN`` and ``ANTHROPIC_BASE_URL`` in ``environ``
-        (default ``os.environ``)."""
+        (default ``os.environ``), with the timeouts of :func:`timeouts_from_env` unless
+        ``timeout_s`` is given. Raises ``ValueError`` for a malformed timeout variable."""
         env = os.environ if environ is None else environ
         provider = provider_from_env(env)
+        read_s, connect_s = timeouts_from_env(env)
+        if timeout_s is not None:
+            read_s = timeout_s
         if provider.provider != "anthropic":
-            return cls(max_retries=max_retries, timeout_s=timeout_s, provider=provider, environ=env)
+            return cls(
+                max_retries=max_retries,
+                timeout_s=read_s,
+                connect_timeout_s=connect_s,
+                provider=provider,
+                environ=env,
+            )
         api_key = env.get("ANTHROPIC_API_KEY") or None
         return cls(
             api_key=api_key,
             auth_token=None if api_key else env.get("ANTHROPIC_AUTH_TOKEN") or None,
             base_url=env.get("ANTHROPIC_BASE_URL") or None,
             max_retries=max_retries,
-            timeout_s=timeout_s,
+            timeout_s=read_s,
+            connect_timeout_s=connect_s,
             provider=provider,
             environ=env,
         )
@@ -467,7 +538,7 @@ class AnthropicModel:
         missing settings; :class:`ModelError` when the provider's extra is missing)."""
         import anthropic
 
-        timeout = anthropic.Timeout(self._timeout_s, connect=min(10.0, self._timeout_s))
+        timeout = anthropic.Timeout(self._timeout_s, connect=self._connect_timeout_s)
         settings = self._provider
         if settings.problem is not None:
             raise ModelError(settings.problem)
@@ -538,6 +609,7 @@ class AnthropicModel:
         params["model"] = wire_model(request.model, self._provider, self._environ)
         if wants_1m_context(request.model):
             params["extra_headers"] = {"anthropic-beta": CONTEXT_1M_BETA}
+        _refuse_oversized(params, self.endpoint)
         accumulator = _Accumulator()
         try:
             raw = await client.messages.create(**params, stream=True)
@@ -549,8 +621,8 @@ class AnthropicModel:
             raise self._status_error(exc) from exc
         except anthropic.APITimeoutError as exc:
             raise ModelError(
-                f"The model endpoint {self.endpoint} did not answer within {self._timeout_s:g} s "
-                f"(after {self._max_retries} retries)",
+                f"The model endpoint {self.endpoint} did not answer within the "
+                f"{self._timeout_name(exc)} (after {self._max_retries} retries)",
                 retryable=True,
             ) from exc
         except anthropic.APIConnectionError as exc:
@@ -559,10 +631,16 @@ class AnthropicModel:
                 f"(after {self._max_retries} retries)",
                 retryable=True,
             ) from exc
+        except httpx2.TimeoutException as exc:
+            raise ModelError(
+                f"The model endpoint {self.endpoint} stopped sending mid-response: nothing "
+                f"arrived within the {self._timeout_name(exc)}",
+                retryable=True,
+            ) from exc
         except httpx2.HTTPError as exc:
             raise ModelError(
                 f"The connection to the model endpoint {self.endpoint} broke mid-response: "
-                f"{exc or type(exc).__name__}",
+                f"{str(exc) or type(exc).__name__}",
                 retryable=True,
             ) from exc
         except anthropic.AnthropicError as exc:
@@ -610,6 +688,17 @@ class AnthropicModel:
             raise ModelError(f"Token count at {self.endpoint} failed: {exc}") from exc
         return int(result.input_tokens)
 
+    def _timeout_name(self, exc: BaseException) -> str:
+        """Which timeout expired, with its value and the variable that sets it."""
+        import httpx2
+
+        cause: BaseException | None = exc
+        while cause is not None and not isinstance(cause, httpx2.ConnectTimeout):
+            cause = cause.__cause__ or cause.__context__
+        if cause is not None:
+            return f"connect timeout of {self._connect_timeout_s:g} s ({CONNECT_TIMEOUT_ENV})"
+        return f"read timeout of {self._timeout_s:g} s ({READ_TIMEOUT_ENV})"
+
     def _status_error(self, exc: APIStatusError) -> ModelError:
         status = exc.status_code
         error_type = str(exc.type or "error")
@@ -623,6 +712,13 @@ class AnthropicModel:
                 f"({error_type}): {detail}{request_id}",
                 status=mapped,
                 retryable=mapped is not None,
+            )
+        if status == 413:
+            return ModelError(
+                f"The model endpoint {self.endpoint} refused the request as too large (HTTP 413, "
+                f"{error_type}; the Messages API accepts at most {REQUEST_LIMIT_BYTES} bytes): "
+                f"{detail}{request_id}",
+                status=status,
             )
         retryable = status in (408, 409, 429) or status >= 500
         retried = f" (after {self._max_retries} retries)" if retryable else ""

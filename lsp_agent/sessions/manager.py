@@ -38,6 +38,7 @@ from lsp_agent.context.memory.types import MemoryFile
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.mcp.service import McpService
+from lsp_agent.model.anthropic import REQUEST_LIMIT_BYTES
 from lsp_agent.model.base import Model
 from lsp_agent.model.limits import ModelLimits
 from lsp_agent.model.types import Message, TextBlock, Usage
@@ -183,7 +184,12 @@ class Session:
             ):
                 self.set_mode(pending.mode)
         invocation = parse_invocation(parts[0].text) if only_text(parts) else None
-        if invocation is not None:
+        too_large = _oversized(parts)
+        if too_large is not None:
+            # Refused before it touches the history: a prompt the endpoint must reject (HTTP
+            # 413) would otherwise fail every later request of the session too.
+            runner: Awaitable[TurnResult] = _refused(too_large)
+        elif invocation is not None:
             runner = self._command(self.commands.dispatch(self, invocation))
         else:
             self.context.prompts.append(prompt_text(parts))
@@ -418,6 +424,25 @@ class Session:
         """Cancel the running prompt, if any (idempotent)."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
+
+
+def _oversized(parts: Sequence[PromptPart]) -> str | None:
+    """Why the prompt is too large to send (``None``: it is not): its text alone is over the
+    Messages API's request size limit (bytes)."""
+    size = sum(len(part.text.encode("utf-8", "surrogatepass")) for part in parts)
+    if size <= REQUEST_LIMIT_BYTES:
+        return None
+    return (
+        f"The prompt is {size:,} bytes; the model endpoint accepts at most "
+        f"{REQUEST_LIMIT_BYTES:,} bytes per request. It was not sent and is not kept in the "
+        "conversation: attach less, or point the agent at the files instead."
+    )
+
+
+async def _refused(message: str) -> TurnResult:
+    return TurnResult(
+        stop_reason="end_turn", terminal="completed", usage=Usage(), requests=0, error=message
+    )
 
 
 def _layers(store: SettingsStore | None) -> list[tuple[str, dict[str, Any]]]:

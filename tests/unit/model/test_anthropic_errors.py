@@ -85,7 +85,9 @@ async def test_connection_refused_is_a_retryable_model_error(make_model: MakeMod
 
 async def test_no_answer_within_the_timeout(serve: StartServer, make_model: MakeModel) -> None:
     server = await serve(scenario(reply("too late", delay_ms=5000)))
-    with pytest.raises(ModelError, match=r"did not answer within 0\.2 s") as caught:
+    with pytest.raises(
+        ModelError, match=r"did not answer within the read timeout of 0\.2 s \(API_TIMEOUT_MS\)"
+    ) as caught:
         await collect(make_model(server.base_url, timeout_s=0.2), simple_request())
     assert caught.value.retryable
     assert server.base_url in str(caught.value)
