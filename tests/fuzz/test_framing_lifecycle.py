@@ -136,7 +136,7 @@ def test_nested_jsonrpc_keys_do_not_make_a_message_disappear(server: RawServer) 
     assert answer is not None and "capabilities" in answer["result"]
     server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
     listed = server.request("lspAgent/session/list", {"_meta": {"jsonrpc": "2.0"}})
-    assert listed is not None and listed["result"] == {"sessions": []}
+    assert listed is not None and isinstance(listed["result"]["sessions"], list), listed
 
 
 def test_sigint_ends_an_idle_server(server: RawServer) -> None:
