@@ -398,6 +398,16 @@ def _register_documents(server: AgentLanguageServer) -> None:
 
 
 def _register_sessions(server: AgentLanguageServer) -> None:
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_folders(
+        ls: AgentLanguageServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        if not params.event.removed or ls._sessions is None:
+            return
+        from lsp_agent.lsp import store_door
+
+        await store_door.close_removed(ls, [f.uri for f in params.event.removed])
+
     # Each handler waits for the warm-up (if it is importing the core) before its import.
     @server.feature(methods.SESSION_NEW)
     def session_new(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:

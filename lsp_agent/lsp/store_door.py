@@ -12,6 +12,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pygls.uris import to_fs_path
+
 from lsp_agent.lsp import methods
 from lsp_agent.lsp.errors import invalid_params
 from lsp_agent.lsp.params import ForkSessionParams, ListSessionsParams, LoadSessionParams, parse
@@ -87,6 +89,25 @@ def session_fork(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
         "availableCommands": [c.to_wire() for c in resumed.session.available_commands()],
         "warnings": list(resumed.warnings),
     }
+
+
+async def close_removed(ls: AgentLanguageServer, uris: list[str]) -> list[str]:
+    """Close the sessions whose directory is in a workspace folder the client removed
+    (``workspace/didChangeWorkspaceFolders``); their transcripts stay and they can be loaded
+    again. Returns the closed ids."""
+    removed = [p for p in (to_fs_path(u) for u in uris) if p is not None]
+    roots = [Path(p).resolve() for p in removed]
+    closed: list[str] = []
+    for session in list(ls.existing_sessions()):
+        if any(session.cwd == root or session.cwd.is_relative_to(root) for root in roots):
+            try:
+                await ls.sessions.close(session.id)
+            except SessionError:
+                continue  # closed meanwhile
+            ls.host.progress.pop(session.id, None)
+            closed.append(session.id)
+            logger.info("session %s closed: its workspace folder was removed", session.id)
+    return closed
 
 
 def _replay(ls: AgentLanguageServer, resumed: Resumed) -> None:

@@ -145,3 +145,35 @@ async def test_a_server_killed_mid_turn_comes_back_consistent(launch: Launch) ->
     assert_history_consistent(second.scripted.requests)
     last = second.scripted.requests[0]["messages"][-1]["content"]
     assert last[0]["type"] == "tool_result" and last[0]["tool_use_id"] == "toolu_sleep"
+
+
+@VSCODE_ONLY
+async def test_removing_the_workspace_folder_closes_its_sessions_and_keeps_them(
+    launch: Launch,
+) -> None:
+    from lsprotocol import types
+
+    editor = await launch(scenario(reply("Hello.")))
+    session = await editor.new_session()
+    await editor.prompt(session, "hi")
+    editor.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[],
+                removed=[types.WorkspaceFolder(uri=editor.root.as_uri(), name="ws")],
+            )
+        )
+    )
+
+    async def listed() -> list[dict[str, Any]]:
+        while True:
+            sessions = (await editor.request(methods.SESSION_LIST, {}))["sessions"]
+            if not any(s["live"] for s in sessions):
+                return list(sessions)
+            await asyncio.sleep(0.05)
+
+    sessions = await asyncio.wait_for(listed(), WAIT_S)
+    assert [(s["sessionId"], s["live"], s["title"]) for s in sessions] == [(session, False, "hi")]
+    # Closed, not lost: it can be loaded again.
+    loaded = await editor.request(methods.SESSION_LOAD, {"sessionId": session})
+    assert loaded["modes"]["currentModeId"] == "default"
