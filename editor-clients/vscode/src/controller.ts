@@ -31,6 +31,8 @@ import {
 
 const HISTORY_KEY = 'lspAgent.promptHistory';
 const HISTORY_LIMIT = 100;
+/** The window's open tabs (session ids) and the active one, reopened after a window reload. */
+const TABS_KEY = 'lspAgent.openSessions';
 /** After asking the server to cancel, wait this long before also cancelling the request (ms). */
 const CANCEL_GRACE_MS = 5000;
 const FILE_INDEX_TTL_MS = 10_000;
@@ -91,7 +93,10 @@ export class ChatController implements vscode.Disposable {
       deps.broker.onDidResolve((r) => this.onPermissionResolved(r)),
       deps.client.onDidChangeStatus((status) => {
         this.post({ type: 'serverStatus', status });
-        if (status.phase === 'running') void this.refreshMcp();
+        if (status.phase === 'running') {
+          void this.refreshMcp();
+          void this.restoreTabs();
+        }
         if (status.phase !== 'running') this.failRunningTurns(status.message ?? 'The server stopped.');
         this.changed.fire();
       }),
@@ -154,6 +159,45 @@ export class ChatController implements vscode.Disposable {
 
   private post(message: ToWebview): void {
     this.deps.post(message);
+    if (message.type === 'sessionAdded' || message.type === 'sessionClosed' || message.type === 'sessionActivated') {
+      if (this.restored) void this.deps.memento.update(TABS_KEY, { open: [...this.sessions.keys()], active: this.activeSessionId });
+    }
+  }
+
+  private restored = false;
+
+  /**
+   * After a window reload (a new server): reopen the tabs the window had, each filled with the
+   * history the server replays (`lspAgent/session/load`), and activate the one that was active.
+   * A tab whose session cannot be loaded (never prompted, deleted) is dropped quietly.
+   */
+  private async restoreTabs(): Promise<void> {
+    if (this.restored) return;
+    const saved = this.deps.memento.get<{ open?: string[]; active?: string }>(TABS_KEY);
+    if (!saved?.open?.length || this.deps.client.capabilities?.loadSession !== true) {
+      this.restored = true;
+      return;
+    }
+    for (const id of saved.open) {
+      if (this.sessions.has(id)) continue;
+      try {
+        this.sessionFor(id);
+        await this.deps.client.loadSession({ sessionId: id, ...this.cwdParam() });
+      } catch (error) {
+        this.deps.log.info(`Not reopening session ${id}: ${errorMessage(error)}`);
+        this.sessions.delete(id);
+        if (this.activeSessionId === id) this.activeSessionId = undefined;
+        this.post({ type: 'sessionClosed', sessionId: id });
+      }
+    }
+    this.restored = true;
+    const active = saved.active && this.sessions.has(saved.active) ? saved.active : [...this.sessions.keys()][0];
+    if (active) this.activate(active);
+  }
+
+  private cwdParam(): { cwd?: string } {
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    return cwd ? { cwd } : {};
   }
 
   /** Show a notice in a session's transcript (kept in the host state too, so snapshots have it). */

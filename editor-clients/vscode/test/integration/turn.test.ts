@@ -435,6 +435,33 @@ function scrub(message: unknown, dir: string): unknown {
   return JSON.parse(JSON.stringify(message).split(fileUrl).join('file:///home/dev/shop').split(dir).join('/home/dev/shop'));
 }
 
+describe('window reload', () => {
+  it('a window reload reopens the tabs with their history: the workspace memento keeps the ids, the new server replays them', async () => {
+    const s = await launch([{ response: { content: [text('Hello there.')] } }]);
+    s.page.receive({ type: 'prompt', text: 'Hi', mentions: [], includeSelection: false });
+    const started = await s.page.waitFor((m: ToWebview) => m.type === 'turnStarted', 'turnStarted');
+    await s.page.waitFor((m: ToWebview) => m.type === 'turnEnded', 'turnEnded');
+    // The reload: the extension host and its server go away; the workspace state stays.
+    await s.api.client.stop();
+    for (const d of s.context.subscriptions.reverse()) d.dispose();
+    s.context.subscriptions.length = 0;
+    const api = activate(s.context as Parameters<typeof activate>[0]);
+    const page = makeWebviewView();
+    fake.webviewProviders.get('lspAgent.chat').resolveWebviewView(page.view);
+    page.receive({ type: 'ready' });
+    s.api = api;
+    s.page = page;
+    await page.waitFor((m: ToWebview) => m.type === 'sessionActivated' && m.sessionId === started.sessionId, 'the reopened tab');
+    const session = api.controller.session(started.sessionId);
+    assert.ok(session, 'the tab is back');
+    const texts = session.items.map((i) => JSON.stringify(i));
+    assert.ok(texts.some((t) => t.includes('Hello there.')), texts.join('\n'));
+    assert.ok(texts.some((t) => t.includes('"Hi"')), texts.join('\n'));
+    assert.equal(session.running, false);
+    await s.scripted.stop();
+  });
+});
+
 describe('stopping and listing', () => {
   it('opening a session this window never showed calls lspAgent/session/load; an unknown one gets a clear error', async () => {
     const s = await launch([]);
