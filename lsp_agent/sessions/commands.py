@@ -1,4 +1,4 @@
-"""The built-in slash commands: ``/compact``, ``/context``, ``/clear``, ``/cost``.
+"""The built-in slash commands: ``/compact``, ``/context``, ``/clear``, ``/cost``, ``/memory``.
 
 Each acts on a :class:`~lsp_agent.sessions.manager.Session` and answers with Markdown text
 shown in the chat; the model is not involved (except for ``/compact``'s summary request).
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsp_agent.context.commands import CommandOutcome, CommandRegistry, SlashCommand
+from lsp_agent.context.memory.listing import memory_listing
 from lsp_agent.context.memory.render import MEMORY_HEADER
 from lsp_agent.context.report import context_report, render_report
 from lsp_agent.model.base import TokenCounter
@@ -85,6 +86,16 @@ async def _cost(session: Session, args: str) -> CommandOutcome:
     return CommandOutcome(text="\n".join(lines))
 
 
+async def _memory(session: Session, args: str) -> CommandOutcome:
+    if session.memory is None:
+        return CommandOutcome(text="Project memory is off in this session.")
+    loaded = session.memory.load()  # as it is now: edits and trust changes show at once
+    text = memory_listing(
+        loaded, added=session.memory.added, cwd=session.cwd, home=session.memory.spec().home
+    )
+    return CommandOutcome(text=text)
+
+
 def builtin_commands() -> CommandRegistry[Session]:
     """A registry holding the built-in commands (one per session; features add theirs)."""
     return CommandRegistry(
@@ -109,6 +120,11 @@ def builtin_commands() -> CommandRegistry[Session]:
                 name="cost",
                 description="Show the tokens used in this session",
                 run=_cost,
+            ),
+            SlashCommand(
+                name="memory",
+                description="List the memory files (CLAUDE.md, rules, imports) in effect",
+                run=_memory,
             ),
         ]
     )
