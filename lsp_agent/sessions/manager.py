@@ -58,6 +58,7 @@ from lsp_agent.protocol.prompt import PromptPart
 from lsp_agent.sessions import persist
 from lsp_agent.sessions.commands import builtin_commands
 from lsp_agent.sessions.context_wiring import build_engine, model_limits, turn_config
+from lsp_agent.sessions.memory_note import add_memory_note, parse_memory_note
 from lsp_agent.sessions.project_mode import (
     ModeApprovals,
     PendingMode,
@@ -184,6 +185,7 @@ class Session:
             ):
                 self.set_mode(pending.mode)
         invocation = parse_invocation(parts[0].text) if only_text(parts) else None
+        note = parse_memory_note(parts[0].text) if only_text(parts) else None
         too_large = _oversized(parts)
         if too_large is not None:
             # Refused before it touches the history: a prompt the endpoint must reject (HTTP
@@ -191,6 +193,8 @@ class Session:
             runner: Awaitable[TurnResult] = _refused(too_large)
         elif invocation is not None:
             runner = self._command(self.commands.dispatch(self, invocation))
+        elif note is not None:
+            runner = self._command(add_memory_note(self, note))
         else:
             self.context.prompts.append(prompt_text(parts))
             runner = self._run(user_message(parts))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 from lsprotocol import types
 
 from lsp_agent.lsp import methods
-from lsp_agent.testing.scenario import scenario
+from lsp_agent.testing.scenario import reply, scenario
 
 from .conftest import WAIT_S, Editor, Launch
 
@@ -209,3 +210,46 @@ async def test_creating_an_import_on_disk_clears_its_diagnostic(
 
     await asyncio.wait_for(cleared(), WAIT_S)
     assert list(editor.client.diagnostics[doc.uri]) == []
+
+
+async def test_memory_command_lists_the_files_in_effect(launch: Launch) -> None:
+    editor = await launch(scenario(), init_options={"trusted": True})
+    root = editor.root
+    (root / "CLAUDE.md").write_text("project notes @docs/guide.md\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "guide.md").write_text("The guide.\n")
+    created = await editor.request(methods.SESSION_NEW, {})
+    session = created["sessionId"]
+    memory = next(c for c in created["availableCommands"] if c["name"] == "memory")
+    assert "memory files" in memory["description"]
+
+    result = await editor.prompt(session, "/memory")
+    assert result["stopReason"] == "end_turn"
+    text = "".join(
+        u["update"]["content"]["text"]
+        for u in editor.updates
+        if u["update"]["sessionUpdate"] == "agent_message_chunk"
+    )
+    assert "| `CLAUDE.md` | project |" in text
+    assert "| `docs/guide.md` | project, imported by `CLAUDE.md` |" in text
+    assert editor.scripted.requests == []  # answered without the model
+
+
+async def test_hash_prompt_adds_a_note_to_the_open_unsaved_memory_buffer(launch: Launch) -> None:
+    editor = await launch(scenario(reply("noted")), init_options={"trusted": True})
+    memory = editor.root / "CLAUDE.md"
+    memory.write_text("# Project\n")
+    doc = editor.open(memory)
+    editor.type_text(memory, "# Project\nUnsaved line.\n")
+    session = await editor.new_session()
+
+    result = await editor.prompt(session, "# Always run the tests")
+    assert result["stopReason"] == "end_turn"
+    assert len(editor.permission_requests) == 1  # a memory write asks like any edit
+    assert editor.docs[doc.uri].text == "# Project\nUnsaved line.\n- Always run the tests\n"
+    assert memory.read_text() == "# Project\n"  # the buffer was edited, not the disk file
+    assert editor.scripted.requests == []
+
+    await editor.prompt(session, "hello")
+    system = json.dumps(editor.scripted.requests[0]["system"])
+    assert "Unsaved line." in system and "- Always run the tests" in system

@@ -1,0 +1,96 @@
+"""``# note`` prompts: a prompt starting with ``#`` adds its text to the project's memory.
+
+As in Claude Code, ``# Always run the linter`` does not go to the model: the text becomes a
+``- Always run the linter`` bullet at the end of the project's ``CLAUDE.md`` (created when
+missing), and the next turn's memory includes it. The write is an ordinary ``Write`` call run
+by the tool executor, so it passes the permission engine like any other edit (deny rules
+refuse it, the default mode asks and shows the diff, ``acceptEdits`` allows it) and it goes
+through the workspace, so an open, unsaved editor buffer is edited rather than overwritten.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+from uuid import uuid4
+
+from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
+from lsp_agent.context.commands import CommandOutcome
+from lsp_agent.model.types import ToolUseBlock
+from lsp_agent.tools.base import ToolContext
+from lsp_agent.tools.registry import ToolRegistry
+from lsp_agent.tools.write import WriteTool
+
+if TYPE_CHECKING:
+    from lsp_agent.sessions.manager import Session
+
+# One "#" then the note; "##" and more (a pasted Markdown heading) stay ordinary prompts.
+_NOTE = re.compile(r"\A\s*#(?!#)[ \t]*(\S.*)\Z", re.DOTALL)
+
+
+def parse_memory_note(text: str) -> str | None:
+    """The note a ``# note`` prompt adds (stripped, line breaks folded to spaces), or
+    ``None`` for an ordinary prompt (no leading ``#``, ``##…``, or nothing after the ``#``)."""
+    match = _NOTE.match(text)
+    if match is None:
+        return None
+    return " ".join(match.group(1).split())
+
+
+def with_bullet(text: str, note: str) -> str:
+    """``text`` with ``- note`` appended as its last line (a separating newline added when
+    ``text`` does not end with one)."""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return f"{text}- {note}\n"
+
+
+def project_memory_path(cwd: Path) -> Path:
+    """The file ``#`` notes go to: the project's ``CLAUDE.md`` in the session folder (Claude
+    Code's default choice, "Project memory")."""
+    return cwd / "CLAUDE.md"
+
+
+async def add_memory_note(session: Session, note: str) -> CommandOutcome:
+    """Append ``note`` as a bullet to the project's ``CLAUDE.md`` through a ``Write`` call
+    (permission engine, workspace, edit card). The outcome says where it went, or why not
+    (refused, rejected, the file is not text)."""
+    path = project_memory_path(session.cwd)
+    ctx = ToolContext(
+        session_id=session.id,
+        cwd=session.cwd,
+        roots=session.roots,
+        workspace=session.workspace,
+        read_state=session.read_state,
+        diagnostics=session.diagnostics,
+        emit=session._emit,
+    )
+    try:
+        snapshot = session.workspace.read(path)
+    except FileNotFoundError:
+        old = ""
+    except (OSError, ValueError) as exc:
+        return CommandOutcome(text=f"Could not add the note to {path}: {exc}", is_error=True)
+    else:
+        old = snapshot.text
+        # The user saw nothing stale: the new text is built from exactly this snapshot, and
+        # the Write tool refuses it if the file changes before it is applied.
+        session.read_state.digests[path] = snapshot.digest
+    block = ToolUseBlock(
+        id=f"memory_note_{uuid4().hex}",
+        name=WriteTool.name,
+        input={"file_path": str(path), "content": with_bullet(old, note)},
+    )
+    env = ExecutorEnv(
+        tools=ToolRegistry(tools=[WriteTool()]),
+        permissions=session.permissions,
+        ctx=ctx,
+        hooks=session.hooks,
+        unattended=session.config.unattended,
+    )
+    [result] = await execute_tool_uses([block], env=env, results={})
+    if result.is_error:
+        reason = result.content if isinstance(result.content, str) else "the write failed"
+        return CommandOutcome(text=f"The note was not added to {path}: {reason}", is_error=True)
+    return CommandOutcome(text=f"Added to {path} (project memory): - {note}")

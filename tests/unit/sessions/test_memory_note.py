@@ -1,0 +1,121 @@
+"""``# note`` prompts in a real session (settings store, the real SDK against the scripted
+Messages-API server, a disk host): the note is written through the permission engine, the
+model is not asked, and the next turn's memory has it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_agent.agent.env import AgentConfig
+from lsp_agent.config.store import SettingsStore
+from lsp_agent.model.anthropic import AnthropicModel
+from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
+from lsp_agent.protocol.prompt import PromptText
+from lsp_agent.sessions.manager import Session, SessionManager
+from lsp_agent.sessions.memory_note import parse_memory_note, with_bullet
+from lsp_agent.testing.scenario import reply, scenario
+from lsp_agent.testing.scripted import ScriptedServer
+from lsp_agent.tools.registry import default_tools
+from lsp_agent.workspace.disk_host import DiskHost
+
+
+def test_parse_memory_note() -> None:
+    assert parse_memory_note("# Always run ruff") == "Always run ruff"
+    assert parse_memory_note("  #use tabs\n in Makefiles ") == "use tabs in Makefiles"
+    assert parse_memory_note("## A heading") is None
+    assert parse_memory_note("#") is None
+    assert parse_memory_note("#   ") is None
+    assert parse_memory_note("fix #12") is None
+
+
+def test_with_bullet() -> None:
+    assert with_bullet("", "a") == "- a\n"
+    assert with_bullet("# Notes", "a") == "# Notes\n- a\n"
+    assert with_bullet("# Notes\n", "a") == "# Notes\n- a\n"
+
+
+@dataclass
+class Setup:
+    root: Path
+    server: ScriptedServer
+    session: Session
+    asked: list[PermissionRequest]
+
+
+def _answer(option: str, asked: list[PermissionRequest]) -> Callable[..., object]:
+    async def answer(request: PermissionRequest) -> PermissionResponse:
+        asked.append(request)
+        return PermissionResponse(outcome="selected", option_id=option)
+
+    return answer
+
+
+@pytest.fixture
+def make(tmp_path: Path) -> Callable[..., AsyncIterator[Setup]]:
+    async def build(option: str, settings: dict[str, object] | None = None) -> AsyncIterator[Setup]:
+        root = (tmp_path / "proj").resolve()
+        (root / ".claude").mkdir(parents=True)
+        (root / ".claude" / "settings.json").write_text(
+            json.dumps({"autoMemoryEnabled": False, **(settings or {})})
+        )
+        home = tmp_path / "home"
+        home.mkdir()
+        asked: list[PermissionRequest] = []
+        server = ScriptedServer(scenario=scenario(reply("ok")))
+        base_url = await server.start()
+        manager = SessionManager(
+            host=DiskHost(permission_handler=_answer(option, asked)),  # type: ignore[arg-type]
+            model_factory=lambda: AnthropicModel(api_key="k", base_url=base_url, max_retries=0),
+            config=AgentConfig(model="claude-test"),
+            tools_factory=default_tools,
+            settings=lambda cwd: SettingsStore(
+                cwd=cwd, home=home, managed_path=tmp_path / "none.json", trusted=True
+            ),
+            managed_memory=tmp_path / "no-managed" / "CLAUDE.md",
+        )
+        try:
+            yield Setup(root=root, server=server, session=manager.new(cwd=root), asked=asked)
+            await manager.aclose()
+        finally:
+            await server.stop()
+
+    return build  # type: ignore[return-value]
+
+
+async def test_note_is_appended_after_approval_and_the_next_turn_sees_it(make: Any) -> None:
+    async for s in make("allow_once"):
+        (s.root / "CLAUDE.md").write_text("# Project\nUse uv.")
+        result = await s.session.prompt([PromptText(text="# Always run ruff before committing")])
+        assert result.stop_reason == "end_turn" and result.error is None
+        assert "Added to" in result.final_text
+        assert (s.root / "CLAUDE.md").read_text() == (
+            "# Project\nUse uv.\n- Always run ruff before committing\n"
+        )
+        assert len(s.asked) == 1  # a memory write asks like any other edit
+        assert s.server.requests == []  # the model was not asked
+        await s.session.prompt([PromptText(text="hello")])
+        system = json.dumps(s.server.requests[0]["system"])
+        assert "Always run ruff before committing" in system
+
+
+async def test_rejected_note_leaves_the_file_alone(make: Any) -> None:
+    async for s in make("reject_once"):
+        (s.root / "CLAUDE.md").write_text("keep\n")
+        result = await s.session.prompt([PromptText(text="# secret plan")])
+        assert result.error is not None and "not added" in result.error
+        assert (s.root / "CLAUDE.md").read_text() == "keep\n"
+        assert len(s.asked) == 1
+
+
+async def test_deny_rule_refuses_without_asking_and_creates_nothing(make: Any) -> None:
+    async for s in make("allow_once", {"permissions": {"deny": ["Edit(/CLAUDE.md)"]}}):
+        result = await s.session.prompt([PromptText(text="# note")])
+        assert result.error is not None and "not added" in result.error
+        assert not (s.root / "CLAUDE.md").exists()
+        assert s.asked == []
