@@ -137,7 +137,7 @@ async def _run(
     from lsp_agent.agent.env import DEFAULT_MAX_MODEL_REQUESTS, AgentConfig
     from lsp_agent.headless.events import EventStream
     from lsp_agent.headless.host import HeadlessHost, refuse_unattended
-    from lsp_agent.model.anthropic import AnthropicModel, resolve_model_name
+    from lsp_agent.model.anthropic import AnthropicModel, apply_settings_env, resolve_model_name
     from lsp_agent.protocol.prompt import PromptText
     from lsp_agent.sessions.compose import build_sessions
     from lsp_agent.sessions.manager import SessionError
@@ -183,7 +183,9 @@ async def _run(
         err.write(f"lsp-agent: {primary} is overloaded ({error}); using {fallback} instead\n")
 
     def model_factory() -> TimedModel:
+        # The settings' env names the timeouts too, and beats the environment (Claude Code).
         inner: Model = AnthropicModel.from_env(environ, max_retries=max_retries)
+        apply_settings_env(inner, settings.env())
         if options.fallback_model:
             from lsp_agent.model.fallback import FallbackModel
 

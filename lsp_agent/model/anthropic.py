@@ -41,7 +41,7 @@ import os
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsp_agent.model.base import ModelError
 from lsp_agent.model.limits import DEFAULT_MODEL
@@ -129,6 +129,18 @@ def timeouts_from_env(environ: Mapping[str, str]) -> tuple[float, float]:
             raise ValueError(f"{name}={raw!r}: expected a positive number of milliseconds")
         out.append(value / 1000)
     return out[0], out[1]
+
+
+ModelT = TypeVar("ModelT")
+
+
+def apply_settings_env(model: ModelT, env: Mapping[str, str]) -> ModelT:
+    """``model`` with the timeout variables of a settings ``env`` applied when it is an
+    :class:`AnthropicModel` (see :meth:`AnthropicModel.use_settings_env`); other models are
+    returned unchanged. Raises ``ValueError`` naming the variable for a malformed value."""
+    if isinstance(model, AnthropicModel):
+        model.use_settings_env(env)
+    return model
 
 
 def warm_up() -> None:
@@ -478,6 +490,23 @@ class AnthropicModel:
         self._connect_timeout_s = min(connect_timeout_s, timeout_s)
         self._client: AsyncAnthropic | None = None
         self._converted: ConvertedMessages = {}
+
+    def use_settings_env(self, env: Mapping[str, str]) -> None:
+        """Apply :data:`READ_TIMEOUT_ENV` and :data:`CONNECT_TIMEOUT_ENV` from a settings
+        file's ``env`` object (milliseconds). As in Claude Code, whose settings ``env`` is applied
+        to every session, a value there beats the process environment; a variable the settings
+        do not name keeps its environment value. Only these two are read: settings never
+        redirect the endpoint or its credentials. Takes effect from the next client made
+        (call it before the first request). Raises ``ValueError`` naming the variable when a
+        value is not a positive number of milliseconds."""
+        names = (READ_TIMEOUT_ENV, CONNECT_TIMEOUT_ENV)
+        given = {name: env[name] for name in names if name in env}
+        if not given:
+            return
+        base = os.environ if self._environ is None else self._environ
+        read_s, connect_s = timeouts_from_env({**{n: base.get(n, "") for n in names}, **given})
+        self._timeout_s = read_s
+        self._connect_timeout_s = min(connect_s, read_s)
 
     @classmethod
     def from_env(

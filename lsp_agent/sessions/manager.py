@@ -38,7 +38,7 @@ from lsp_agent.context.memory.types import MemoryFile
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.mcp.service import McpService
-from lsp_agent.model.anthropic import REQUEST_LIMIT_BYTES
+from lsp_agent.model.anthropic import REQUEST_LIMIT_BYTES, apply_settings_env
 from lsp_agent.model.base import Model
 from lsp_agent.model.limits import ModelLimits
 from lsp_agent.model.types import Message, TextBlock, Usage
@@ -568,7 +568,7 @@ class SessionManager:
             cwd=cwd,
             roots=roots,
             host=self.host,
-            model=self.model_factory(),
+            model=apply_settings_env(self.model_factory(), store.env() if store else {}),
             config=self.config,
             permissions=permissions,
             workspace=Workspace(host=self.host, roots=roots),

@@ -4,6 +4,9 @@ and never kept, a stalled endpoint fails after the configured read timeout and s
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from pygls.exceptions import JsonRpcException
 
@@ -91,3 +94,16 @@ async def test_an_oversized_prompt_is_refused_and_not_kept(launch: Launch) -> No
     assert result["stopReason"] == "end_turn"
     (request,) = editor.scripted.requests
     assert len(str(request["messages"])) < 10_000  # the refused prompt is not in the history
+
+
+@VSCODE_ONLY
+async def test_the_settings_env_sets_the_read_timeout(launch: Launch, tmp_path: Path) -> None:
+    # Claude Code's "env" object in ~/.claude/settings.json reaches the model client.
+    settings = tmp_path / "home" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"env": {"API_TIMEOUT_MS": "1200"}}))
+    editor = await launch(scenario(reply("never seen", stall_after_events=1)))
+    session = await editor.new_session()
+    with pytest.raises(JsonRpcException) as failed:
+        await editor.prompt(session, "go")
+    assert "read timeout of 1.2 s (API_TIMEOUT_MS)" in failed.value.message
