@@ -87,9 +87,12 @@ class LoopState:
     the current output cap (raised once after a ``max_tokens`` stop); ``nudges`` counts
     "continue" nudges, ``stop_continues`` how often Stop hooks sent the model on, and
     ``recovered`` whether a "prompt is too long" answer was already recovered from.
+    ``before`` is the history before this prompt (``None``: unknown), restored when a request
+    is refused for its size (HTTP 413).
     """
 
     messages: tuple[Message, ...]
+    before: tuple[Message, ...] | None = None
     requests: int = 0
     max_tokens: int
     usage: Usage = dataclasses.field(default_factory=Usage)
@@ -326,11 +329,7 @@ class _Turn:
                 elif isinstance(event, ResponseDone):
                     response = event.response
         except ModelError as exc:
-            if env.context is not None and not self.state.recovered and is_prompt_too_long(exc):
-                return await self.recover(request, exc)
-            for update in _abandoned_calls(announced, f"The model's answer broke off: {exc}"):
-                self.emit(update)
-            return Finish(stop_reason="end_turn", terminal="model_error", error=str(exc))
+            return await self.failed(request, exc, announced)
         if response is None:
             for update in _abandoned_calls(announced, "The model's answer broke off."):
                 self.emit(update)
@@ -350,6 +349,31 @@ class _Turn:
             )
         )
         return Reply(response=response, announced=frozenset(announced))
+
+    async def failed(self, request: ModelRequest, exc: ModelError, announced: set[str]) -> Step:
+        """A failed request: recover from "prompt is too long" once, else end the turn (the
+        calls the broken answer announced are closed as failed)."""
+        if self.env.context is not None and not self.state.recovered and is_prompt_too_long(exc):
+            return await self.recover(request, exc)
+        for update in _abandoned_calls(announced, f"The model's answer broke off: {exc}"):
+            self.emit(update)
+        if exc.status == 413 and self.state.before is not None:
+            return self.drop_oversized(exc)
+        return Finish(stop_reason="end_turn", terminal="model_error", error=str(exc))
+
+    def drop_oversized(self, exc: ModelError) -> Finish:
+        """A request refused for its size (HTTP 413, before or after sending): the history goes
+        back to what it was before this prompt, or every later request would carry the same
+        bulk and be refused too. Files the turn changed stay changed."""
+        before = self.state.before
+        assert before is not None
+        self.state = dataclasses.replace(self.state, messages=before)
+        self.env.commit(before)
+        error = (
+            f"{exc} This prompt and what the turn added were dropped from the conversation, so "
+            "later prompts can be sent (files the turn changed stay changed)."
+        )
+        return Finish(stop_reason="end_turn", terminal="model_error", error=error)
 
     def adopt(self, prepared: Prepared) -> None:
         """Take the history the context engine prepared, and tell the user what it did."""

@@ -265,7 +265,9 @@ class Session:
             if self.hooks is not None and self.settings is not None:
                 self.hooks.env = self.settings.env()  # settings reloads apply per turn
             state = LoopState(
-                messages=start_messages(self.history, user), max_tokens=self.max_tokens
+                messages=start_messages(self.history, user),
+                before=self.history,
+                max_tokens=self.max_tokens,
             )
             tools, system = await self._turn_tools()
             env = TurnEnv(

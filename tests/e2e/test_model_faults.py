@@ -12,7 +12,7 @@ from pygls.exceptions import JsonRpcException
 
 from lsp_agent.lsp import methods
 from lsp_agent.model.anthropic import REQUEST_LIMIT_BYTES
-from lsp_agent.testing.scenario import expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import error, expecting, reply, scenario, tool_use
 
 from .conftest import VSCODE_ONLY, Launch, assert_history_consistent
 
@@ -107,3 +107,24 @@ async def test_the_settings_env_sets_the_read_timeout(launch: Launch, tmp_path: 
     with pytest.raises(JsonRpcException) as failed:
         await editor.prompt(session, "go")
     assert "read timeout of 1.2 s (API_TIMEOUT_MS)" in failed.value.message
+
+
+@VSCODE_ONLY
+async def test_a_prompt_refused_as_too_large_is_dropped_from_the_history(launch: Launch) -> None:
+    # The endpoint refuses the request (HTTP 413): the conversation as a whole is too large,
+    # though the prompt alone passed the up-front check. Later prompts must still be sent.
+    editor = await launch(
+        scenario(
+            error(413, type="request_too_large", message="Request exceeds the maximum size"),
+            reply("small prompts work", expect=expecting(last_user_contains="hello")),
+        )
+    )
+    session = await editor.new_session()
+    with pytest.raises(JsonRpcException) as refused:
+        await editor.prompt(session, "the bulky one")
+    assert "HTTP 413" in refused.value.message
+    assert "dropped from the conversation" in refused.value.message
+    result = await editor.prompt(session, "hello")
+    assert result["stopReason"] == "end_turn"
+    assert "the bulky one" not in json.dumps(editor.scripted.requests[-1]["messages"])
+    assert_history_consistent(editor.scripted.requests)
