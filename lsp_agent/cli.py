@@ -254,6 +254,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit after S seconds without a run (default 1800)",
     )
 
+    rewind = commands.add_parser(
+        "rewind",
+        help="undo the file changes of a session's prompts, from one prompt on",
+        description="Restore the files a session's turns changed, from the prompt MESSAGE_ID "
+        "on (its id from /rewind or lspAgent/session/checkpoints; a unique prefix of 6+ "
+        "characters will do), keeping changes made since by three-way merge (conflict "
+        "markers where they overlap; exit status 3). Created files are removed, deleted ones "
+        "come back; nothing else is touched.",
+    )
+    rewind.add_argument("--session", required=True, metavar="ID", help="the session's id")
+    rewind.add_argument(
+        "--to", metavar="MESSAGE_ID", help="the prompt's id (without it: list the prompts)"
+    )
+    rewind.add_argument(
+        "--restore",
+        choices=("code", "conversation", "both"),
+        default="code",
+        help="what to restore (the command line restores code; default code)",
+    )
+    rewind.add_argument(
+        "--cwd", default=".", metavar="DIR", help="the session's project folder (default: .)"
+    )
+
     demo = commands.add_parser(
         "demo",
         help="watch the agent fix a bug in a bundled project through the LSP door",
@@ -360,6 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _daemon(args)
         if args.command == "demo":
             return _demo(args)
+        if args.command == "rewind":
+            return _rewind(args)
     except UsageError as exc:
         parser.exit(_EXIT_USAGE, f"lsp-agent: error: {exc}\n")
     except KeyboardInterrupt:
@@ -597,6 +622,17 @@ def _session_flags(args: argparse.Namespace) -> dict[str, Any]:
         "session_id": args.session_id,
         "persist": args.persist,
     }
+
+
+def _rewind(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from lsp_agent.headless.rewind import RewindOptions, run_rewind
+
+    options = RewindOptions(
+        session_id=args.session, message_id=args.to, restore=args.restore, cwd=Path(args.cwd)
+    )
+    return run_rewind(options)
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -267,14 +267,21 @@ async def _call(
         )
 
     ctx = dataclasses.replace(env.ctx, progress=progress)
+    # A tool that may write anywhere is bracketed by checkpoint snapshots, so rewind covers
+    # what it changed (edits through the workspace are observed there).
+    checkpoints = ctx.workspace.checkpoints if tool.writes_disk and not tool.read_only else None
     try:
         if tool.reads_disk:
             unsaved = await ctx.workspace.before_disk_read()
             if unsaved:
                 return _unsaved_output(tool, unsaved)
+        if checkpoints is not None:
+            await checkpoints.before_shell()
         try:
             return await tool.call(inp, prepared, ctx)
         finally:
+            if checkpoints is not None:
+                await checkpoints.after_shell()
             if tool.writes_disk:
                 await ctx.workspace.after_disk_write()
     except ToolError as exc:

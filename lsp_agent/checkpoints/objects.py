@@ -49,12 +49,13 @@ class TreeChange:
     after: str | None
 
 
-def store_path(data_dir: Path, root: Path) -> Path:
-    """Where the shadow store of project folder ``root`` lives under ``data_dir``: the folder's
-    name (made safe) and the first 16 hex digits of the SHA-256 of its absolute path."""
+def store_path(folder: Path, root: Path) -> Path:
+    """Where the shadow store of project folder ``root`` lives under ``folder`` (the data
+    folder's ``checkpoints``): the project folder's name (made safe) and the first 16 hex
+    digits of the SHA-256 of its absolute path."""
     digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     name = _SAFE.sub("_", root.name)[:40] or "root"
-    return data_dir / "checkpoints" / f"{name}-{digest}"
+    return folder / f"{name}-{digest}"
 
 
 class ShadowStore:

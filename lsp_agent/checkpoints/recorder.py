@@ -1,7 +1,9 @@
 """Recording what each prompt's turn changes, at the edge where tools run.
 
-The executor calls :meth:`Checkpoints.before_tool` and :meth:`Checkpoints.after_tool` around
-every tool that may change files. The first such call of a turn snapshots the project folder
+The session's workspace calls :meth:`Checkpoints.before_apply`/:meth:`Checkpoints.after_apply`
+around every edit it applies (Edit, Write, Rename, ...), and the executor calls
+:meth:`Checkpoints.before_shell`/:meth:`Checkpoints.after_shell` around every tool that may
+write anywhere on disk (Bash, MCP tools). The first such call of a turn snapshots the project folder
 (the state before the prompt's first change); every file an ``Edit``/``Write`` touches keeps
 the content it had before its first change in the turn, taken from the change's base, so an
 editor buffer's unsaved text (and its version) is what is kept, not the older disk file; a
@@ -68,8 +70,10 @@ class _Turn:
 class Checkpoints:
     """The checkpoints of one session in the shadow store of its folder ``store.root``.
 
-    ``start_turn`` begins the checkpoint of a prompt; tools report through ``before_tool`` and
-    ``after_tool``; :meth:`list` returns the saved checkpoints, oldest first.
+    ``start_turn`` begins the checkpoint of a prompt and ``end_turn`` ends it; changes are
+    reported through ``before_apply``/``after_apply`` and ``before_shell``/``after_shell``
+    (the workspace's :class:`~lsp_agent.workspace.workspace.ChangeObserver`); :meth:`list`
+    returns the saved checkpoints, oldest first.
     """
 
     def __init__(self, *, session_id: str, store: ShadowStore, host: Host) -> None:
@@ -105,34 +109,54 @@ class Checkpoints:
         with self.store.lock:
             return self.store.load(self.session_id)
 
-    async def before_tool(self, *, changes: Sequence[FileChange], shell: bool) -> None:
-        """Called before a tool that may change files runs: ``changes`` are the edits it will
-        apply (their bases are the contents to keep); ``shell`` says it may change any file
-        (a shell command), so the folder is snapshotted now."""
+    def end_turn(self) -> None:
+        """The prompt's turn ended: changes applied from now on (outside any prompt) belong to
+        no checkpoint."""
+        self._turn = None
+
+    async def before_apply(self, changes: Sequence[FileChange]) -> None:
+        """Before edits are applied: the first change of the turn snapshots the folder, and
+        each file keeps the content its change was computed from (an open buffer's text and
+        version) unless the turn changed it already."""
+        await self._before(changes, shell=False)
+
+    async def after_apply(self, paths: Sequence[Path]) -> None:
+        """After edits to ``paths`` were applied (or refused): their current content is what
+        the turn left, and the checkpoint is saved."""
+        await self._after(paths, shell=False)
+
+    async def before_shell(self) -> None:
+        """Before a command that may change any file runs (a shell command): the folder is
+        snapshotted."""
+        await self._before((), shell=True)
+
+    async def after_shell(self) -> None:
+        """After the command: the folder is snapshotted again, every file that differs
+        (edited, created, deleted, moved) joins the turn, and the checkpoint is saved."""
+        await self._after((), shell=True)
+
+    async def _before(self, changes: Sequence[FileChange], *, shell: bool) -> None:
         turn = self._turn
         if turn is None:
             return
         try:
-            await asyncio.to_thread(self._before, turn, changes, shell)
+            await asyncio.to_thread(self._take_before, turn, changes, shell)
         except Exception as exc:
-            log.warning("checkpoint before a tool failed (rewind may miss files): %s", exc)
+            log.warning("checkpoint before a change failed (rewind may miss files): %s", exc)
             turn.complete = False
 
-    async def after_tool(self, *, paths: Sequence[Path], shell: bool) -> None:
-        """Called after the tool ran: ``paths`` are the files it was to change; for a shell
-        command the folder is snapshotted again and every file that differs joins the turn.
-        The checkpoint is then saved."""
+    async def _after(self, paths: Sequence[Path], *, shell: bool) -> None:
         turn = self._turn
         if turn is None or turn.tree is None:
             return
         after = {p: current_bytes(self.host, p) for p in paths if str(p) in turn.files}
         try:
-            await asyncio.to_thread(self._after, turn, after, shell)
+            await asyncio.to_thread(self._take_after, turn, after, shell)
         except Exception as exc:
-            log.warning("checkpoint after a tool failed (rewind may miss files): %s", exc)
+            log.warning("checkpoint after a change failed (rewind may miss files): %s", exc)
             turn.complete = False
 
-    def _before(self, turn: _Turn, changes: Sequence[FileChange], shell: bool) -> None:
+    def _take_before(self, turn: _Turn, changes: Sequence[FileChange], shell: bool) -> None:
         with self.store.lock:
             if turn.tree is None or shell:
                 tree = self.store.snapshot()
@@ -153,7 +177,7 @@ class Checkpoints:
                     before=blob, after=blob, before_version=version, after_version=version
                 )
 
-    def _after(
+    def _take_after(
         self,
         turn: _Turn,
         after: dict[Path, tuple[bytes | None, int | None]],

@@ -54,6 +54,8 @@ SESSION_LIST = "lspAgent/session/list"
 SESSION_LOAD = "lspAgent/session/load"
 SESSION_CLOSE = "lspAgent/session/close"
 SESSION_FORK = "lspAgent/session/fork"
+SESSION_CHECKPOINTS = "lspAgent/session/checkpoints"
+SESSION_REWIND = "lspAgent/session/rewind"
 MCP_LIST = "lspAgent/mcp/list"
 MCP_APPROVE = "lspAgent/mcp/approve"
 MCP_RECONNECT = "lspAgent/mcp/reconnect"
@@ -249,6 +251,24 @@ METHODS: tuple[Method, ...] = (
         params="McpServersResult",
         section="15.4",
         summary="An MCP server's state or the configuration changed.",
+    ),
+    Method(
+        name=SESSION_CHECKPOINTS,
+        direction=_C2S,
+        kind="request",
+        params="ListCheckpointsParams",
+        result="ListCheckpointsResult",
+        section="17.1",
+        summary="The prompts of a session that can be rewound to.",
+    ),
+    Method(
+        name=SESSION_REWIND,
+        direction=_C2S,
+        kind="request",
+        params="RewindParams",
+        result="RewindResult",
+        section="17.2",
+        summary="Go back to before a prompt: code, conversation or both.",
     ),
 )
 """Every ``lspAgent/*`` method, in the order of docs/protocol.md."""

@@ -118,6 +118,49 @@ class ForkSessionResult(WireModel):
     warnings: tuple[str, ...] = ()
 
 
+class CheckpointSummary(WireModel):
+    """One prompt of ``lspAgent/session/checkpoints``: its id, first line, Unix time
+    (seconds), the files its turn changed (absolute paths) and whether every change was
+    seen (``complete``)."""
+
+    message_id: str
+    prompt: str
+    created: float
+    files: tuple[str, ...]
+    complete: bool
+
+
+class ListCheckpointsResult(WireModel):
+    """Result of ``lspAgent/session/checkpoints``: the session's prompts, oldest first."""
+
+    checkpoints: tuple[CheckpointSummary, ...]
+
+
+class RewindConflict(WireModel):
+    """A file whose changes since the checkpoint overlap what was reverted: ``regions``
+    conflict-marker regions were written into it (0: left as it was), ``reason`` says why."""
+
+    path: str
+    uri: str
+    regions: int
+    reason: str
+
+
+class RewindResult(WireModel):
+    """Result of ``lspAgent/session/rewind``: the prompt rewound to (its id and text, for the
+    client to put back in the input), the files restored and removed (absolute paths), the
+    conflicts, whether the conversation was cut, and ``failure`` when some file could not be
+    changed."""
+
+    message_id: str
+    prompt: str
+    restored: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    conflicts: tuple[RewindConflict, ...] = ()
+    conversation: bool = False
+    failure: str | None = None
+
+
 # ---- server -> client -------------------------------------------------------------------------
 
 

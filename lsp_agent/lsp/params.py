@@ -106,6 +106,22 @@ class ForkSessionParams(_Params):
     cwd: str | None = None
 
 
+class ListCheckpointsParams(_Params):
+    """``lspAgent/session/checkpoints``: the prompts of ``sessionId`` that can be rewound to."""
+
+    session_id: str
+
+
+class RewindParams(_Params):
+    """``lspAgent/session/rewind``: go back to before prompt ``messageId`` (an id from
+    ``lspAgent/session/checkpoints``, or a unique prefix of at least 6 characters), restoring
+    the ``code``, the ``conversation`` or ``both``."""
+
+    session_id: str
+    message_id: str
+    restore: Literal["code", "conversation", "both"] = "both"
+
+
 # ---- content blocks -------------------------------------------------------------------------
 
 

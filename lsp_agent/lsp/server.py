@@ -310,6 +310,7 @@ def create_server(
     _register_sessions(server)
     _register_code_actions(server)
     _register_mcp(server)
+    _register_rewind(server)
     _register_memory(server)
     return server
 
@@ -482,6 +483,26 @@ def _register_mcp(server: AgentLanguageServer) -> None:
     @server.feature(methods.MCP_RECONNECT)
     def mcp_reconnect(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
         return ls.mcp_door.reconnect(raw)
+
+
+# ---- checkpoints and rewind ------------------------------------------------------------------
+# The bodies live in lsp_agent.lsp.rewind_door, imported on first use.
+
+
+def _register_rewind(server: AgentLanguageServer) -> None:
+    @server.feature(methods.SESSION_CHECKPOINTS)
+    async def session_checkpoints(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+        ls.warm_up.wait_for_core()
+        from lsp_agent.lsp import rewind_door
+
+        return await rewind_door.session_checkpoints(ls, raw)
+
+    @server.feature(methods.SESSION_REWIND)
+    async def session_rewind(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+        ls.warm_up.wait_for_core()
+        from lsp_agent.lsp import rewind_door
+
+        return await rewind_door.session_rewind(ls, raw)
 
 
 # ---- code actions and commands ----------------------------------------------------------------

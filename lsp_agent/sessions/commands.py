@@ -1,4 +1,5 @@
-"""The built-in slash commands: ``/compact``, ``/context``, ``/clear``, ``/cost``, ``/memory``.
+"""The built-in slash commands: ``/compact``, ``/context``, ``/clear``, ``/cost``, ``/memory``,
+``/rewind``.
 
 Each acts on a :class:`~lsp_agent.sessions.manager.Session` and answers with Markdown text
 shown in the chat; the model is not involved (except for ``/compact``'s summary request).
@@ -16,9 +17,15 @@ from lsp_agent.context.report import context_report, render_report
 from lsp_agent.model.base import TokenCounter
 from lsp_agent.model.types import ModelRequest
 from lsp_agent.sessions.context_wiring import compact
+from lsp_agent.sessions.rewind import command as rewind_command
 
 if TYPE_CHECKING:
     from lsp_agent.sessions.manager import Session
+
+
+async def _rewind(session: Session, args: str) -> CommandOutcome:
+    text, failed = await rewind_command(session, args)
+    return CommandOutcome(text=text, is_error=failed)
 
 
 async def _compact(session: Session, args: str) -> CommandOutcome:
@@ -125,6 +132,12 @@ def builtin_commands() -> CommandRegistry[Session]:
                 name="memory",
                 description="List the memory files (CLAUDE.md, rules, imports) in effect",
                 run=_memory,
+            ),
+            SlashCommand(
+                name="rewind",
+                description="Go back to before an earlier prompt: files, conversation or both",
+                hint="[prompt id] [code|conversation|both]",
+                run=_rewind,
             ),
         ]
     )

@@ -23,6 +23,7 @@ from lsp_agent.protocol.host import Host
 from lsp_agent.sessions.manager import SessionManager, SettingsFactory
 from lsp_agent.sessions.project_mode import ModeApprovals
 from lsp_agent.sessions.resume import prune
+from lsp_agent.store.paths import data_dir
 from lsp_agent.tools.base import Tool
 from lsp_agent.tools.lsp_tools import lsp_tools
 from lsp_agent.tools.registry import ToolRegistry, default_tools
@@ -50,7 +51,8 @@ def build_sessions(
     workspace (default: for this process only); ``mode_approvals`` the user's confirmations of
     a repository's ``defaultMode`` (:mod:`lsp_agent.sessions.project_mode`; default: for this
     process only). Transcripts older than ``config.retention_days`` are deleted here, once per
-    door.
+    door. Checkpoints go to the user data folder's ``checkpoints`` folder
+    (:func:`~lsp_agent.store.paths.data_dir`).
     """
     manager = SessionManager(
         host=host,
@@ -62,6 +64,7 @@ def build_sessions(
         diagnostics=diagnostics,
         import_approvals=import_approvals,
         mode_approvals=mode_approvals,
+        checkpoints_dir=data_dir(config.data_dir) / "checkpoints",
     )
     prune(manager)
     return manager

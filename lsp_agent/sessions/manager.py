@@ -24,6 +24,7 @@ from typing import Any
 from lsp_agent.agent.env import AgentConfig, TurnEnv
 from lsp_agent.agent.loop import LoopState, TurnResult, run_turn, start_messages
 from lsp_agent.agent.prompt import system_prompt
+from lsp_agent.checkpoints.recorder import Checkpoints
 from lsp_agent.config.store import SettingsStore
 from lsp_agent.context.commands import CommandOutcome, CommandRegistry, parse_invocation
 from lsp_agent.context.engine import ContextEngine, ContextState
@@ -67,6 +68,7 @@ from lsp_agent.sessions.project_mode import (
 )
 from lsp_agent.sessions.prompt_parts import only_text, prompt_text, user_message
 from lsp_agent.sessions.recording import Recorder
+from lsp_agent.sessions.rewind import PromptMark, attach_checkpoints, begin_prompt, end_prompt
 from lsp_agent.sessions.working_set import Touched
 from lsp_agent.tools.base import ReadState, ToolContext
 from lsp_agent.tools.registry import ToolRegistry, default_tools
@@ -130,6 +132,8 @@ class Session:
     """A repository's ``defaultMode`` to confirm before the first prompt (project_mode)."""
     mode_approvals: ModeApprovals = field(default_factory=lambda: ModeApprovals(path=None))
     recorder: Recorder | None = None  # the transcript's writer (None: not persisted)
+    checkpoints: Checkpoints | None = None  # None: off (see sessions/rewind.py)
+    prompt_marks: list[PromptMark] = field(default_factory=list)  # prompts and their ids
     _engine: ContextEngine | None = None
     _task: asyncio.Task[TurnResult] | None = None
     _start: asyncio.Future[HookOutcome] | None = None
@@ -197,10 +201,12 @@ class Session:
             runner = self._command(add_memory_note(self, note))
         else:
             self.context.prompts.append(prompt_text(parts))
+            mark = await begin_prompt(self, prompt_text(parts))
             runner = self._run(user_message(parts))
             if self.recorder is not None:
-                self.recorder.begin_turn(prompt_text(parts))
+                self.recorder.begin_turn(prompt_text(parts), message_id=mark.message_id)
         task = asyncio.ensure_future(persist.record_turn(self, runner))
+        task.add_done_callback(lambda _: end_prompt(self))
         self._task = task
         try:
             return await asyncio.shield(task)
@@ -483,8 +489,10 @@ class SessionManager:
         managed_memory: Path | None = None,
         import_approvals: ImportApprovals | None = None,
         mode_approvals: ModeApprovals | None = None,
+        checkpoints_dir: Path | None = None,
     ) -> None:
         self.host = host
+        self.checkpoints_dir = checkpoints_dir  # None: sessions take no checkpoints
         self.diagnostics = diagnostics
         self.import_approvals = import_approvals or ImportApprovals(path=None)
         self.mode_approvals = mode_approvals or ModeApprovals(path=None)
@@ -587,6 +595,7 @@ class SessionManager:
             mode_approvals=self.mode_approvals,
             recorder=recorder,
         )
+        attach_checkpoints(session, self.checkpoints_dir)
         self.sessions[session_id] = session
         session.start_hooks(source)
         return session

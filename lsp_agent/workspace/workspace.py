@@ -7,6 +7,8 @@ moved on since (the user typed while the proposal waited for approval) is first 
 the current text by a three-way merge (:mod:`.rebase`); only overlapping changes are refused.
 While a journal is open (:attr:`Workspace.journal`, opened by verification for one turn) every
 applied change is recorded in it.
+While a checkpoint recorder is attached (:attr:`Workspace.checkpoints`, the session's), it is
+told before and after every change, so rewind can put files back.
 """
 
 from __future__ import annotations
@@ -15,12 +17,28 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
 from lsp_agent.protocol.host import Host
 from lsp_agent.workspace.journal import AppliedChange, ChangeJournal
 from lsp_agent.workspace.rebase import describe_conflicts, rebase_change
 from lsp_agent.workspace.textfile import NotTextError, read_text_file
+
+
+class ChangeObserver(Protocol):
+    """Told about every change the agent makes to files (the session's checkpoints):
+    ``before_apply``/``after_apply`` around edits applied through :meth:`Workspace.apply`,
+    ``before_shell``/``after_shell`` around a tool that may write anywhere on disk. Must not
+    raise: a failure to observe never stops a change."""
+
+    async def before_apply(self, changes: Sequence[FileChange]) -> None: ...
+
+    async def after_apply(self, paths: Sequence[Path]) -> None: ...
+
+    async def before_shell(self) -> None: ...
+
+    async def after_shell(self) -> None: ...
 
 
 class Workspace:
@@ -36,6 +54,7 @@ class Workspace:
         self.roots = tuple(roots)
         self.edited: set[Path] = set()
         self.journal: ChangeJournal | None = None
+        self.checkpoints: ChangeObserver | None = None
 
     def read(self, path: Path) -> TextSnapshot:
         """The current text of ``path``: the open buffer, else the file on disk.
@@ -76,7 +95,11 @@ class Workspace:
                 merged.append(change.path)
             rebased.append(outcome.change)
         changes = rebased
+        if self.checkpoints is not None:
+            await self.checkpoints.before_apply(changes)
         result = await self.host.apply_changes(changes, label=label)
+        if self.checkpoints is not None:
+            await self.checkpoints.after_apply([change.path for change in changes])
         if result.applied:
             self.edited.update(change.path for change in changes)
             if merged:

@@ -36,24 +36,24 @@ def project(tmp_path: Path) -> Path:
 
 
 def _recorder(tmp_path: Path, root: Path, host: DiskHost) -> Checkpoints:
-    store = ShadowStore(path=store_path(tmp_path / "data", root), root=root)
+    store = ShadowStore(path=store_path(tmp_path / "data" / "checkpoints", root), root=root)
     return Checkpoints(session_id="s1", store=store, host=host)
 
 
 async def _edit(cp: Checkpoints, host: DiskHost, path: Path, new_text: str) -> None:
     base = host.buffer(path) or (read_text_file(path) if path.exists() else None)
     change = FileChange(path=path, base=base, new_text=new_text)
-    await cp.before_tool(changes=[change], shell=False)
+    await cp.before_apply([change])
     result = await host.apply_changes([change], label="Edit")
     assert result.applied, result.failure
-    await cp.after_tool(paths=[path], shell=False)
+    await cp.after_apply([path])
 
 
 async def _shell(cp: Checkpoints, action: object) -> None:
-    await cp.before_tool(changes=[], shell=True)
+    await cp.before_shell()
     assert callable(action)
     action()
-    await cp.after_tool(paths=[], shell=True)
+    await cp.after_shell()
 
 
 async def _rewind(cp: Checkpoints, host: DiskHost, message_id: str):  # type: ignore[no-untyped-def]
@@ -183,7 +183,9 @@ async def test_checkpoints_survive_a_new_process_and_skip_big_files(
     big = project / "big.bin"
     big.write_bytes(b"x" * 2048)
     store = ShadowStore(
-        path=store_path(tmp_path / "data", project), root=project, max_file_bytes=1024
+        path=store_path(tmp_path / "data" / "checkpoints", project),
+        root=project,
+        max_file_bytes=1024,
     )
     cp = Checkpoints(session_id="s1", store=store, host=host)
     await cp.start_turn(message_id="m1", prompt="rm")
@@ -191,7 +193,9 @@ async def test_checkpoints_survive_a_new_process_and_skip_big_files(
     await _shell(cp, (project / "src" / "b.py").unlink)
     again = Checkpoints(
         session_id="s1",
-        store=ShadowStore(path=store_path(tmp_path / "data", project), root=project),
+        store=ShadowStore(
+            path=store_path(tmp_path / "data" / "checkpoints", project), root=project
+        ),
         host=host,
     )
     [checkpoint] = again.list()

@@ -30,6 +30,8 @@ M.methods = {
   MCP_APPROVE = 'lspAgent/mcp/approve',
   MCP_RECONNECT = 'lspAgent/mcp/reconnect',
   MCP_DID_CHANGE = 'lspAgent/mcp/didChange',
+  SESSION_CHECKPOINTS = 'lspAgent/session/checkpoints',
+  SESSION_REWIND = 'lspAgent/session/rewind',
 }
 
 --- Optional methods: the capability of `capabilities.experimental.lspAgent` that must be
@@ -83,6 +85,16 @@ M.commands = {
 --- The prompt was dismissed (turn cancelled).
 ---@class lsp_agent.protocol.CancelledOutcome
 ---@field outcome 'cancelled'
+
+--- One prompt of `lspAgent/session/checkpoints`: its id, first line, Unix time
+--- (seconds), the files its turn changed (absolute paths) and whether every change was
+--- seen (`complete`).
+---@class lsp_agent.protocol.CheckpointSummary
+---@field messageId string
+---@field prompt string
+---@field created number
+---@field files string[]
+---@field complete boolean
 
 --- An ACP content block of a prompt, by its `type` tag.
 ---@alias lsp_agent.protocol.ContentBlock lsp_agent.protocol.TextBlockIn|lsp_agent.protocol.ResourceBlockIn|lsp_agent.protocol.ResourceLinkBlockIn
@@ -166,6 +178,15 @@ M.commands = {
 ---@class lsp_agent.protocol.LineRange
 ---@field start integer
 ---@field end integer
+
+--- `lspAgent/session/checkpoints`: the prompts of `sessionId` that can be rewound to.
+---@class lsp_agent.protocol.ListCheckpointsParams
+---@field _meta? table<string, any>
+---@field sessionId string
+
+--- Result of `lspAgent/session/checkpoints`: the session's prompts, oldest first.
+---@class lsp_agent.protocol.ListCheckpointsResult
+---@field checkpoints lsp_agent.protocol.CheckpointSummary[]
 
 --- `lspAgent/session/list`: `cwd` (absolute path or `file:` URI) keeps only the
 --- sessions of that directory; without it, every session of the data folder is listed.
@@ -349,6 +370,36 @@ M.commands = {
 --- `_meta` of a resource block: `range` is the selection the resource stands for.
 ---@class lsp_agent.protocol.ResourceMeta
 ---@field range? lsp_agent.protocol.Range
+
+--- A file whose changes since the checkpoint overlap what was reverted: `regions`
+--- conflict-marker regions were written into it (0: left as it was), `reason` says why.
+---@class lsp_agent.protocol.RewindConflict
+---@field path string
+---@field uri string
+---@field regions integer
+---@field reason string
+
+--- `lspAgent/session/rewind`: go back to before prompt `messageId` (an id from
+--- `lspAgent/session/checkpoints`, or a unique prefix of at least 6 characters), restoring
+--- the `code`, the `conversation` or `both`.
+---@class lsp_agent.protocol.RewindParams
+---@field _meta? table<string, any>
+---@field sessionId string
+---@field messageId string
+---@field restore? 'code'|'conversation'|'both'
+
+--- Result of `lspAgent/session/rewind`: the prompt rewound to (its id and text, for the
+--- client to put back in the input), the files restored and removed (absolute paths), the
+--- conflicts, whether the conversation was cut, and `failure` when some file could not be
+--- changed.
+---@class lsp_agent.protocol.RewindResult
+---@field messageId string
+---@field prompt string
+---@field restored? string[]
+---@field removed? string[]
+---@field conflicts? lsp_agent.protocol.RewindConflict[]
+---@field conversation? boolean
+---@field failure? string
 
 ---@alias lsp_agent.protocol.RuleScope 'session'|'project'|'user'
 

@@ -24,6 +24,8 @@ export const Methods = {
   mcpApprove: 'lspAgent/mcp/approve',
   mcpReconnect: 'lspAgent/mcp/reconnect',
   mcpDidChange: 'lspAgent/mcp/didChange',
+  sessionCheckpoints: 'lspAgent/session/checkpoints',
+  sessionRewind: 'lspAgent/session/rewind',
 } as const;
 
 export type Method = (typeof Methods)[keyof typeof Methods];
@@ -90,6 +92,19 @@ export interface AvailableCommandsUpdate {
 /** The prompt was dismissed (turn cancelled). */
 export interface CancelledOutcome {
   outcome: 'cancelled';
+}
+
+/**
+ * One prompt of `lspAgent/session/checkpoints`: its id, first line, Unix time
+ * (seconds), the files its turn changed (absolute paths) and whether every change was
+ * seen (`complete`).
+ */
+export interface CheckpointSummary {
+  messageId: string;
+  prompt: string;
+  created: number;
+  files: string[];
+  complete: boolean;
 }
 
 /** An ACP content block of a prompt, by its `type` tag. */
@@ -195,6 +210,17 @@ export interface ForkSessionResult {
 export interface LineRange {
   start: number;
   end: number;
+}
+
+/** `lspAgent/session/checkpoints`: the prompts of `sessionId` that can be rewound to. */
+export interface ListCheckpointsParams {
+  _meta?: Record<string, unknown> | null;
+  sessionId: string;
+}
+
+/** Result of `lspAgent/session/checkpoints`: the session's prompts, oldest first. */
+export interface ListCheckpointsResult {
+  checkpoints: CheckpointSummary[];
 }
 
 /**
@@ -433,6 +459,45 @@ export interface ResourceMeta {
   [key: string]: unknown;
 }
 
+/**
+ * A file whose changes since the checkpoint overlap what was reverted: `regions`
+ * conflict-marker regions were written into it (0: left as it was), `reason` says why.
+ */
+export interface RewindConflict {
+  path: string;
+  uri: string;
+  regions: number;
+  reason: string;
+}
+
+/**
+ * `lspAgent/session/rewind`: go back to before prompt `messageId` (an id from
+ * `lspAgent/session/checkpoints`, or a unique prefix of at least 6 characters), restoring
+ * the `code`, the `conversation` or `both`.
+ */
+export interface RewindParams {
+  _meta?: Record<string, unknown> | null;
+  sessionId: string;
+  messageId: string;
+  restore?: 'code' | 'conversation' | 'both';
+}
+
+/**
+ * Result of `lspAgent/session/rewind`: the prompt rewound to (its id and text, for the
+ * client to put back in the input), the files restored and removed (absolute paths), the
+ * conflicts, whether the conversation was cut, and `failure` when some file could not be
+ * changed.
+ */
+export interface RewindResult {
+  messageId: string;
+  prompt: string;
+  restored?: string[];
+  removed?: string[];
+  conflicts?: RewindConflict[];
+  conversation?: boolean;
+  failure?: string;
+}
+
 export type RuleScope = 'session' | 'project' | 'user';
 export const RULE_SCOPE_VALUES: readonly RuleScope[] = ['session', 'project', 'user'];
 
@@ -644,6 +709,8 @@ export interface ClientRequests {
   'lspAgent/mcp/list': { params: McpListParams; result: McpServersResult };
   'lspAgent/mcp/approve': { params: McpApproveParams; result: McpServersResult };
   'lspAgent/mcp/reconnect': { params: McpReconnectParams; result: McpServersResult };
+  'lspAgent/session/checkpoints': { params: ListCheckpointsParams; result: ListCheckpointsResult };
+  'lspAgent/session/rewind': { params: RewindParams; result: RewindResult };
 }
 
 /** Params of each notification (client → server). */
