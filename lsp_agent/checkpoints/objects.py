@@ -26,9 +26,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pygit2
-from pygit2.enums import DiffOption, FileMode
-
 from lsp_agent.checkpoints.records import Checkpoint
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -67,6 +64,9 @@ class ShadowStore:
         self.root = root
         self.max_file_bytes = max_file_bytes
         self.lock = threading.Lock()
+        # libgit2 loads with the first store (a session), not with the server.
+        import pygit2
+
         if (path / "HEAD").exists():
             self.repo = pygit2.Repository(str(path))
         else:
@@ -79,8 +79,18 @@ class ShadowStore:
         """The folder's tree now (blob ids of every file not ignored and within the size cap),
         as a tree id. Only files whose stat signature changed since the last snapshot are
         read. Files that vanish or cannot be read while it runs are left out."""
+        from pygit2 import GitError
+        from pygit2.enums import DiffOption
+
         index = self.repo.index
-        flags = DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
+        # UPDATE_INDEX refreshes the stat cache of files found unchanged after hashing: an
+        # entry written in the same second as its file ("racily clean", which git smudges)
+        # would otherwise be re-read and hashed on every later snapshot.
+        flags = (
+            DiffOption.INCLUDE_UNTRACKED
+            | DiffOption.RECURSE_UNTRACKED_DIRS
+            | DiffOption.UPDATE_INDEX
+        )
         for delta in index.diff_to_workdir(flags).deltas:
             path = delta.new_file.path
             try:
@@ -90,7 +100,7 @@ class ShadowStore:
                     index.add(path)
                 elif path in index:
                     index.remove(path)  # grew past the cap: no longer snapshotted
-            except (pygit2.GitError, OSError, KeyError):
+            except (GitError, OSError, KeyError):
                 # Vanished or unreadable mid-scan, or a nested repository: not snapshotted.
                 continue
         tree = index.write_tree()
@@ -103,8 +113,10 @@ class ShadowStore:
     def changes(self, before: str, after: str) -> list[TreeChange]:
         """Files that differ between trees ``before`` and ``after`` (renames are a deletion
         plus an addition)."""
-        old_tree = self.repo[before].peel(pygit2.Tree)
-        diff = old_tree.diff_to_tree(self.repo[after].peel(pygit2.Tree))
+        from pygit2 import Tree
+
+        old_tree = self.repo[before].peel(Tree)
+        diff = old_tree.diff_to_tree(self.repo[after].peel(Tree))
         out: list[TreeChange] = []
         for delta in diff.deltas:
             status = delta.status_char()
@@ -117,8 +129,10 @@ class ShadowStore:
 
     def tree_blob(self, tree: str, relpath: str) -> str | None:
         """The blob id of ``relpath`` in ``tree`` (``None``: not there)."""
+        from pygit2 import Tree
+
         try:
-            entry = self.repo[tree].peel(pygit2.Tree)[relpath]
+            entry = self.repo[tree].peel(Tree)[relpath]
         except KeyError:
             return None
         return str(entry.id)
@@ -129,12 +143,17 @@ class ShadowStore:
 
     def get(self, blob: str) -> bytes:
         """The content of blob ``blob``. Raises ``KeyError`` when the store lacks it."""
+        from pygit2 import Blob
+
         obj = self.repo[blob]
-        return obj.peel(pygit2.Blob).data
+        return obj.peel(Blob).data
 
     def save(self, checkpoint: Checkpoint) -> None:
         """Write ``checkpoint`` as a commit and point its reference at it (replacing an
         earlier state of the same checkpoint)."""
+        import pygit2
+        from pygit2.enums import FileMode
+
         repo = self.repo
         manifest = repo.create_blob(checkpoint.model_dump_json().encode("utf-8"))
         blobs = repo.TreeBuilder()
@@ -156,16 +175,18 @@ class ShadowStore:
 
     def load(self, session_id: str) -> list[Checkpoint]:
         """The checkpoints of ``session_id``, oldest first. Unreadable ones are skipped."""
+        from pygit2 import Blob, Commit, GitError
+
         prefix = f"{REF_PREFIX}{_SAFE.sub('_', session_id)}/"
         out: list[Checkpoint] = []
         for name in self.repo.references:
             if not name.startswith(prefix):
                 continue
             try:
-                commit = self.repo.references[name].peel(pygit2.Commit)
-                data = commit.tree["manifest.json"].peel(pygit2.Blob).data
+                commit = self.repo.references[name].peel(Commit)
+                data = commit.tree["manifest.json"].peel(Blob).data
                 out.append(Checkpoint.model_validate_json(data))
-            except (KeyError, ValueError, pygit2.GitError):
+            except (KeyError, ValueError, GitError):
                 continue
         return sorted(out, key=lambda c: c.seq)
 

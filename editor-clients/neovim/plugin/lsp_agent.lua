@@ -45,6 +45,10 @@ command('AgentClose', function()
   agent().close()
 end, { desc = 'lsp-agent: close the chat session (the server releases it)' })
 
+command('AgentRewind', function()
+  agent().rewind()
+end, { desc = 'lsp-agent: go back to before a prompt (code, conversation or both)' })
+
 command('AgentMode', function(args)
   agent().mode(args.args)
 end, {

@@ -13,8 +13,9 @@ import type { PermissionBroker, PendingPermission, PermissionResolution } from '
 import { decisionOrigin, describeOrigin, resolvedLabel } from './shared/permissionPrompt';
 import { rankPaths, resolvePrompt, type MentionIo, type SelectionBlockInput } from './prompt/mentions';
 import type { ReviewController } from './review/reviewController';
-import type { MentionCandidate, PanelSnapshot, SelectionInfo, SessionSummary, ToHost, ToWebview } from './shared/messages';
-import type { ContentBlock, McpAction, McpServerInfo, McpServersResult, TurnResult, ModeId, SessionDidEndParams, SessionDidStartParams, SessionUpdateParams } from './shared/protocol';
+import type { MentionCandidate, PanelSnapshot, RewindRestore, SelectionInfo, SessionSummary, ToHost, ToWebview } from './shared/messages';
+import { applyRewind, stampPrompts } from './rewind';
+import type { ContentBlock, McpAction, McpServerInfo, McpServersResult, RewindResult, TurnResult, ModeId, SessionDidEndParams, SessionDidStartParams, SessionUpdateParams } from './shared/protocol';
 import {
   addNotice,
   addPermission,
@@ -491,7 +492,45 @@ export class ChatController implements vscode.Disposable {
     endTurn(session, result);
     this.post({ type: 'turnEnded', sessionId: session.id, result });
     this.changed.fire();
+    await this.stampPrompts(session);
     return 'error' in result ? undefined : result;
+  }
+
+  /** Learn the server's ids of the session's prompts, so each shows "Rewind to here". */
+  private async stampPrompts(session: SessionState): Promise<void> {
+    try {
+      const { checkpoints } = await this.deps.client.checkpoints(session.id);
+      if (!stampPrompts(session, checkpoints)) return;
+      this.post({ type: 'snapshot', snapshot: this.snapshot() });
+      this.changed.fire();
+    } catch (error) {
+      this.deps.log.warn(`Listing the checkpoints failed: ${errorMessage(error)}`);
+    }
+  }
+
+  /** "Rewind to here": the server restores code and/or conversation; the panel follows. */
+  private async rewind(sessionId: string, messageId: string, restore: RewindRestore): Promise<void> {
+    const session = this.sessions.get(sessionId);
+    if (!session) return;
+    if (session.running) {
+      this.notify(sessionId, 'warning', 'Stop the running answer before rewinding.');
+      return;
+    }
+    let result: RewindResult;
+    try {
+      result = await this.deps.client.rewind(sessionId, messageId, restore);
+    } catch (error) {
+      this.notify(sessionId, 'error', `Rewind failed: ${errorMessage(error)}`);
+      return;
+    }
+    const summary = applyRewind(session, messageId, result);
+    this.post({ type: 'snapshot', snapshot: this.snapshot() });
+    const conflicts = result.conflicts ?? [];
+    this.notify(sessionId, result.failure || conflicts.length > 0 ? 'warning' : 'info', summary);
+    if (result.conversation) this.post({ type: 'focusPrompt', text: result.prompt });
+    const first = conflicts[0];
+    if (first) await this.openLocation(first.uri);
+    this.changed.fire();
   }
 
   /** Stop the running turn: `lspAgent/session/cancel`, then `$/cancelRequest` if the server is slow. */
@@ -706,6 +745,9 @@ export class ChatController implements vscode.Disposable {
         return;
       case 'mcpAction':
         await this.mcpAction(message.action, message.name);
+        return;
+      case 'rewind':
+        await this.rewind(message.sessionId, message.messageId, message.restore);
         return;
     }
   }

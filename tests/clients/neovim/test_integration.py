@@ -451,3 +451,38 @@ def test_resume_after_restart(run_integration: RunIntegration) -> None:
     sent = run.scripted.requests[0]["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
     assert "pineapple" in json.dumps(sent[2])  # the Read result came back from the transcript
+
+
+def test_rewind(run_integration: RunIntegration) -> None:
+    ok = ToolResultExpect(is_error=False)
+    run = run_integration(
+        "rewind",
+        scenario(
+            reply(
+                tool_use("Read", {"file_path": "{{root}}/app.py"}, id="toolu_read"),
+                tool_use(
+                    "Edit",
+                    {
+                        "file_path": "{{root}}/app.py",
+                        "old_string": "VERSION = 1",
+                        "new_string": "VERSION = 2",
+                    },
+                    id="toolu_edit",
+                ),
+                tool_use(
+                    "Bash",
+                    {"command": "rm gone.txt && echo new > made.txt", "description": "Tidy"},
+                    id="toolu_bash",
+                ),
+                expect=expecting(last_user_contains="change things"),
+            ),
+            reply("Changed.", expect=expecting(tool_results=[ok, ok, ok])),
+            # After the rewind the model sees only the new prompt.
+            reply("Fresh.", expect=expecting(last_user_contains="again")),
+        ),
+        files={"app.py": "VERSION = 1\n", "gone.txt": "bye\n"},
+    )
+    assert (run.root / "gone.txt").read_text() == "bye\n"
+    assert not (run.root / "made.txt").exists()
+    last = run.scripted.requests[-1]["messages"]
+    assert len(last) == 1, last

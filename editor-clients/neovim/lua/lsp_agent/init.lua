@@ -424,6 +424,24 @@ function M.close(opts)
   end)
 end
 
+--- :AgentRewind — pick a prompt of the current session and go back to before it (code,
+--- conversation or both); see lua/lsp_agent/rewind.lua.
+function M.rewind(opts)
+  local s = current_session(opts and opts.client_id)
+  if not s then
+    vim.notify('lsp-agent: no session to rewind', vim.log.levels.INFO)
+    return
+  end
+  if s.running then
+    return notify_error('a turn is running; cancel it first (:AgentCancel)')
+  end
+  local client = vim.lsp.get_client_by_id(s.client_id)
+  if not client then
+    return notify_error('the server is not running')
+  end
+  require('lsp_agent.rewind').pick(client, s.id, opts and opts.done)
+end
+
 --- :AgentMode [mode] — set the permission mode of the current session (asks when no mode given).
 function M.mode(mode_id)
   with_client(function(client)

@@ -13,7 +13,7 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
-import type { HostAction, ServerStatus } from '../shared/messages';
+import type { HostAction, RewindRestore, ServerStatus } from '../shared/messages';
 import {
   MethodCapabilities,
   Methods,
@@ -33,6 +33,8 @@ import {
   type SessionDidEndParams,
   type SessionDidStartParams,
   type ListSessionsResult,
+  type ListCheckpointsResult,
+  type RewindResult,
   type LoadSessionParams,
   type LoadSessionResult,
   type SessionUpdateParams,
@@ -390,6 +392,16 @@ export class AgentClient implements vscode.Disposable {
   /** The open and saved sessions; with `cwd`, only that folder's. */
   async listSessions(cwd?: string): Promise<ListSessionsResult> {
     return this.running().sendRequest<ListSessionsResult>(Methods.sessionList, cwd ? { cwd } : {});
+  }
+
+  /** The session's prompts that can be rewound to, oldest first (`lspAgent/session/checkpoints`). */
+  async checkpoints(sessionId: string): Promise<ListCheckpointsResult> {
+    return this.running().sendRequest<ListCheckpointsResult>(Methods.sessionCheckpoints, { sessionId });
+  }
+
+  /** Go back to before prompt `messageId` (`lspAgent/session/rewind`). */
+  async rewind(sessionId: string, messageId: string, restore: RewindRestore): Promise<RewindResult> {
+    return this.running().sendRequest<RewindResult>(Methods.sessionRewind, { sessionId, messageId, restore });
   }
 
   async mcpList(): Promise<McpServersResult> {

@@ -105,7 +105,12 @@ export type ToHost =
   | { type: 'openLink'; href: string }
   | { type: 'runAction'; id: HostAction['id'] }
   | { type: 'listSessions' }
-  | { type: 'mcpAction'; action: McpAction; name: string };
+  | { type: 'mcpAction'; action: McpAction; name: string }
+  | { type: 'rewind'; sessionId: string; messageId: string; restore: RewindRestore };
+
+/** What "Rewind to here" restores. */
+export type RewindRestore = 'code' | 'conversation' | 'both';
+export const REWIND_RESTORES: readonly RewindRestore[] = ['code', 'conversation', 'both'];
 
 const HOST_TYPES: ReadonlySet<string> = new Set([
   'ready',
@@ -125,6 +130,7 @@ const HOST_TYPES: ReadonlySet<string> = new Set([
   'runAction',
   'listSessions',
   'mcpAction',
+  'rewind',
 ]);
 
 /** Shape check of a message from the webview: an object with a known `type` and string fields where required. */
@@ -162,6 +168,8 @@ export function isToHost(value: unknown): value is ToHost {
       return str('href');
     case 'runAction':
       return str('id');
+    case 'rewind':
+      return str('sessionId') && str('messageId') && (REWIND_RESTORES as readonly unknown[]).includes(msg.restore);
     case 'mcpAction':
       return str('name') && (msg.action === 'approve' || msg.action === 'reject' || msg.action === 'reconnect');
     default:

@@ -39,6 +39,8 @@ export interface UserItem {
   rev: number;
   text: string;
   attachments: Attachment[];
+  /** The server's id of this prompt (`lspAgent/session/checkpoints`); set once the turn ended. */
+  messageId?: string;
 }
 
 export interface AgentItem {

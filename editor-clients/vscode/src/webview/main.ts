@@ -154,6 +154,10 @@ const actions: TranscriptActions = {
     }
     retryLastPrompt();
   },
+  rewind: (messageId, restore) => {
+    const id = state.activeId;
+    if (id) post({ type: 'rewind', sessionId: id, messageId, restore });
+  },
 };
 
 /** Send the active session's last prompt again (its text and the files it mentioned). */

@@ -1,6 +1,7 @@
 /** Renderers for the items of a chat: messages, thoughts, tool-call cards, permission questions. */
 
 import { diffStat, unifiedDiff } from '../shared/diff';
+import type { RewindRestore } from '../shared/messages';
 import { decisionOrigin, defaultScope, describeOrigin, resolvedLabel, scopeChoice, splitOptions } from '../shared/permissionPrompt';
 import type { DiffItem, PermissionOption, RuleScope, ToolCallContent, ToolCallLocation, ToolKind } from '../shared/protocol';
 import type { ChatItem, NoticeAction, NoticeItem, PermissionInfo, ThoughtItem, ToolItem, UserItem } from '../shared/state';
@@ -20,6 +21,8 @@ export interface TranscriptActions extends CodeActions {
   scopeOf(requestId: string): RuleScope | undefined;
   /** Act on a notice's button: send the last prompt again, or open the server log. */
   noticeAction(action: NoticeAction): void;
+  /** "Rewind to here" on a prompt: go back to before it (code, conversation or both). */
+  rewind(messageId: string, restore: RewindRestore): void;
 }
 
 const KIND_ICONS: Record<ToolKind, string> = {
@@ -418,7 +421,21 @@ function cssId(id: string): string {
   return id.replace(/[^A-Za-z0-9_-]/g, '_');
 }
 
-function userMessage(item: UserItem): HTMLElement {
+const REWIND_LABELS: Record<RewindRestore, string> = { code: 'Code', conversation: 'Conversation', both: 'Both' };
+
+/** "Rewind to here": the three choices behind a disclosure, so a stray click changes nothing. */
+function rewindControl(messageId: string, actions: TranscriptActions): HTMLElement {
+  return h(
+    'details',
+    { class: 'rewind' },
+    h('summary', { title: 'Go back to before this prompt' }, icon('discard'), 'Rewind to here'),
+    ...(['code', 'conversation', 'both'] as const).map((restore) =>
+      h('button', { class: 'button secondary', 'data-restore': restore, onclick: () => actions.rewind(messageId, restore) }, REWIND_LABELS[restore]),
+    ),
+  );
+}
+
+function userMessage(item: UserItem, actions: TranscriptActions): HTMLElement {
   return h(
     'div',
     { class: 'msg user' },
@@ -426,6 +443,7 @@ function userMessage(item: UserItem): HTMLElement {
     item.attachments.length > 0
       ? h('div', { class: 'attachments' }, ...item.attachments.map((a) => h('span', { class: 'chip', title: a.uri }, icon('file'), a.label)))
       : null,
+    item.messageId ? rewindControl(item.messageId, actions) : null,
   );
 }
 
@@ -469,7 +487,7 @@ export function renderItem(item: ChatItem, streaming: boolean, actions: Transcri
   let el: HTMLElement;
   switch (item.kind) {
     case 'user':
-      el = userMessage(item);
+      el = userMessage(item, actions);
       break;
     case 'agent':
       el = h('div', { class: `msg agent${streaming ? ' streaming' : ''}` }, renderMarkdown(item.text, actions));

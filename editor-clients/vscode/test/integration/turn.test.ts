@@ -473,6 +473,50 @@ describe('stopping and listing', () => {
     assert.match(notice.text, /Could not resume the session: .*no saved session with id 'from-another-window'/);
   });
 
+  it('"Rewind to here" restores the buffer and removes the new file; the conversation goes back too', async () => {
+    const s = await launch([
+      { response: { content: [toolUse('toolu_read', 'Read', { file_path: '{{cwd}}/cart.py' })], stop_reason: 'tool_use' } },
+      {
+        expect: { tool_results: [{ is_error: false }] },
+        response: {
+          content: [
+            toolUse('toolu_edit', 'Edit', { file_path: '{{cwd}}/cart.py', old_string: '        result += item.price', new_string: '        result += item.price * 2' }),
+            toolUse('toolu_write', 'Write', { file_path: '{{cwd}}/extra.py', content: 'EXTRA = 1\n' }),
+          ],
+          stop_reason: 'tool_use',
+        },
+      },
+      { expect: { tool_results: [{ is_error: false }, { is_error: false }] }, response: { content: [text('Doubled.')] } },
+    ]);
+    s.page.receive({ type: 'prompt', text: 'Double the prices', mentions: [], includeSelection: false });
+    const started = await s.page.waitFor((m: ToWebview) => m.type === 'turnStarted', 'turnStarted');
+    for (let i = 0; i < 2; i += 1) {
+      const asked = await s.page.waitFor((m: ToWebview) => m.type === 'permissionRequested' && !s.page.posted.some((o) => o.type === 'permissionResolved' && o.requestId === m.requestId), 'permissionRequested');
+      s.page.receive({ type: 'permission', requestId: asked.requestId, optionId: 'allow_once' });
+      await s.page.waitFor((m: ToWebview) => m.type === 'permissionResolved' && m.requestId === asked.requestId, 'permissionResolved');
+    }
+    await s.page.waitFor((m: ToWebview) => m.type === 'turnEnded', 'turnEnded');
+    const doc = fake.documents.find((d) => d.uri.fsPath === join(s.dir, 'cart.py'));
+    assert.match(doc?.getText() ?? '', /item\.price \* 2/);
+    assert.ok(existsSync(join(s.dir, 'extra.py')));
+    // The prompt learns its server id, so the panel offers "Rewind to here" on it.
+    const session = s.api.controller.active;
+    assert.ok(session);
+    for (let i = 0; i < 200 && !session.items.some((i2) => i2.kind === 'user' && i2.messageId); i += 1) await new Promise((r) => setTimeout(r, 25));
+    const prompt = session.items.find((i) => i.kind === 'user');
+    assert.ok(prompt && prompt.kind === 'user' && prompt.messageId, 'the prompt has its id');
+
+    s.page.receive({ type: 'rewind', sessionId: started.sessionId, messageId: prompt.messageId, restore: 'both' });
+    const focus = await s.page.waitFor((m: ToWebview) => m.type === 'focusPrompt' && m.text === 'Double the prices', 'the prompt back in the input');
+    assert.ok(focus);
+    assert.equal(doc?.getText(), CART, 'the open buffer is back, through the editor');
+    assert.equal(existsSync(join(s.dir, 'extra.py')), false, 'the created file is removed');
+    assert.deepEqual(session.items.filter((i) => i.kind !== 'notice'), [], 'the rewound turn left the transcript');
+    const notice = s.page.posted.find((m) => m.type === 'notice' && m.text.startsWith('Rewound to before'));
+    assert.ok(notice, 'the panel says what was restored');
+    assert.equal(await s.scripted.stop(), 0, `scripted model: ${s.scripted.stderr()}`);
+  });
+
   it('closing a chat tab releases the session: the server lists it only as saved', async () => {
     const s = await launch([{ response: { content: [text('Hello.')] } }]);
     s.page.receive({ type: 'prompt', text: 'Hi', mentions: [], includeSelection: false });

@@ -378,6 +378,28 @@ describe('chat webview', () => {
     await page.context().close();
   });
 
+  it('"Rewind to here" on a prompt posts code, conversation or both', async () => {
+    const p = await openPanel(harness);
+    const session = createSession({ id: 's1' });
+    session.items.push(
+      { kind: 'user', id: 'u1', rev: 1, text: 'refactor things', attachments: [], messageId: 'abc123def456' },
+      { kind: 'agent', id: 'a1', rev: 1, text: 'Done.' },
+      { kind: 'user', id: 'u2', rev: 1, text: 'not stamped yet', attachments: [] },
+    );
+    await p.send({ type: 'snapshot', snapshot: { sessions: [session], activeSessionId: 's1', server: { phase: 'running' }, history: [], editedProposals: false } });
+    const page = p.page;
+    assert.equal(await page.locator('.msg.user .rewind').count(), 1, 'only prompts with an id offer it');
+    const control = page.locator('.msg.user .rewind').first();
+    await control.locator('summary').click();
+    assert.deepEqual(await control.locator('button').allTextContents(), ['Code', 'Conversation', 'Both']);
+    await p.screenshot('panel-rewind.png');
+    await control.locator('button[data-restore="both"]').click();
+    const posted = await p.waitForPost((m) => m.type === 'rewind', 'a rewind');
+    assert.deepEqual(posted, { type: 'rewind', sessionId: 's1', messageId: 'abc123def456', restore: 'both' });
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
   it('sends prompts with @-mentions, the selection and history', async () => {
     const p = await openPanel(harness);
     const session = createSession({ id: 's1' });
