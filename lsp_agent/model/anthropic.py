@@ -403,9 +403,9 @@ class _Accumulator:
         )
 
 
-def _refuse_oversized(params: Mapping[str, Any], endpoint: str) -> None:
-    """Raise :class:`ModelError` (status 413) when the request body would exceed
-    :data:`REQUEST_LIMIT_BYTES`: it is refused before it is sent."""
+def _refuse_oversized(params: Mapping[str, Any], endpoint: str) -> int:
+    """The request body's size (bytes, as JSON); raises :class:`ModelError` (status 413) when
+    it would exceed :data:`REQUEST_LIMIT_BYTES`: it is refused before it is sent."""
     size = len(json.dumps(params, default=str).encode("utf-8", "surrogatepass"))
     if size > REQUEST_LIMIT_BYTES:
         raise ModelError(
@@ -413,6 +413,11 @@ def _refuse_oversized(params: Mapping[str, Any], endpoint: str) -> None:
             f"{REQUEST_LIMIT_BYTES:,} bytes (HTTP 413 request_too_large). It was not sent.",
             status=413,
         )
+    return size
+
+
+def _of_bytes(size: int | None) -> str:
+    return f" of {size:,} bytes" if size is not None else ""
 
 
 def _unique_id(tool_id: str, seen: set[str]) -> str:
@@ -638,7 +643,7 @@ class AnthropicModel:
         params["model"] = wire_model(request.model, self._provider, self._environ)
         if wants_1m_context(request.model):
             params["extra_headers"] = {"anthropic-beta": CONTEXT_1M_BETA}
-        _refuse_oversized(params, self.endpoint)
+        size = _refuse_oversized(params, self.endpoint)
         accumulator = _Accumulator()
         try:
             raw = await client.messages.create(**params, stream=True)
@@ -647,7 +652,7 @@ class AnthropicModel:
                     for out in accumulator.feed(event):
                         yield out
         except anthropic.APIStatusError as exc:
-            raise self._status_error(exc) from exc
+            raise self._status_error(exc, size=size) from exc
         except anthropic.APITimeoutError as exc:
             raise ModelError(
                 f"The model endpoint {self.endpoint} did not answer within the "
@@ -728,7 +733,7 @@ class AnthropicModel:
             return f"connect timeout of {self._connect_timeout_s:g} s ({CONNECT_TIMEOUT_ENV})"
         return f"read timeout of {self._timeout_s:g} s ({READ_TIMEOUT_ENV})"
 
-    def _status_error(self, exc: APIStatusError) -> ModelError:
+    def _status_error(self, exc: APIStatusError, *, size: int | None = None) -> ModelError:
         status = exc.status_code
         error_type = str(exc.type or "error")
         detail = exc.api_message or (str(exc.body) if exc.body is not None else exc.message)
@@ -744,7 +749,8 @@ class AnthropicModel:
             )
         if status == 413:
             return ModelError(
-                f"The model endpoint {self.endpoint} refused the request as too large (HTTP 413, "
+                f"The model endpoint {self.endpoint} refused the request{_of_bytes(size)} as "
+                f"too large (HTTP 413, "
                 f"{error_type}; the Messages API accepts at most {REQUEST_LIMIT_BYTES} bytes): "
                 f"{detail}{request_id}",
                 status=status,

@@ -5,6 +5,7 @@ and never kept, a stalled endpoint fails after the configured read timeout and s
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -123,6 +124,7 @@ async def test_a_prompt_refused_as_too_large_is_dropped_from_the_history(launch:
     with pytest.raises(JsonRpcException) as refused:
         await editor.prompt(session, "the bulky one")
     assert "HTTP 413" in refused.value.message
+    assert re.search(r"the request of [\d,]+ bytes as too large", refused.value.message)
     assert "dropped from the conversation" in refused.value.message
     result = await editor.prompt(session, "hello")
     assert result["stopReason"] == "end_turn"
