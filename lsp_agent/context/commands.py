@@ -44,10 +44,12 @@ def parse_invocation(text: str) -> Invocation | None:
 
 @dataclass(frozen=True, kw_only=True)
 class CommandOutcome:
-    """What a command did: ``text`` to show the user (Markdown) and whether it failed."""
+    """What a command did: ``text`` to show the user (Markdown) and whether it failed.
+    ``prompt``, when set, is sent to the model as the user's prompt instead (``/init``)."""
 
     text: str
     is_error: bool = False
+    prompt: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

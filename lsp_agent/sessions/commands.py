@@ -1,8 +1,9 @@
 """The built-in slash commands: ``/compact``, ``/context``, ``/clear``, ``/cost``, ``/memory``,
-``/rewind``.
+``/rewind``, ``/init``.
 
 Each acts on a :class:`~lsp_agent.sessions.manager.Session` and answers with Markdown text
-shown in the chat; the model is not involved (except for ``/compact``'s summary request).
+shown in the chat; the model is not involved (except for ``/compact``'s summary request and
+``/init``, whose fixed prompt runs as an ordinary turn).
 Later features register more commands in the same registry.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsp_agent.context.commands import CommandOutcome, CommandRegistry, SlashCommand
+from lsp_agent.context.memory.init import INIT_PROMPT
 from lsp_agent.context.memory.listing import memory_listing
 from lsp_agent.context.memory.render import MEMORY_HEADER
 from lsp_agent.context.report import context_report, render_report
@@ -103,6 +105,10 @@ async def _memory(session: Session, args: str) -> CommandOutcome:
     return CommandOutcome(text=text)
 
 
+async def _init(session: Session, args: str) -> CommandOutcome:
+    return CommandOutcome(text="", prompt=INIT_PROMPT)
+
+
 def builtin_commands() -> CommandRegistry[Session]:
     """A registry holding the built-in commands (one per session; features add theirs)."""
     return CommandRegistry(
@@ -138,6 +144,11 @@ def builtin_commands() -> CommandRegistry[Session]:
                 description="Go back to before an earlier prompt: files, conversation or both",
                 hint="[prompt id] [code|conversation|both]",
                 run=_rewind,
+            ),
+            SlashCommand(
+                name="init",
+                description="Ask the model to write a CLAUDE.md for this project",
+                run=_init,
             ),
         ]
     )

@@ -55,7 +55,7 @@ from lsp_agent.protocol.events import (
 )
 from lsp_agent.protocol.host import Host
 from lsp_agent.protocol.permissions import PermissionMode
-from lsp_agent.protocol.prompt import PromptPart
+from lsp_agent.protocol.prompt import PromptPart, PromptText
 from lsp_agent.sessions import persist
 from lsp_agent.sessions.commands import builtin_commands
 from lsp_agent.sessions.context_wiring import build_engine, model_limits, turn_config
@@ -218,8 +218,14 @@ class Session:
             raise
 
     async def _command(self, outcome: Awaitable[CommandOutcome]) -> TurnResult:
-        """Run a slash command; its text is shown as the answer."""
+        """Run a slash command; its text is shown as the answer, or its prompt runs a turn."""
         done = await outcome
+        if done.prompt is not None:
+            parts = [PromptText(text=done.prompt)]
+            self.context.prompts.append(done.prompt)
+            if self.recorder is not None:
+                self.recorder.begin_turn(done.prompt)
+            return await self._run(user_message(parts))
         self._emit(AgentMessageChunk(content=TextContent(text=done.text)))
         return TurnResult(
             stop_reason="end_turn",

@@ -22,7 +22,7 @@ async def test_commands_advertised_and_compact_over_lsp(launch: Launch) -> None:
     created = await editor.request(methods.SESSION_NEW, {})
     session = created["sessionId"]
     names = [c["name"] for c in created["availableCommands"]]
-    assert names == ["compact", "context", "clear", "cost", "memory", "rewind"]
+    assert names == ["compact", "context", "clear", "cost", "memory", "rewind", "init"]
 
     await editor.prompt(session, "Say hello. Always answer in English.")
     result = await editor.prompt(session, "/compact greetings")

@@ -268,7 +268,7 @@ async def test_context_clear_cost_and_unknown(harness: HarnessFactory) -> None:
     await asyncio.sleep(0)
     (advert,) = [u for u in h.host.updates if isinstance(u, AvailableCommandsUpdate)]
     names = [c.name for c in advert.available_commands]
-    assert names == ["compact", "context", "clear", "cost", "memory", "rewind"]
+    assert names == ["compact", "context", "clear", "cost", "memory", "rewind", "init"]
     await ask(h, "hello")
     result = await ask(h, "/context")
     assert "Context:" in result.final_text and "exact count from the API" in result.final_text

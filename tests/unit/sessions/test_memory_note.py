@@ -19,7 +19,7 @@ from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 from lsp_agent.protocol.prompt import PromptText
 from lsp_agent.sessions.manager import Session, SessionManager
 from lsp_agent.sessions.memory_note import parse_memory_note, with_bullet
-from lsp_agent.testing.scenario import reply, scenario
+from lsp_agent.testing.scenario import reply, scenario, tool_use
 from lsp_agent.testing.scripted import ScriptedServer
 from lsp_agent.tools.registry import default_tools
 from lsp_agent.workspace.disk_host import DiskHost
@@ -58,7 +58,9 @@ def _answer(option: str, asked: list[PermissionRequest]) -> Callable[..., object
 
 @pytest.fixture
 def make(tmp_path: Path) -> Callable[..., AsyncIterator[Setup]]:
-    async def build(option: str, settings: dict[str, object] | None = None) -> AsyncIterator[Setup]:
+    async def build(
+        option: str, settings: dict[str, object] | None = None, script: Any = None
+    ) -> AsyncIterator[Setup]:
         root = (tmp_path / "proj").resolve()
         (root / ".claude").mkdir(parents=True)
         (root / ".claude" / "settings.json").write_text(
@@ -67,7 +69,7 @@ def make(tmp_path: Path) -> Callable[..., AsyncIterator[Setup]]:
         home = tmp_path / "home"
         home.mkdir()
         asked: list[PermissionRequest] = []
-        server = ScriptedServer(scenario=scenario(reply("ok")))
+        server = ScriptedServer(scenario=script or scenario(reply("ok")))
         base_url = await server.start()
         manager = SessionManager(
             host=DiskHost(permission_handler=_answer(option, asked)),  # type: ignore[arg-type]
@@ -119,3 +121,21 @@ async def test_deny_rule_refuses_without_asking_and_creates_nothing(make: Any) -
         assert result.error is not None and "not added" in result.error
         assert not (s.root / "CLAUDE.md").exists()
         assert s.asked == []
+
+
+async def test_init_asks_the_model_to_write_claude_md_through_the_write_tool(
+    make: Any, tmp_path: Path
+) -> None:
+    target = (tmp_path / "proj" / "CLAUDE.md").resolve()
+    script = scenario(
+        reply(tool_use("Write", {"file_path": str(target), "content": "# CLAUDE.md\nRun make.\n"})),
+        reply("Wrote CLAUDE.md."),
+    )
+    async for s in make("allow_once", script=script):
+        result = await s.session.prompt([PromptText(text="/init")])
+        assert result.stop_reason == "end_turn" and result.final_text == "Wrote CLAUDE.md."
+        first = json.dumps(s.server.requests[0]["messages"][-1])
+        assert "create a CLAUDE.md file" in first
+        assert target.read_text() == "# CLAUDE.md\nRun make.\n"
+        assert len(s.asked) == 1  # the file is written through the permission engine
+        s.server.assert_done()
