@@ -34,7 +34,10 @@ _EXIT_USAGE = 2
 _EXIT_INTERRUPTED = 130
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+INPUT_FORMATS = ("text", "stream-json")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
+COMMANDS = ("serve", "run", "daemon", "demo")
+PRINT_FLAGS = ("-p", "--print")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 _RUN_EPILOG = """\
@@ -65,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The complete argument parser (no side effects; cheap to build)."""
     parser = argparse.ArgumentParser(
         prog="lsp-agent",
-        description="A coding agent that lives inside a language server.",
+        description="A coding agent that lives inside a language server. "
+        "`lsp-agent -p [flags] PROMPT` is `lsp-agent run -p [flags] PROMPT` (Claude Code's -p).",
     )
     parser.add_argument("--version", action="version", version=f"lsp-agent {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -114,10 +118,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "-p",
         "--print",
-        dest="prompt",
+        dest="print_mode",
+        action="store_true",
+        help="print mode, as in Claude Code (`run` always is; the flag may come anywhere)",
+    )
+    run.add_argument(
+        "prompt",
+        nargs="?",
         metavar="PROMPT",
-        required=True,
-        help="the prompt (use - to read it from stdin)",
+        help="the prompt; piped stdin is appended to it; with no PROMPT (or -) the prompt is "
+        "read from stdin",
     )
     run.add_argument(
         "--output-format",
@@ -232,8 +242,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not save the session (no transcript is written)",
     )
     run.add_argument(
-        "--verbose", action="store_true", help="show tool progress and debug logs on stderr"
+        "--verbose",
+        action="store_true",
+        help="on stderr: one line per model request (status, tokens, ms), per tool call and "
+        "per permission decision",
     )
+    _add_print_mode_flags(run)
 
     daemon = commands.add_parser(
         "daemon",
@@ -298,6 +312,59 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--model", help="model name when using Claude")
     return parser
+
+
+def _add_print_mode_flags(run: argparse.ArgumentParser) -> None:
+    """The flags of Claude Code's ``-p`` mode beyond the first set (README: "Claude Code's -p
+    flags")."""
+    run.add_argument(
+        "--append-system-prompt",
+        metavar="TEXT",
+        help="text appended to the system prompt",
+    )
+    run.add_argument(
+        "--system-prompt",
+        metavar="TEXT",
+        help="replace the built-in system prompt (memory files such as CLAUDE.md still apply)",
+    )
+    run.add_argument(
+        "--add-dir",
+        dest="add_dirs",
+        action="append",
+        nargs="+",
+        default=[],
+        metavar="DIR",
+        help="more directories the agent may work in (each must exist)",
+    )
+    run.add_argument(
+        "--dangerously-skip-permissions",
+        action="store_true",
+        help="the same as --permission-mode bypassPermissions: every tool call runs unasked",
+    )
+    run.add_argument(
+        "--input-format",
+        choices=INPUT_FORMATS,
+        default="text",
+        help="text: the prompt (and piped stdin); stream-json: user messages as JSON lines on "
+        "stdin, one turn each (default: text)",
+    )
+    run.add_argument(
+        "--include-partial-messages",
+        action="store_true",
+        help="with --output-format stream-json: also the model's streaming events, as "
+        '{"type": "stream_event", "event": ...} lines',
+    )
+
+
+def route_print_mode(argv: Sequence[str]) -> list[str]:
+    """``argv`` with ``run`` put in front when it is Claude Code's form ``-p [flags] PROMPT``
+    (a ``-p``/``--print`` anywhere and no subcommand first); otherwise unchanged."""
+    args = list(argv)
+    if args and args[0] in COMMANDS:
+        return args
+    if any(arg in PRINT_FLAGS for arg in args):
+        return ["run", *args]
+    return args
 
 
 def split_rules(groups: Sequence[Sequence[str]]) -> tuple[str, ...]:
@@ -369,12 +436,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     it returns normally.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    routed = route_print_mode(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(routed)
     try:
         if args.command == "serve":
             return _serve(args)
         if args.command == "run":
-            handed = _hand_over(sys.argv[1:]) if argv is None else None
+            handed = _hand_over(routed) if argv is None else None
             code = _run(args) if handed is None else handed
             if argv is None:
                 _exit_now(code)
@@ -565,14 +633,30 @@ def _preload_run() -> None:
 def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    prompt: str = args.prompt
-    if prompt == "-":
-        prompt = sys.stdin.read()
-    if not prompt.strip():
-        raise UsageError("the prompt is empty")
+    from lsp_agent.headless.stdin import prompt_text
+
+    if args.include_partial_messages and args.output_format != "stream-json":
+        raise UsageError("--include-partial-messages needs --output-format stream-json")
+    if args.input_format == "stream-json" and args.output_format != "stream-json":
+        raise UsageError("--input-format stream-json needs --output-format stream-json")
+    mode = args.permission_mode
+    if args.dangerously_skip_permissions:
+        if mode not in (None, "bypassPermissions"):
+            raise UsageError(f"--dangerously-skip-permissions contradicts --permission-mode {mode}")
+        mode = "bypassPermissions"
+    try:
+        prompt = prompt_text(args.prompt, stdin=sys.stdin, read_stdin=args.input_format == "text")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     cwd = Path(args.cwd or ".").resolve()
     if not cwd.is_dir():
         raise UsageError(f"--cwd {args.cwd!r} is not a directory")
+    add_dirs: list[Path] = []
+    for value in (value for group in args.add_dirs for value in group):
+        directory = (cwd / Path(value).expanduser()).resolve()
+        if not directory.is_dir():
+            raise UsageError(f"--add-dir {value!r} is not a directory")
+        add_dirs.append(directory)
     # Splitting happens here; the rule grammar is checked when the session's permission engine
     # parses them (a malformed rule is a usage error, exit 2).
     allowed = split_rules(args.allowed_tools)
@@ -584,7 +668,7 @@ def _run(args: argparse.Namespace) -> int:
     options = HeadlessOptions(
         prompt=prompt,
         output_format=args.output_format,
-        permission_mode=args.permission_mode,
+        permission_mode=mode,
         allowed_tools=allowed,
         disallowed_tools=disallowed,
         max_turns=args.max_turns,
@@ -597,6 +681,11 @@ def _run(args: argparse.Namespace) -> int:
         strict_mcp_config=args.strict_mcp_config,
         fallback_model=args.fallback_model,
         **_session_flags(args),
+        append_system_prompt=args.append_system_prompt,
+        system_prompt=args.system_prompt,
+        add_dirs=tuple(add_dirs),
+        input_format=args.input_format,
+        include_partial_messages=args.include_partial_messages,
     )
     return run_headless(options)
 

@@ -54,7 +54,8 @@ class AgentConfig:
     ``verify`` configures the check of the agent's edits against diagnostics
     (docs/verification.md); it needs a diagnostics service. ``unattended`` is set by a door
     where nobody can answer a permission prompt: the refusal, in the door's words, given
-    instead of asking.
+    instead of asking. ``append_system_prompt`` is added to the system prompt;
+    ``system_prompt`` replaces the built-in one (``--system-prompt``; memory files still apply).
     """
 
     model: str = DEFAULT_MODEL
@@ -73,6 +74,7 @@ class AgentConfig:
     retention_days: float = 30
     unattended: Unattended | None = None
     append_system_prompt: str | None = None
+    system_prompt: str | None = None
     verify: VerifyConfig = dataclasses.field(default_factory=VerifyConfig)
 
 

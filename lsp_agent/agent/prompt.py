@@ -50,12 +50,21 @@ def environment_text(*, cwd: Path, roots: Sequence[Path], today: date | None = N
 
 
 def system_prompt(
-    *, cwd: Path, roots: Sequence[Path], append: str | None = None, memory: str | None = None
+    *,
+    cwd: Path,
+    roots: Sequence[Path],
+    append: str | None = None,
+    memory: str | None = None,
+    replace: str | None = None,
 ) -> tuple[str, ...]:
     """The system prompt parts for a session, most stable first. ``memory`` is the rendered
     memory block (:mod:`lsp_agent.context.memory`), loaded by the caller under the workspace's
-    trust."""
-    parts = [STATIC_PROMPT, environment_text(cwd=cwd, roots=roots)]
+    trust. ``replace`` stands for the built-in prompt and environment block (Claude Code's
+    ``--system-prompt``); memory and ``append`` still follow it."""
+    if replace is not None:
+        parts = [replace]
+    else:
+        parts = [STATIC_PROMPT, environment_text(cwd=cwd, roots=roots)]
     if memory:
         parts.append(memory)
     if append:

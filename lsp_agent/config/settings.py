@@ -220,6 +220,85 @@ PERMISSION_KEYS = frozenset(
 
 FAIL_CLOSED = "until it is fixed, these settings fail closed (every change asks)"
 
+KNOWN_KEYS: frozenset[str] = frozenset(
+    {
+        # Read by lsp-agent.
+        "permissions",
+        "hooks",
+        "env",
+        "model",
+        "disableAllHooks",
+        "allowManagedHooksOnly",
+        "allowManagedPermissionRulesOnly",
+        "autoCompact",
+        "autoMemoryEnabled",
+        "autoMemoryDirectory",
+        "claudeMdExcludes",
+        "enableAllProjectMcpServers",
+        "enabledMcpjsonServers",
+        "disabledMcpjsonServers",
+        "allowedMcpServers",
+        "deniedMcpServers",
+        "allowManagedMcpServersOnly",
+        # Claude Code's other settings (its settings documentation and JSON schema), kept and
+        # ignored here: the files are shared.
+        "$schema",
+        "apiKeyHelper",
+        "autoUpdatesChannel",
+        "awsCredentialExport",
+        "awsAuthRefresh",
+        "cleanupPeriodDays",
+        "includeCoAuthoredBy",
+        "includeGitInstructions",
+        "attribution",
+        "language",
+        "availableModels",
+        "modelOverrides",
+        "effortLevel",
+        "fastMode",
+        "fastModePerSessionOptIn",
+        "feedbackSurveyRate",
+        "httpHookAllowedEnvVars",
+        "allowedHttpHookUrls",
+        "otelHeadersHelper",
+        "statusLine",
+        "fileSuggestion",
+        "respectGitignore",
+        "outputStyle",
+        "forceLoginMethod",
+        "forceLoginOrgUUID",
+        "sandbox",
+        "spinnerTipsEnabled",
+        "spinnerTipsOverride",
+        "spinnerVerbs",
+        "terminalProgressBarEnabled",
+        "showTurnDuration",
+        "alwaysThinkingEnabled",
+        "plansDirectory",
+        "companyAnnouncements",
+        "enabledPlugins",
+        "extraKnownMarketplaces",
+        "strictKnownMarketplaces",
+        "skipWebFetchPreflight",
+        "prefersReducedMotion",
+        "teammateMode",
+        "autoUpdates",
+        "theme",
+        "verbose",
+        "preferredNotifChannel",
+        "skippedMarketplaces",
+        "skippedPlugins",
+        "pluginConfigs",
+        "disableAutoMode",
+        "agent",
+        "skills",
+        "voiceEnabled",
+        "editorMode",
+    }
+)
+"""Top-level settings keys that are not misspellings: every other key is reported as an
+unrecognized field (Claude Code reports such keys as invalid settings) and ignored."""
+
 
 def validate_settings(
     raw: Any,
@@ -261,6 +340,8 @@ def validate_settings(
                 key=True,
             )
             degraded = True
+        elif key not in KNOWN_KEYS:
+            report.at((key,), unrecognized_field(key, KNOWN_KEYS), "warning", key=True)
 
     perms = raw.get("permissions", _ABSENT)
     if perms is not _ABSENT:
@@ -307,6 +388,17 @@ def validate_settings(
     )
 
 
+def unrecognized_field(key: str, known: frozenset[str], *, where: str = "") -> str:
+    """Claude Code's words for a key it does not know ("Unrecognized field"), with the
+    closest known key when one is close (``difflib``, ratio 0.75)."""
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    inside = f" in {where}" if where else ""
+    return f"unrecognized field {key!r}{inside}{hint}; ignored"
+
+
 def _permissions(
     perms: dict[str, Any], report: _Reporter, origin: RuleOrigin
 ) -> tuple[dict[str, Any], list[Rule], bool]:
@@ -319,7 +411,12 @@ def _permissions(
         where_key: JsonPath = ("permissions", key)
         close = next((k for k in sorted(PERMISSION_KEYS) if fold(k) == fold(key)), None)
         if close is None:
-            report.at(where_key, f"unknown permissions key {key!r}; ignored", "warning", key=True)
+            report.at(
+                where_key,
+                unrecognized_field(key, PERMISSION_KEYS, where="permissions"),
+                "warning",
+                key=True,
+            )
         elif close in ("deny", "ask"):
             report.at(
                 where_key,

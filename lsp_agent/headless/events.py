@@ -1,5 +1,7 @@
 """Turns a running session into ``run -p`` events: conversation messages as they are committed
-to the history, and tool status changes as they are emitted."""
+to the history (assistant messages with the API fields of the response that produced them),
+tool status changes as they are emitted, and with ``--include-partial-messages`` the model's
+raw stream events."""
 
 from __future__ import annotations
 
@@ -7,7 +9,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from lsp_agent.headless.render import Event, Renderer, message_event
+from lsp_agent.headless.render import Event, Renderer, message_event, stream_event
+from lsp_agent.headless.responses import ResponseLog
 from lsp_agent.model.types import Message, ToolResultBlock, ToolUseBlock
 from lsp_agent.protocol.events import ContextCompacted, SessionUpdate, ToolCall, ToolCallUpdate
 
@@ -27,12 +30,14 @@ class EventStream:
         session_id: str,
         history: Callable[[], tuple[Message, ...]],
         skip: int,
+        responses: ResponseLog | None = None,
     ) -> None:
         self._renderer = renderer
         self._session_id = session_id
         self._history = history
         self._next = skip
         self._start = skip
+        self._responses = responses
         self._tool_names: dict[str, str] = {}
         # Progress of a tool_use whose assistant message is not rendered yet waits for it, so
         # readers see the tool_use before its progress (as in Claude Code's stream).
@@ -59,12 +64,15 @@ class EventStream:
             )
         elif isinstance(update, ToolCallUpdate):
             refusal = (update.raw_output or {}).get("refusal")
-            if isinstance(refusal, dict) and refusal.get("kind") == "denied":
+            denied = isinstance(refusal, dict) and refusal.get("kind") == "denied"
+            if denied:
                 self._denied.add(update.tool_call_id)
             if update.status is not None or update.title is not None:
                 event = self._progress(
                     update.tool_call_id, status=update.status, title=update.title
                 )
+                if denied:
+                    event["denied"] = True
                 verification = (update.raw_output or {}).get("verification")
                 if isinstance(verification, dict):
                     event["verification"] = verification
@@ -74,8 +82,9 @@ class EventStream:
                     item.content.text for item in update.content if item.type == "content"
                 )
                 if text:
-                    event = self._progress(update.tool_call_id, status=None, title=None)
-                    event["output"] = text
+                    event = self._progress(
+                        update.tool_call_id, status=None, title=None, output=text
+                    )
                     self._send(event)
 
     def _send(self, event: Event) -> None:
@@ -84,20 +93,33 @@ class EventStream:
         else:
             self._held.append(event)
 
-    def _progress(self, tool_use_id: str, *, status: str | None, title: str | None) -> Event:
-        event: Event = {
+    def _progress(
+        self, tool_use_id: str, *, status: str | None, title: str | None, output: str | None = None
+    ) -> Event:
+        """Every ``tool_progress`` event has the same keys; ``status``, ``title`` and
+        ``output`` are ``null`` when this event does not change them."""
+        return {
             "type": "tool_progress",
             "tool_use_id": tool_use_id,
             "tool_name": self._tool_names.get(tool_use_id),
+            "status": status,
+            "title": title,
+            "output": output,
             "parent_tool_use_id": None,
             "session_id": self._session_id,
             "uuid": str(uuid.uuid4()),
         }
-        if status is not None:
-            event["status"] = status
-        if title is not None:
-            event["title"] = title
-        return event
+
+    def partial(self, raw: dict[str, Any]) -> None:
+        """One server-sent event of the model's answer (``--include-partial-messages``)."""
+        self._renderer.partial(stream_event(event=raw, session_id=self._session_id))
+
+    def begin_turn(self) -> None:
+        """A new prompt is about to be added: its user message is not echoed (it is the
+        input), and :meth:`new_messages` starts after it."""
+        self.flush()
+        self._next = len(self._history()) + 1
+        self._start = self._next
 
     def flush(self) -> None:
         """Render the history messages not rendered yet."""
@@ -105,9 +127,11 @@ class EventStream:
         while self._next < len(history):
             message = history[self._next]
             self._next += 1
-            self._renderer.message(
-                message_event(message=message.model_dump(mode="json"), session_id=self._session_id)
-            )
+            if message.role == "assistant" and self._responses is not None:
+                data = self._responses.message_fields(message)
+            else:
+                data = message.model_dump(mode="json")
+            self._renderer.message(message_event(message=data, session_id=self._session_id))
             self._rendered_uses.update(use.id for use in message.tool_uses())
         held, self._held = self._held, []
         for event in held:

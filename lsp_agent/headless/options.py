@@ -9,6 +9,9 @@ from typing import Literal
 OutputFormat = Literal["text", "json", "stream-json"]
 """``text``: the final answer; ``json``: one result object; ``stream-json``: JSON lines."""
 
+InputFormat = Literal["text", "stream-json"]
+"""``text``: the prompt; ``stream-json``: user messages as JSON lines on stdin."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class HeadlessOptions:
@@ -29,6 +32,12 @@ class HeadlessOptions:
     Sessions (Claude Code's flags): ``continue_session`` resumes the newest saved session of
     ``cwd``; ``resume`` a session by id (``""``: the newest); ``fork_session`` resumes into a
     new id; ``session_id`` names a new session; ``persist`` ``False`` writes no transcript.
+    ``append_system_prompt`` is added to the system prompt; ``system_prompt`` replaces the
+    built-in one. ``add_dirs`` are more roots of the session (absolute, existing).
+    ``input_format`` ``stream-json`` reads the user messages from stdin (``prompt`` may then be
+    empty); ``include_partial_messages`` adds the model's stream events to ``stream-json``.
+    ``permission_mode`` ``dontAsk`` is Claude Code's name for what a headless run does anyway:
+    whatever would ask is denied.
     """
 
     prompt: str
@@ -52,3 +61,8 @@ class HeadlessOptions:
     fork_session: bool = False
     session_id: str | None = None
     persist: bool = True
+    append_system_prompt: str | None = None
+    system_prompt: str | None = None
+    add_dirs: tuple[Path, ...] = ()
+    input_format: InputFormat = "text"
+    include_partial_messages: bool = False

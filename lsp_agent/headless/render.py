@@ -5,11 +5,17 @@ The event shapes follow Claude Code's ``-p`` output so tools written for it can 
 ``{"type": "system", "subtype": "init", ...}``
     first line of ``stream-json``: cwd, session id, tool names, model, permission mode.
 ``{"type": "assistant", "message": {...}}`` / ``{"type": "user", "message": {...}}``
-    each conversation message as the Messages API has it (``tool_use`` blocks in assistant
-    messages, ``tool_result`` blocks in user messages).
+    each conversation message as the Messages API has it: an assistant message is the API's
+    response (``id``, ``type``, ``role``, ``model``, ``content``, ``stop_reason``,
+    ``stop_sequence``, ``usage``), a user message carries the ``tool_result`` blocks.
+``{"type": "stream_event", "event": {...}}``
+    with ``--include-partial-messages``: each server-sent event of the model's answer
+    (``message_start``, ``content_block_delta``, ...), before the assistant message.
 ``{"type": "tool_progress", ...}``
-    a tool call changed status (``pending``, ``in_progress``, ``completed``, ``failed``) or
-    streamed output; our addition, named like the Agent SDK's tool progress message. The
+    a tool call changed status (``pending``, ``in_progress``, ``completed``, ``failed``;
+    ``denied: true`` when the permission engine refused it) or streamed output; always the
+    keys ``status``, ``title`` and ``output`` (``null`` when unchanged); our addition, named
+    like the Agent SDK's tool progress message. The
     verification of the run's edits (``--diagnostics``) is a ``verify_…`` call whose completed
     event carries the verdict as ``verification`` (docs/verification.md).
 ``{"type": "result", "subtype": ..., ...}``
@@ -45,6 +51,10 @@ class Renderer(Protocol):
         """A ``tool_progress`` event."""
         ...
 
+    def partial(self, event: Event) -> None:
+        """A ``stream_event`` (``--include-partial-messages``)."""
+        ...
+
     def result(self, event: Event) -> None:
         """The final ``result`` event."""
         ...
@@ -60,9 +70,10 @@ def init_event(
     api_key_source: str,
     version: str,
     mcp_servers: list[dict[str, str]] | None = None,
+    slash_commands: list[str] | None = None,
 ) -> Event:
     """The ``system/init`` event (Claude Code's field names); ``mcp_servers`` holds
-    ``{"name", "status"}`` per configured MCP server."""
+    ``{"name", "status"}`` per configured MCP server, ``slash_commands`` the command names."""
     return {
         "type": "system",
         "subtype": "init",
@@ -73,6 +84,8 @@ def init_event(
         "model": model,
         "permissionMode": permission_mode,
         "apiKeySource": api_key_source,
+        "slash_commands": slash_commands or [],
+        "output_style": "default",
         "lsp_agent_version": version,
         "uuid": str(uuid.uuid4()),
     }
@@ -93,6 +106,17 @@ def message_event(*, message: dict[str, Any], session_id: str) -> Event:
     }
 
 
+def stream_event(*, event: dict[str, Any], session_id: str) -> Event:
+    """A ``stream_event`` wrapping one raw server-sent event of the Messages API."""
+    return {
+        "type": "stream_event",
+        "event": event,
+        "parent_tool_use_id": None,
+        "session_id": session_id,
+        "uuid": str(uuid.uuid4()),
+    }
+
+
 def result_event(
     *,
     outcome: Outcome,
@@ -102,15 +126,17 @@ def result_event(
     duration_ms: int,
     duration_api_ms: int,
     usage: dict[str, int],
-    stop_reason: str,
+    stop_reason: str | None,
     permission_denials: list[dict[str, Any]],
 ) -> Event:
     """The final ``result`` event.
 
     ``result`` is the text of the last assistant message; ``num_turns`` the number of model
     responses in this run; durations are wall-clock milliseconds (``duration_api_ms``: time
-    spent waiting on the model); ``usage`` sums the token counts of every response. ``errors``
-    (Claude Code's field) lists the error message when the run failed.
+    spent waiting on the model's answers); ``usage`` sums the token counts of every response;
+    ``stop_reason`` is the API's stop reason of the last response (``None`` when the turn got
+    none, e.g. the endpoint was unreachable). ``errors`` (Claude Code's field) lists the error
+    message when the run failed.
     """
     event: Event = {
         "type": "result",
@@ -157,6 +183,10 @@ class StreamJsonRenderer:
         """Write a progress line."""
         self._write(event)
 
+    def partial(self, event: Event) -> None:
+        """Write a stream event line."""
+        self._write(event)
+
     def result(self, event: Event) -> None:
         """Write the result line."""
         self._write(event)
@@ -179,6 +209,9 @@ class JsonRenderer:
         """Progress goes to stderr with ``--verbose``."""
         if self._progress is not None:
             self._progress.show(event)
+
+    def partial(self, event: Event) -> None:
+        """Nothing: stream events exist only in ``stream-json``."""
 
     def result(self, event: Event) -> None:
         """Print the result object."""
@@ -206,15 +239,46 @@ class TextRenderer:
         if self._progress is not None:
             self._progress.show(event)
 
+    def partial(self, event: Event) -> None:
+        """Nothing: stream events exist only in ``stream-json``."""
+
     def result(self, event: Event) -> None:
-        """Print the final text; on failure also the error on stderr."""
+        """Print the final text; on stderr the tool calls that were denied and, on failure,
+        the error."""
         text = str(event.get("result") or "")
         if text:
             self._out.write(text if text.endswith("\n") else text + "\n")
             self._out.flush()
+        for line in denial_lines(event.get("permission_denials") or []):
+            self._err.write(line + "\n")
         for error in event.get("errors", []):
             self._err.write(f"lsp-agent: {error}\n")
-            self._err.flush()
+        self._err.flush()
+
+
+def denial_lines(denials: list[dict[str, Any]]) -> list[str]:
+    """What text mode says on stderr about the denied tool calls (none: nothing)."""
+    if not denials:
+        return []
+    lines = [
+        f"lsp-agent: {len(denials)} tool call{'' if len(denials) == 1 else 's'} denied "
+        "(a non-interactive run cannot ask; allow with --allowedTools or --permission-mode):"
+    ]
+    for denial in denials:
+        lines.append(f"  denied: {_describe_call(denial)}")
+    return lines
+
+
+def _describe_call(denial: dict[str, Any]) -> str:
+    name = str(denial.get("tool_name") or "tool")
+    raw = denial.get("tool_input")
+    tool_input: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    for key in ("command", "file_path", "path", "pattern", "url"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            shown = value if len(value) <= 120 else value[:119] + "…"
+            return f"{name}({shown})"
+    return name
 
 
 class _ProgressLines:
@@ -233,6 +297,8 @@ class _ProgressLines:
         if status not in ("in_progress", "completed", "failed"):
             return
         title = self._titles.get(tool_id) or event.get("tool_name") or tool_id
+        if event.get("denied"):
+            status = "denied"
         self._err.write(f"[tool] {title} … {status}\n")
         self._err.flush()
 

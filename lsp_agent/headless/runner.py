@@ -20,11 +20,12 @@ import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lsp_agent import __version__
 from lsp_agent.headless.exit_codes import ExitCode, Outcome, classify
+from lsp_agent.headless.input import InputError, prompts
 from lsp_agent.headless.options import HeadlessOptions
 from lsp_agent.headless.render import init_event, make_renderer, result_event
 
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from lsp_agent.headless.diagnostics import HeadlessDiagnostics
     from lsp_agent.mcp.service import McpService
     from lsp_agent.model.base import Model
-    from lsp_agent.model.types import ModelRequest, ModelStreamEvent
     from lsp_agent.protocol.permissions import PermissionMode
     from lsp_agent.sessions.manager import Session, SessionManager
 
@@ -71,56 +71,41 @@ def api_key_source(environ: Mapping[str, str]) -> str:
     return "none"
 
 
-class TimedModel:
-    """Wraps a model and adds up the wall time spent streaming its answers (ms)."""
-
-    def __init__(self, inner: Model) -> None:
-        self.inner = inner
-        self.api_ms = 0.0
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        """The inner model's stream, timed."""
-        start = time.perf_counter()
-        try:
-            async for event in self.inner.stream(request):
-                yield event
-        finally:
-            self.api_ms += (time.perf_counter() - start) * 1000
-
-    async def aclose(self) -> None:
-        """Close the inner model's connections, if it holds any."""
-        closer = getattr(self.inner, "aclose", None)
-        if closer is not None:
-            await closer()
-
-
 def run_headless(
     options: HeadlessOptions,
     *,
     out: TextIO | None = None,
     err: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
+    inp: TextIO | None = None,
 ) -> int:
     """Run one prompt; returns the exit code (see :mod:`lsp_agent.headless.exit_codes`).
 
-    ``out``/``err`` default to ``sys.stdout``/``sys.stderr``; ``environ`` (default
-    ``os.environ``) supplies ``ANTHROPIC_*`` and ``LSP_AGENT_MAX_RETRIES``.
+    ``out``/``err``/``inp`` default to ``sys.stdout``/``sys.stderr``/``sys.stdin`` (``inp``
+    is read only with ``--input-format stream-json``); ``environ`` (default ``os.environ``)
+    supplies ``ANTHROPIC_*`` and ``LSP_AGENT_MAX_RETRIES``.
     """
+    inp = inp if inp is not None else sys.stdin
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     env = os.environ if environ is None else environ
     logging.basicConfig(
-        level=logging.DEBUG if options.verbose else logging.WARNING,
-        stream=err,
-        format="%(levelname)s %(name)s: %(message)s",
+        level=logging.WARNING, stream=err, format="%(levelname)s %(name)s: %(message)s"
     )
+    if options.verbose:
+        # Our own decisions (permissions, tools, settings) are readable; the SDK's and the HTTP
+        # client's debug logs (the whole request, about 10 KB each) stay out: each request is
+        # one [model] line instead (lsp_agent.headless.responses).
+        logging.getLogger("lsp_agent").setLevel(logging.INFO)
     try:
         retries = max_retries_from(env)
     except ValueError as exc:
         err.write(f"lsp-agent: error: {exc}\n")
         return ExitCode.USAGE
     try:
-        return asyncio.run(_run(options, out=out, err=err, environ=env, max_retries=retries))
+        return asyncio.run(
+            _run(options, out=out, err=err, inp=inp, environ=env, max_retries=retries)
+        )
     except KeyboardInterrupt:
         err.write("lsp-agent: interrupted\n")
         return ExitCode.INTERRUPTED
@@ -131,12 +116,14 @@ async def _run(
     *,
     out: TextIO,
     err: TextIO,
+    inp: TextIO,
     environ: Mapping[str, str],
     max_retries: int,
 ) -> int:
     from lsp_agent.agent.env import DEFAULT_MAX_MODEL_REQUESTS, AgentConfig
     from lsp_agent.headless.events import EventStream
     from lsp_agent.headless.host import HeadlessHost, refuse_unattended
+    from lsp_agent.headless.responses import ResponseLog, TimedModel
     from lsp_agent.model.anthropic import AnthropicModel, apply_settings_env, resolve_model_name
     from lsp_agent.protocol.prompt import PromptText
     from lsp_agent.sessions.compose import build_sessions
@@ -166,7 +153,11 @@ async def _run(
     model_name = resolve_model_name(
         options.model or environ.get("ANTHROPIC_MODEL") or settings.loaded.model(), environ
     )
-    mode: PermissionMode | None = options.permission_mode  # type: ignore[assignment]
+    # dontAsk (Claude Code: deny whatever is not pre-approved) is what an unattended session
+    # does in default mode: asks become denials.
+    requested_mode = options.permission_mode
+    engine_mode = "default" if requested_mode == "dontAsk" else requested_mode
+    mode: PermissionMode | None = engine_mode  # type: ignore[assignment]
     config = AgentConfig(
         model=model_name,
         allowed_tools=options.allowed_tools,
@@ -174,27 +165,32 @@ async def _run(
         max_turns=options.max_turns or DEFAULT_MAX_MODEL_REQUESTS,
         unattended=refuse_unattended,
         persist=options.persist,
+        append_system_prompt=options.append_system_prompt,
+        system_prompt=options.system_prompt,
     )
     if diagnostics is not None:
         config = diagnostics.agent_config(config)
     models: list[TimedModel] = []
+    responses = ResponseLog(model=model_name)
+    stream: EventStream | None = None
 
     def on_switch(primary: str, fallback: str, error: Exception) -> None:
         err.write(f"lsp-agent: {primary} is overloaded ({error}); using {fallback} instead\n")
 
     def model_factory() -> TimedModel:
         # The settings' env names the timeouts too, and beats the environment (Claude Code).
-        inner: Model = AnthropicModel.from_env(environ, max_retries=max_retries)
-        apply_settings_env(inner, settings.env())
+        anthropic_model = AnthropicModel.from_env(environ, max_retries=max_retries)
+        apply_settings_env(anthropic_model, settings.env())
+        if options.include_partial_messages:
+            anthropic_model.raw_events = lambda event: stream.partial(event) if stream else None
+        inner: Model = anthropic_model
         if options.fallback_model:
             from lsp_agent.model.fallback import FallbackModel
 
             inner = FallbackModel(inner=inner, fallback=options.fallback_model, on_switch=on_switch)
-        model = TimedModel(inner)
+        model = TimedModel(inner, log=responses, err=err, verbose=options.verbose)
         models.append(model)
         return model
-
-    stream: EventStream | None = None
 
     def on_update(session_id: str, update: Any) -> None:
         if stream is not None:
@@ -227,6 +223,7 @@ async def _run(
         session_id=session.id,
         history=lambda: session.history,
         skip=len(session.history) + 1,
+        responses=responses,
     )
     renderer.init(
         init_event(
@@ -234,19 +231,20 @@ async def _run(
             cwd=str(session.cwd),
             tools=[*session.tools.names(), *mcp_tools],
             model=model_name,
-            permission_mode=session.mode,
+            permission_mode="dontAsk" if requested_mode == "dontAsk" else session.mode,
             api_key_source=api_key_source(environ),
             version=__version__,
             mcp_servers=[
                 {"name": s["name"], "status": _INIT_STATUS.get(s["state"], s["state"])}
                 for s in mcp.statuses()
             ],
+            slash_commands=list(session.commands.names()),
         )
     )
 
     loop = asyncio.get_running_loop()
-    prompt_task = asyncio.ensure_future(session.prompt([PromptText(text=options.prompt)]))
     interrupts = 0
+    current: asyncio.Future[Any] | None = None
 
     def on_sigint() -> None:
         nonlocal interrupts
@@ -254,29 +252,80 @@ async def _run(
         if interrupts == 1:
             err.write("lsp-agent: interrupted; cancelling the turn (Ctrl-C again to quit now)\n")
             session.cancel()
-        else:
-            prompt_task.cancel()
+        elif current is not None:
+            current.cancel()
 
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, on_sigint)
-    stop_reason = "cancelled"
-    error: str | None = None
-    num_turns = 0
-    usage: dict[str, int] = {}
-    result_text = ""
+    code = ExitCode.OK
+    turn_started = started
     try:
-        result = await prompt_task
-        stop_reason = result.stop_reason
-        error = result.error
-        num_turns = result.requests
-        usage = result.usage.model_dump()
-        result_text = result.final_text or ""
-    except asyncio.CancelledError:
-        error = "interrupted: the turn was cancelled"
-    except Exception as exc:  # a bug must still end in a result object and exit code 1
-        log.debug("the turn failed", exc_info=True)
-        stop_reason = "end_turn"
-        error = f"internal error: {type(exc).__name__}: {exc}"
+        async for text in prompts(options, stdin=inp, err=err):
+            stream.begin_turn()
+            before = len(responses.responses)
+            api_before = responses.api_ms
+            stop_reason = "cancelled"
+            error: str | None = None
+            num_turns = 0
+            usage: dict[str, int] = {}
+            result_text = ""
+            current = asyncio.ensure_future(session.prompt([PromptText(text=text)]))
+            try:
+                result = await current
+                stop_reason = result.stop_reason
+                error = result.error
+                num_turns = result.requests
+                usage = result.usage.model_dump()
+                result_text = result.final_text or ""
+            except asyncio.CancelledError:
+                error = "interrupted: the turn was cancelled"
+            except Exception as exc:  # a bug must still end in a result object and exit 1
+                log.debug("the turn failed", exc_info=True)
+                error = f"internal error: {type(exc).__name__}: {exc}"
+            stream.finish()
+            outcome: Outcome = classify(
+                stop_reason=stop_reason,
+                error=error,
+                interrupted=interrupts > 0,
+                max_turns=options.max_turns or DEFAULT_MAX_MODEL_REQUESTS,
+            )
+            turn = responses.responses[before:]
+            renderer.result(
+                result_event(
+                    outcome=outcome,
+                    result=result_text or stream.last_assistant_text(),
+                    session_id=session.id,
+                    num_turns=num_turns,
+                    duration_ms=round((time.perf_counter() - turn_started) * 1000),
+                    duration_api_ms=round(responses.api_ms - api_before),
+                    usage=usage,
+                    # The API's stop reason of the turn's last response (Claude Code's field);
+                    # null when the turn failed before any response.
+                    stop_reason=turn[-1].stop_reason if turn else None,
+                    permission_denials=stream.permission_denials(),
+                )
+            )
+            code = outcome.exit_code
+            turn_started = time.perf_counter()
+            if interrupts:
+                break
+    except InputError as exc:
+        stream.finish()
+        outcome = classify(stop_reason="end_turn", error=str(exc), interrupted=False)
+        renderer.result(
+            result_event(
+                outcome=outcome,
+                result="",
+                session_id=session.id,
+                num_turns=0,
+                duration_ms=round((time.perf_counter() - turn_started) * 1000),
+                duration_api_ms=0,
+                usage={},
+                stop_reason=None,
+                permission_denials=[],
+            )
+        )
+        code = ExitCode.USAGE
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
@@ -296,27 +345,7 @@ async def _run(
             await mcp.aclose()  # MCP servers, bounded
         except Exception:
             log.debug("stopping the MCP servers failed", exc_info=True)
-    stream.finish()
-    outcome: Outcome = classify(
-        stop_reason=stop_reason,
-        error=error,
-        interrupted=interrupts > 0,
-        max_turns=options.max_turns or DEFAULT_MAX_MODEL_REQUESTS,
-    )
-    renderer.result(
-        result_event(
-            outcome=outcome,
-            result=result_text or stream.last_assistant_text(),
-            session_id=session.id,
-            num_turns=num_turns,
-            duration_ms=round((time.perf_counter() - started) * 1000),
-            duration_api_ms=round(sum(m.api_ms for m in models)),
-            usage=usage,
-            stop_reason=stop_reason,
-            permission_denials=stream.permission_denials(),
-        )
-    )
-    return int(outcome.exit_code)
+    return int(code)
 
 
 def _open_session(
@@ -334,7 +363,12 @@ def _open_session(
         )
         if taken:
             raise SessionError(f"session id {options.session_id!r} is already in use")
-        return manager.new(cwd=options.cwd, mode=mode, session_id=options.session_id)
+        return manager.new(
+            cwd=options.cwd,
+            mode=mode,
+            session_id=options.session_id,
+            additional_directories=options.add_dirs,
+        )
     target = options.resume or ""
     if not target:
         saved = saved_sessions(manager, cwd=options.cwd)

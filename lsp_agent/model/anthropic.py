@@ -39,7 +39,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -316,18 +316,24 @@ def _stop_reason(value: str | None) -> StopReason | None:
 class _Accumulator:
     """Turns raw SSE events into our stream events and the final response."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, observer: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.observer = observer
+        """Gets every server-sent event as JSON (``AnthropicModel.raw_events``)."""
         self.blocks: dict[int, _Block] = {}  # by API index; skipped blocks are absent
         self.order: list[_Block] = []
         self.model = ""
+        self.message_id = ""
         self.stop_reason: str | None = None
         self.usage: dict[str, int] = {}
         self.finished = False
         self.tool_ids: set[str] = set()
 
     def feed(self, event: RawMessageStreamEvent) -> list[ModelStreamEvent]:
+        if self.observer is not None:
+            self.observer(event.model_dump(mode="json", exclude_none=True))
         if event.type == "message_start":
             self.model = event.message.model
+            self.message_id = event.message.id or ""
             u = event.message.usage
             self.usage = {
                 "input_tokens": u.input_tokens,
@@ -400,6 +406,7 @@ class _Accumulator:
             stop_reason=_stop_reason(self.stop_reason),
             usage=Usage(**self.usage),
             model=self.model,
+            id=self.message_id,
         )
 
 
@@ -489,6 +496,9 @@ class AnthropicModel:
         self._environ = environ
         self._api_key = api_key or None
         self._auth_token = auth_token or None
+        self.raw_events: Callable[[dict[str, Any]], None] | None = None
+        """Called with every server-sent event as JSON (``lsp-agent -p
+        --include-partial-messages``); ``None``: not observed."""
         self._base_url = base_url or None
         self._max_retries = max_retries
         self._timeout_s = timeout_s
@@ -644,7 +654,7 @@ class AnthropicModel:
         if wants_1m_context(request.model):
             params["extra_headers"] = {"anthropic-beta": CONTEXT_1M_BETA}
         size = _refuse_oversized(params, self.endpoint)
-        accumulator = _Accumulator()
+        accumulator = _Accumulator(observer=self.raw_events)
         try:
             raw = await client.messages.create(**params, stream=True)
             async with raw:

@@ -126,6 +126,8 @@ class AssistantResponse(BaseModel):
     stop_reason: StopReason | None
     usage: Usage = Usage()
     model: str = ""
+    id: str = ""
+    """The Messages API's message id (``msg_…``); empty when the endpoint sent none."""
 
     def message(self) -> Message:
         """The response as an assistant :class:`Message`."""

@@ -339,7 +339,11 @@ class Session:
         text = self.memory.text()
         self._announce(self.memory.loaded.files)
         return system_prompt(
-            cwd=self.cwd, roots=self.roots, append=self.config.append_system_prompt, memory=text
+            cwd=self.cwd,
+            roots=self.roots,
+            append=self.config.append_system_prompt,
+            memory=text,
+            replace=self.config.system_prompt,
         )
 
     def _instructions(self, uses: tuple[tuple[str, dict[str, Any]], ...]) -> str | None:
@@ -531,7 +535,7 @@ class SessionManager:
         roots = tuple(
             dict.fromkeys([cwd.resolve(), *(d.resolve() for d in additional_directories)])
         )
-        session_id = session_id or uuid.uuid4().hex
+        session_id = session_id or str(uuid.uuid4())  # Claude Code's session ids are UUIDs
         cwd = cwd.resolve()
         store = self.settings(cwd) if self.settings is not None else None
         settings_mode = store.loaded.default_mode() if store is not None else None
@@ -589,7 +593,12 @@ class SessionManager:
             permissions=permissions,
             workspace=Workspace(host=self.host, roots=roots),
             tools=self.tools_factory(),
-            system=system_prompt(cwd=cwd, roots=roots, append=self.config.append_system_prompt),
+            system=system_prompt(
+                cwd=cwd,
+                roots=roots,
+                append=self.config.append_system_prompt,
+                replace=self.config.system_prompt,
+            ),
             settings=store,
             hooks=hooks,
             mcp=self.mcp(cwd) if self.mcp is not None else None,

@@ -79,10 +79,12 @@ def run_cli(
     cwd: Path,
     env: dict[str, str] | None = None,
     extra_env: dict[str, str] | None = None,
+    stdin_text: str | None = None,
 ) -> Run:
     """Run ``python -m lsp_agent ARGS`` in ``cwd`` against ``scenario`` (``{{cwd}}`` is
     ``cwd``); the server is stopped afterwards and returned for inspection. ``extra_env`` is
-    added to the default environment."""
+    added to the default environment. ``stdin_text`` is piped to the process (default: stdin
+    is ``/dev/null``)."""
     server = ScriptedServerThread(scenario=scenario, variables={"cwd": str(cwd)})
     base_url = server.start()
     try:
@@ -93,7 +95,8 @@ def run_cli(
             capture_output=True,
             text=True,
             timeout=RUN_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
+            input=stdin_text,
+            stdin=subprocess.DEVNULL if stdin_text is None else None,
             check=False,
         )
     finally:

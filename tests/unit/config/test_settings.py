@@ -528,3 +528,23 @@ def test_managed_path_per_platform() -> None:
     assert managed_settings_path("linux") == Path("/etc/claude-code/managed-settings.json")
     assert "ClaudeCode" in str(managed_settings_path("darwin"))
     assert "ClaudeCode" in str(managed_settings_path("win32"))
+
+
+def test_misspelled_keys_are_reported_as_unrecognized_fields(env: Env) -> None:
+    text = (
+        '{"permisions": {"allow": ["Bash(make)"]}, "statusLine": {"type": "command"},\n'
+        ' "permissions": {"defaultMod": "acceptEdits"}, "modle": "x"}'
+    )
+    write(env.project, text)
+    problems = {p.message: p for p in env.store().loaded.problems if p.path == env.project}
+    top = problems["unrecognized field 'permisions' (did you mean 'permissions'?); ignored"]
+    assert top.severity == "warning"
+    assert top.start == (0, 1) and top.end == (0, len('{"permisions"'))
+    inner = "unrecognized field 'defaultMod' in permissions (did you mean 'defaultMode'?); ignored"
+    assert problems[inner].severity == "warning"
+    assert "unrecognized field 'modle' (did you mean 'model'?); ignored" in problems
+    # Claude Code's own keys are not misspellings.
+    assert not any("statusLine" in m for m in problems)
+    assert top.log_line().endswith(
+        ":1:2: warning: unrecognized field 'permisions' (did you mean 'permissions'?); ignored"
+    )

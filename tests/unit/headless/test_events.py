@@ -44,7 +44,7 @@ def make(history: list[Message]) -> tuple[EventStream, Recorder]:
 
 
 def kinds(recorder: Recorder) -> list[str]:
-    return [e["type"] + (f":{e['status']}" if "status" in e else "") for e in recorder.events]
+    return [e["type"] + (f":{e['status']}" if e.get("status") else "") for e in recorder.events]
 
 
 def test_progress_waits_for_its_tool_use_message() -> None:

@@ -1,0 +1,150 @@
+"""The model requests of one headless run: timing, the ``--verbose`` line of each, and the API
+fields Claude Code's stream puts in every ``assistant`` message.
+
+:class:`TimedModel` wraps the session's model. Each request is numbered; when it ends, a
+``[model]`` line goes to stderr with ``--verbose`` (status, stop reason, tokens, ms), its time is
+added to ``duration_api_ms`` (only requests that got an answer: a request that never reached an
+endpoint took no API time), and its :class:`~lsp_agent.model.types.AssistantResponse` is kept so
+that :meth:`ResponseLog.message_fields` can give the assistant message its ``id``, ``model``,
+``stop_reason`` and ``usage``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TextIO
+
+from lsp_agent.model.types import AssistantResponse, ResponseDone
+
+if TYPE_CHECKING:
+    from lsp_agent.model.base import Model
+    from lsp_agent.model.types import Message, ModelRequest, ModelStreamEvent
+
+
+@dataclass(kw_only=True)
+class ResponseLog:
+    """Every response of the run, in order, and the API time (ms)."""
+
+    model: str
+    responses: list[AssistantResponse] = field(default_factory=list)
+    api_ms: float = 0.0
+    requests: int = 0
+    _used: set[int] = field(default_factory=set)
+
+    def last_stop_reason(self) -> str | None:
+        """The API stop reason of the last response (``None``: no response at all)."""
+        return self.responses[-1].stop_reason if self.responses else None
+
+    def message_fields(self, message: Message) -> dict[str, Any]:
+        """An assistant message as the Messages API returned it: ``id``, ``type``, ``role``,
+        ``model``, ``content``, ``stop_reason``, ``stop_sequence``, ``usage``. The response is
+        the first unused one with the same content; a message no response produced (a
+        compaction summary, a cancelled turn's stub) gets a fresh id and no usage."""
+        content = [block.model_dump(mode="json") for block in message.content]
+        response = self._match(message)
+        if response is None:
+            return {
+                "id": f"msg_{uuid.uuid4().hex[:24]}",
+                "type": "message",
+                "role": "assistant",
+                "model": self.model,
+                "content": content,
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": None,
+            }
+        return {
+            "id": response.id or f"msg_{uuid.uuid4().hex[:24]}",
+            "type": "message",
+            "role": "assistant",
+            "model": response.model or self.model,
+            "content": content,
+            "stop_reason": response.stop_reason,
+            "stop_sequence": None,
+            "usage": response.usage.model_dump(),
+        }
+
+    def _match(self, message: Message) -> AssistantResponse | None:
+        uses = [u.id for u in message.tool_uses()]
+        fallback: int | None = None
+        for index, response in enumerate(self.responses):
+            if index in self._used:
+                continue
+            if response.content == message.content:
+                self._used.add(index)
+                return response
+            response_uses = [u.id for u in response.message().tool_uses()]
+            if fallback is None and uses and response_uses == uses:
+                fallback = index
+        if fallback is not None:
+            self._used.add(fallback)
+            return self.responses[fallback]
+        return None
+
+
+class TimedModel:
+    """Wraps a model: records each response in ``log`` and, with ``verbose``, writes one
+    ``[model]`` line per request to ``err``."""
+
+    def __init__(self, inner: Model, *, log: ResponseLog, err: TextIO, verbose: bool) -> None:
+        self.inner = inner
+        self._log = log
+        self._err = err
+        self._verbose = verbose
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
+        """The inner model's stream, timed and recorded."""
+        self._log.requests += 1
+        number = self._log.requests
+        start = time.perf_counter()
+        answered = False
+        response: AssistantResponse | None = None
+        failure: str | None = None
+        try:
+            async for event in self.inner.stream(request):
+                answered = True
+                if isinstance(event, ResponseDone):
+                    response = event.response
+                yield event
+        except BaseException as exc:
+            failure = str(exc) or type(exc).__name__
+            raise
+        finally:
+            elapsed = (time.perf_counter() - start) * 1000
+            if answered:
+                self._log.api_ms += elapsed
+            if response is not None:
+                self._log.responses.append(response)
+            if self._verbose:
+                self._err.write(_request_line(number, request, response, failure, elapsed))
+                self._err.flush()
+
+    async def aclose(self) -> None:
+        """Close the inner model's connections, if it holds any."""
+        closer = getattr(self.inner, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+def _request_line(
+    number: int,
+    request: ModelRequest,
+    response: AssistantResponse | None,
+    failure: str | None,
+    elapsed_ms: float,
+) -> str:
+    """``[model] #2 claude-…: 200 tool_use · 1,234 in (0 cached) / 56 out tokens · 812 ms``."""
+    head = f"[model] #{number} {request.model}:"
+    if response is not None:
+        usage = response.usage
+        cached = usage.cache_read_input_tokens
+        return (
+            f"{head} 200 {response.stop_reason or 'no stop reason'} · "
+            f"{usage.context_tokens:,} in ({cached:,} cached) / {usage.output_tokens:,} out "
+            f"tokens · {elapsed_ms:,.0f} ms\n"
+        )
+    reason = failure or "the stream ended early"
+    return f"{head} failed after {elapsed_ms:,.0f} ms: {reason}\n"
