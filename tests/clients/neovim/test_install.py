@@ -71,6 +71,7 @@ def test_plain_package_install(nvim: Path, tmp_path: Path) -> None:
             "AgentMode",
             "AgentResume",
             "AgentReview",
+            "AgentRewind",
             "AgentSessions",
             "AgentTrust",
         ],
