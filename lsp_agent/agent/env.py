@@ -1,6 +1,7 @@
 """What one turn needs, in one place: :class:`AgentConfig` (the server's agent settings) and
 :class:`TurnEnv` (the model, the session's tools, permission engine and hooks, and the
-:class:`~lsp_agent.tools.base.ToolContext` every tool call gets).
+:class:`~lsp_agent.tools.base.ToolContext` every tool call gets), and :class:`ExecutorEnv`, the
+part of it the tool executor reads.
 
 The loop and the executor read everything from a :class:`TurnEnv` handed to them as a
 parameter; nothing reaches them through context variables or attribute discovery.
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsp_agent.agent.executor import ExecutorEnv, Unattended
 from lsp_agent.context.engine import ContextEngine
 from lsp_agent.diagnostics.config import VerifyConfig
 from lsp_agent.hooks.runner import HookRunner
@@ -22,7 +22,7 @@ from lsp_agent.model.base import Model
 from lsp_agent.model.limits import DEFAULT_MODEL
 from lsp_agent.model.types import Message
 from lsp_agent.permissions.engine import PermissionEngine
-from lsp_agent.protocol.permissions import PermissionMode
+from lsp_agent.protocol.permissions import PermissionMode, PermissionRequest, Refusal
 from lsp_agent.tools.base import ToolContext
 from lsp_agent.tools.registry import ToolRegistry
 
@@ -34,6 +34,28 @@ DEFAULT_MAX_MODEL_REQUESTS = 200
 """The per-prompt cap on model requests when a door sets none: generous for real work, but no
 loop of any kind (a fix loop against diagnostics that never settle, a model that never stops
 calling tools) runs unbounded."""
+
+
+Unattended = Callable[[str, PermissionRequest], Refusal]
+"""A door's answer when nobody can answer a permission prompt (a non-interactive run): given
+the tool's name and the request, the refusal in the door's own words. The prompt is then
+never shown (and no Notification hook runs)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExecutorEnv:
+    """What the executor needs: the turn's tools, the session's permission engine and hooks,
+    the context every call gets (session id, workspace and host, diagnostics, emit), and the
+    door's :data:`Unattended` answer when nobody can answer a prompt."""
+
+    tools: ToolRegistry
+    permissions: PermissionEngine
+    ctx: ToolContext
+    hooks: HookRunner | None = None
+    unattended: Unattended | None = None
+    results_dir: Path | None = None
+    """The session's folder: oversized tool results are saved under it (``None``: they are
+    only cut to their head and tail)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,38 +9,41 @@ result, written into ``results`` as soon as it is known, so a cancelled turn can
 the ones that finished. A call refused before it ran
 (:class:`~lsp_agent.protocol.permissions.Refusal`) gets the refusal rendered by
 :func:`refusal_text` as its result, and the refusal itself as ``rawOutput.refusal`` of its
-final ``tool_call_update``.
+final ``tool_call_update``. Whether a call may run, and what the user's answer to a prompt
+changes, is decided in :mod:`.approval`; what the executor reads is
+:class:`~lsp_agent.agent.env.ExecutorEnv`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import difflib
 import logging
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pydantic
 
+from lsp_agent.agent.approval import authorize, prepare_behind_rules, with_user_edits
+from lsp_agent.agent.env import ExecutorEnv, Unattended
 from lsp_agent.context.budgets import budget_for, fit, head_tail, result_path, spill
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
-from lsp_agent.permissions.engine import Decision, PermissionEngine
-from lsp_agent.protocol.events import (
-    ContentItem,
-    DiffItem,
-    TextContent,
-    ToolCall,
-    ToolCallUpdate,
-)
-from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse, Refusal
-from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolOutput
-from lsp_agent.tools.diffing import unified_diff
+from lsp_agent.protocol.events import ContentItem, TextContent, ToolCallUpdate
+from lsp_agent.protocol.permissions import Refusal
+from lsp_agent.tools.base import Prepared, Tool, ToolError, ToolOutput
 from lsp_agent.tools.registry import ToolRegistry
+
+__all__ = [
+    "INVALID_JSON_KEY",
+    "PROGRESS_TAIL_CHARS",
+    "ExecutorEnv",
+    "Unattended",
+    "execute_tool_uses",
+    "refusal_text",
+]
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +52,6 @@ PROGRESS_TAIL_CHARS = 8000
 
 INVALID_JSON_KEY = "__invalid_json__"
 """Key the model client uses for tool input that was not valid JSON."""
-
-
-Unattended = Callable[[str, PermissionRequest], Refusal]
-"""A door's answer when nobody can answer a permission prompt (a non-interactive run): given
-the tool's name and the request, the refusal in the door's own words. The prompt is then
-never shown (and no Notification hook runs)."""
 
 
 def refusal_text(refusal: Refusal) -> str:
@@ -67,22 +64,6 @@ def refusal_text(refusal: Refusal) -> str:
         return f"Blocked by a PreToolUse hook: {refusal.reason}"
     text = "The user rejected this tool call; it did not run."
     return f"{text} The user said: {refusal.reason}" if refusal.reason else text
-
-
-@dataclass(frozen=True, kw_only=True)
-class ExecutorEnv:
-    """What the executor needs: the turn's tools, the session's permission engine and hooks,
-    the context every call gets (session id, workspace and host, diagnostics, emit), and the
-    door's :data:`Unattended` answer when nobody can answer a prompt."""
-
-    tools: ToolRegistry
-    permissions: PermissionEngine
-    ctx: ToolContext
-    hooks: HookRunner | None = None
-    unattended: Unattended | None = None
-    results_dir: Path | None = None
-    """The session's folder: oversized tool results are saved under it (``None``: they are
-    only cut to their head and tail)."""
 
 
 def _error(block: ToolUseBlock, text: str) -> ToolResultBlock:
@@ -207,7 +188,7 @@ async def _attempt(
                     f"{_validation_text(exc)}",
                 )
             raw_input = pre.updated_input
-    prepared = await _prepare_behind_rules(block, tool, inp, env=env, raw_input=raw_input, hook=pre)
+    prepared = await prepare_behind_rules(block, tool, inp, env=env, raw_input=raw_input, hook=pre)
     if not isinstance(prepared, Prepared):
         return prepared
     env.ctx.emit(
@@ -218,10 +199,10 @@ async def _attempt(
             locations=prepared.locations or None,
         )
     )
-    verdict = await _authorize(block, tool, prepared, env=env, raw_input=raw_input, hook=pre)
+    verdict = await authorize(block, tool, prepared, env=env, raw_input=raw_input, hook=pre)
     if isinstance(verdict, Refusal):
         return verdict
-    prepared, note = _with_user_edits(prepared, verdict)
+    prepared, note = with_user_edits(prepared, verdict)
     env.ctx.emit(ToolCallUpdate(tool_call_id=block.id, status="in_progress"))
     ran.add(block.id)
     output = _within_budget(tool, block, await _call(tool, inp, prepared, block, env=env), env)
@@ -342,68 +323,6 @@ def _within_budget(
     return dataclasses.replace(output, text=fitted.text)
 
 
-def _with_user_edits(
-    prepared: Prepared[Any], answer: PermissionResponse | None
-) -> tuple[Prepared[Any], str | None]:
-    """Apply the user's own version of the proposed files (per-hunk review, edited proposal)
-    and a note for the model saying what the user changed; feedback text is passed on too."""
-    if answer is None:
-        return prepared, None
-    notes: list[str] = []
-    edited = answer.edited_text or {}
-    changes = []
-    for change in prepared.changes:
-        mine = edited.get(str(change.path))
-        if mine is None or mine == change.new_text:
-            changes.append(change)
-            continue
-        changes.append(dataclasses.replace(change, new_text=mine))
-        diff = "".join(
-            difflib.unified_diff(
-                change.new_text.splitlines(keepends=True),
-                mine.splitlines(keepends=True),
-                fromfile=f"{change.path} (your proposal)",
-                tofile=f"{change.path} (what the user accepted)",
-            )
-        )
-        notes.append(
-            f"The user changed your proposal for {change.path} before accepting it; the file "
-            f"now holds their version. Differences from your proposal:\n{diff}"
-        )
-    if answer.feedback:
-        notes.append(f"The user said: {answer.feedback}")
-    if not notes:
-        return prepared, None
-    # The card shows what is applied (the accepted hunks), not the proposal.
-    accepted = {str(c.path): c.new_text for c in changes}
-    content = tuple(
-        _accepted_diff(item, accepted[item.path])
-        if isinstance(item, DiffItem) and item.path in accepted
-        else item
-        for item in prepared.content
-    )
-    return (
-        dataclasses.replace(prepared, changes=tuple(changes), content=content),
-        "\n".join(notes),
-    )
-
-
-def _accepted_diff(item: DiffItem, new_text: str) -> DiffItem:
-    """``item`` showing ``new_text`` (the text the user accepted) instead of the proposal."""
-    if new_text == item.new_text:
-        return item
-    header = (item.unified_diff or "").split("\n", 1)[0]
-    label = header.removeprefix("--- ") if header.startswith("--- ") else Path(item.path).name
-    if label == "/dev/null":
-        label = Path(item.path).name
-    return item.model_copy(
-        update={
-            "new_text": new_text,
-            "unified_diff": unified_diff(item.old_text, new_text, label=label),
-        }
-    )
-
-
 def _show_hook_notes(block: ToolUseBlock, outcome: HookOutcome, *, env: ExecutorEnv) -> None:
     """Hook messages and errors are for the user: shown on the tool call they concern."""
     notes = [*outcome.messages, *outcome.errors]
@@ -445,164 +364,6 @@ async def _post_hooks(
     if not extra:
         return output
     return dataclasses.replace(output, text="\n\n".join([output.text, *extra]))
-
-
-def _combine_with_hook(decision: Decision, hook: HookOutcome | None) -> Decision:
-    """A hook's "ask" turns an allow into an ask; its "allow" only skips the default ask, never
-    a deny, an ask rule, the sandbox or an unanalysable command (``Decision.hard``)."""
-    if hook is None or hook.permission is None or decision.behavior == "deny":
-        return decision
-    why = hook.permission_reason or "a PreToolUse hook"
-    if hook.permission == "ask" and decision.behavior == "allow":
-        return Decision(behavior="ask", reason=f"a PreToolUse hook asks: {why}", source="hook")
-    if hook.permission == "allow" and decision.behavior == "ask" and not decision.hard:
-        return Decision(
-            behavior="allow", reason=f"allowed by a PreToolUse hook: {why}", source="hook"
-        )
-    return decision
-
-
-async def _prepare_behind_rules(
-    block: ToolUseBlock,
-    tool: Tool[Any, Any],
-    inp: Any,
-    *,
-    env: ExecutorEnv,
-    raw_input: dict[str, Any],
-    hook: HookOutcome | None,
-) -> Prepared[Any] | ToolResultBlock | Refusal:
-    """``prepare`` the call, with deny/ask rules and the path sandbox decided first on the
-    paths the input names (:meth:`Tool.target_paths`): a denied path is refused before any
-    check could reveal whether it exists, is a file or was read; when the rules ask and
-    ``prepare`` fails, the user is asked before the model learns why it failed."""
-    targets = tool.target_paths(inp, env.ctx)
-    early: Decision | None = None
-    if targets is not None:
-        early = _decision(tool, targets, env=env, raw_input=raw_input, hook=hook)
-        if early.behavior == "deny":
-            return Refusal(kind="denied", reason=early.reason, rule=early.rule, source=early.source)
-    try:
-        return await tool.prepare(inp, env.ctx)
-    except ToolError as exc:
-        if early is not None and early.behavior == "ask":
-            assert targets is not None
-            shown = Prepared(title=tool.title(inp), paths=targets)
-            verdict = await _ask(block, tool, shown, early, env=env, raw_input=raw_input)
-            if isinstance(verdict, Refusal):
-                return verdict
-        return _error(block, str(exc))
-
-
-def _decision(
-    tool: Tool[Any, Any],
-    paths: Sequence[Path],
-    *,
-    env: ExecutorEnv,
-    raw_input: dict[str, Any],
-    hook: HookOutcome | None,
-) -> Decision:
-    """The engine's decision on ``paths``, combined with the PreToolUse hooks' answer."""
-    return _combine_with_hook(
-        env.permissions.decide(
-            tool=tool.name,
-            read_only=tool.read_only,
-            kind=tool.kind,
-            paths=paths,
-            raw_input=raw_input,
-        ),
-        hook,
-    )
-
-
-async def _authorize(
-    block: ToolUseBlock,
-    tool: Tool[Any, Any],
-    prepared: Prepared[Any],
-    *,
-    env: ExecutorEnv,
-    raw_input: dict[str, Any] | None = None,
-    hook: HookOutcome | None = None,
-) -> Refusal | PermissionResponse | None:
-    """The refusal, or the user's approval (None: allowed by policy)."""
-    raw_input = block.input if raw_input is None else raw_input
-    decision = _decision(tool, prepared.paths, env=env, raw_input=raw_input, hook=hook)
-    if prepared.needs_approval is not None and decision.behavior == "allow":
-        decision = Decision(
-            behavior="ask",
-            reason=prepared.needs_approval,
-            source="sandbox",
-            hard=True,
-            can_allow_always=False,
-        )
-    log.info(
-        "permission %s for %s (%s; rule=%s source=%s)",
-        decision.behavior,
-        tool.name,
-        decision.reason,
-        decision.rule,
-        decision.source,
-    )
-    if decision.behavior == "allow":
-        return None
-    if decision.behavior == "deny":
-        return Refusal(
-            kind="denied", reason=decision.reason, rule=decision.rule, source=decision.source
-        )
-    return await _ask(block, tool, prepared, decision, env=env, raw_input=raw_input)
-
-
-async def _ask(
-    block: ToolUseBlock,
-    tool: Tool[Any, Any],
-    prepared: Prepared[Any],
-    decision: Decision,
-    *,
-    env: ExecutorEnv,
-    raw_input: dict[str, Any],
-) -> Refusal | PermissionResponse:
-    """Ask the user about one call (or give the door's unattended refusal); remembers
-    "always" answers. The refusal, or the approving answer."""
-    request = PermissionRequest(
-        session_id=env.ctx.session_id,
-        tool_call=ToolCall(
-            tool_call_id=block.id,
-            title=prepared.title,
-            kind=tool.kind,
-            status="pending",
-            content=prepared.content,
-            locations=prepared.locations,
-            raw_input=raw_input,
-        ),
-        options=decision.prompt_options(),
-        reason=decision.reason,
-        rule=decision.rule,
-        source=decision.source,
-        suggested_rules=decision.suggestions,
-    )
-    if env.unattended is not None:
-        return env.unattended(tool.name, request)
-    if env.hooks is not None:
-        env.hooks.notify(message=f"Claude needs your permission to use {tool.name}")
-    answer = await env.ctx.host.request_permission(request)
-    kind = answer.kind(request.options)
-    remember = dict(
-        tool=tool.name,
-        raw_input=raw_input,
-        scope=answer.scope or "session",
-        rules=decision.suggestions or None,
-        paths=prepared.paths,
-    )
-    if kind in ("allow_once", "allow_always"):
-        if kind == "allow_always":
-            env.permissions.remember(allow=True, **remember)  # type: ignore[arg-type]
-        return answer
-    if kind == "reject_always":
-        env.permissions.remember(allow=False, **remember)  # type: ignore[arg-type]
-    if kind == "cancelled":
-        return Refusal(kind="cancelled", rule=decision.rule, source=decision.source)
-    return Refusal(
-        kind="rejected", reason=answer.feedback or "", rule=decision.rule, source=decision.source
-    )
 
 
 def _validation_text(exc: pydantic.ValidationError) -> str:
