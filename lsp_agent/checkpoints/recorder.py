@@ -43,11 +43,16 @@ class Content:
 
 def current_bytes(host: Host, path: Path) -> tuple[bytes | None, int | None]:
     """What the user sees of ``path`` now: the open buffer's text encoded as its file would be
-    saved (with its version), else the file's bytes, else ``(None, None)`` when it does not
-    exist or is not a regular file."""
+    saved (with its version; UTF-8 when that encoding cannot hold the text), else the file's
+    bytes, else ``(None, None)`` when it does not exist or is not a regular file."""
     buffered = host.buffer(path)
     if buffered is not None:
-        data = encode_text(buffered.text, encoding=buffered.encoding, bom=buffered.bom)
+        try:
+            data = encode_text(buffered.text, encoding=buffered.encoding, bom=buffered.bom)
+        except UnicodeEncodeError:
+            # The buffer holds text its file's encoding cannot (the save will fail and say
+            # so); a checkpoint must never fail the edit, so it keeps the text as UTF-8.
+            data = buffered.text.encode("utf-8", "surrogatepass")
         return data, buffered.version
     try:
         return (path.read_bytes(), None) if path.is_file() else (None, None)
