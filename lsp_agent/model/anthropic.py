@@ -5,7 +5,8 @@ The SDK costs about a second to import, so nothing here imports it at module imp
 the client is built on the first :meth:`AnthropicModel.stream` call, and :func:`warm_up`
 imports the SDK ahead of time (call it from a worker thread after start-up).
 
-Request mapping (Messages API reference, prompt-caching guide):
+Request mapping (Messages API reference, prompt-caching guide; built in
+:mod:`lsp_agent.model.anthropic_request`):
 
 - ``system`` parts become text blocks; the last carries ``cache_control: ephemeral``.
 - tools keep their order (name, description, input_schema); the cache prefix covers them
@@ -15,10 +16,11 @@ Request mapping (Messages API reference, prompt-caching guide):
 - ``thinking={"type": "enabled", "budget_tokens": N}`` only when ``thinking_budget`` is set.
   API version 2026-10-21 (SDK 2.x) has no temperature/top_p/top_k, so none are sent.
 
-Response mapping: text, thinking (with signature) and tool_use blocks are kept; other block
-types (``redacted_thinking``, ``server_tool_use``, server tool results...) are skipped, and the
-``index`` of every stream event is the block's position in the final
-``AssistantResponse.content`` (not the API's index, which counts skipped blocks).
+Response mapping (decoded in :mod:`lsp_agent.model.anthropic_stream`): text, thinking (with
+signature) and tool_use blocks are kept; other block types (``redacted_thinking``,
+``server_tool_use``, server tool results...) are skipped, and the ``index`` of every stream
+event is the block's position in the final ``AssistantResponse.content`` (not the API's index,
+which counts skipped blocks).
 
 A tool_use whose streamed input is not a JSON object gets the input
 ``{"__invalid_json__": "<raw text>"}`` (:data:`INVALID_JSON_KEY`), so the agent loop can
@@ -35,12 +37,9 @@ refused, timed-out or broken connections, and for a stream that ends before ``me
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsp_agent.model.base import ModelError
@@ -53,46 +52,44 @@ from lsp_agent.model.providers import (
     wire_model,
 )
 from lsp_agent.model.types import (
-    AssistantResponse,
-    ContentBlock,
-    Message,
     ModelRequest,
     ModelStreamEvent,
     ResponseDone,
-    StopReason,
-    TextBlock,
-    TextDelta,
-    ThinkingBlock,
-    ThinkingDelta,
-    ToolInputDelta,
-    ToolUseBlock,
-    ToolUseStart,
-    Usage,
 )
 
 if TYPE_CHECKING:
     from anthropic import APIStatusError, AsyncAnthropic
-    from anthropic.types import RawMessageStreamEvent
+
+from lsp_agent.model.anthropic_request import (
+    REQUEST_LIMIT_BYTES,
+    ConvertedMessages,
+    convert_messages,
+    refuse_oversized,
+    to_api_params,
+)
+from lsp_agent.model.anthropic_stream import INVALID_JSON_KEY, Accumulator
+
+__all__ = [
+    "CONNECT_TIMEOUT_ENV",
+    "DEFAULT_BASE_URL",
+    "INVALID_JSON_KEY",
+    "READ_TIMEOUT_ENV",
+    "REQUEST_LIMIT_BYTES",
+    "AnthropicModel",
+    "ConvertedMessages",
+    "apply_settings_env",
+    "convert_messages",
+    "resolve_model_name",
+    "timeouts_from_env",
+    "to_api_params",
+    "warm_up",
+]
 
 log = logging.getLogger(__name__)
 
-INVALID_JSON_KEY = "__invalid_json__"
-"""Key of the stand-in input of a tool_use whose input was not a JSON object (value: raw text)."""
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
-_CACHE = {"type": "ephemeral"}
-_STOP_REASONS: frozenset[str] = frozenset(
-    {
-        "end_turn",
-        "max_tokens",
-        "stop_sequence",
-        "tool_use",
-        "pause_turn",
-        "refusal",
-        "model_context_window_exceeded",
-    }
-)
 # Error types the API sends mid-stream, with the HTTP status they stand for.
 _STREAM_ERROR_STATUS = {
     "overloaded_error": 529,
@@ -108,10 +105,6 @@ READ_TIMEOUT_ENV = "API_TIMEOUT_MS"
 
 CONNECT_TIMEOUT_ENV = "LSP_AGENT_CONNECT_TIMEOUT_MS"
 """Milliseconds allowed to connect to the endpoint (default 10,000)."""
-
-REQUEST_LIMIT_BYTES = 32_000_000
-"""The Messages API's request size limit (bytes; "Request size limits" in the API docs: 32 MB,
-answered with HTTP 413 ``request_too_large``)."""
 
 
 def timeouts_from_env(environ: Mapping[str, str]) -> tuple[float, float]:
@@ -163,283 +156,8 @@ def resolve_model_name(explicit: str | None, environ: Mapping[str, str] | None =
     return DEFAULT_MODEL if provider_from_env(env).provider == "anthropic" else "opus"
 
 
-# ---- request conversion -----------------------------------------------------------------------
-
-
-def _block_param(block: ContentBlock) -> dict[str, Any]:
-    if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text}
-    if isinstance(block, ThinkingBlock):
-        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
-    if isinstance(block, ToolUseBlock):
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    param: dict[str, Any] = {
-        "type": "tool_result",
-        "tool_use_id": block.tool_use_id,
-        "content": block.content,
-    }
-    if block.is_error:
-        param["is_error"] = True
-    return param
-
-
-def _message_param(message: Message) -> dict[str, Any]:
-    blocks = [_block_param(b) for b in message.content]
-    # The API rejects empty text blocks; keep one only if it is all the message has.
-    kept = [b for b in blocks if not (b["type"] == "text" and not b["text"])]
-    return {"role": message.role, "content": kept or blocks}
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _without_lone_surrogates(value: Any) -> Any:
-    """``value`` with lone UTF-16 surrogates replaced by U+FFFD.
-
-    They cannot be encoded as UTF-8, so one of them anywhere in the history (a model reply,
-    a tool result from undecodable bytes) would make every later request of the session fail.
-    """
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
-    if isinstance(value, dict):
-        return {k: _without_lone_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_lone_surrogates(v) for v in value]
-    return value
-
-
-ConvertedMessages = dict[int, tuple[Message, dict[str, Any]]]
-"""Messages already converted to API form, by ``id`` of the (frozen) message; the message is
-held too, so that its ``id`` cannot be reused while the entry lives."""
-
-
-def convert_messages(
-    messages: Sequence[Message], previous: ConvertedMessages
-) -> tuple[list[dict[str, Any]], ConvertedMessages]:
-    """``messages`` in API form (lone surrogates replaced), reusing the conversions in
-    ``previous``: the history only grows between requests, so each message is converted once
-    rather than at every request. Returns the converted list and the conversions of exactly
-    these messages (for the next call). The returned dicts are shared: do not modify them."""
-    converted: ConvertedMessages = {}
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        entry = previous.get(id(message))
-        if entry is None or entry[0] is not message:
-            entry = (message, _without_lone_surrogates(_message_param(message)))
-        converted[id(message)] = entry
-        out.append(entry[1])
-    return out, converted
-
-
-def to_api_params(
-    request: ModelRequest, *, converted: Sequence[dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    """The keyword arguments of ``messages.create`` for ``request`` (JSON-ready dicts;
-    ``stream`` not included). See the module doc for the cache breakpoints. ``converted``:
-    the request's messages already in API form (:func:`convert_messages`); they are not
-    modified."""
-    if converted is None:
-        converted = [_without_lone_surrogates(_message_param(m)) for m in request.messages]
-    params: dict[str, Any] = {
-        "model": request.model,
-        "max_tokens": request.max_tokens,
-        "messages": list(converted),
-    }
-    if request.system:
-        system: list[dict[str, Any]] = [{"type": "text", "text": part} for part in request.system]
-        system[-1]["cache_control"] = dict(_CACHE)
-        params["system"] = system
-    if request.tools:
-        params["tools"] = [
-            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-            for t in request.tools
-        ]
-    if params["messages"]:
-        # A copy of the last message: the converted messages are shared between requests,
-        # and the breakpoint moves on with the next one.
-        last = dict(params["messages"][-1])
-        content = last["content"] = list(last["content"])
-        for index in reversed(range(len(content))):
-            block = content[index]
-            if block["type"] != "thinking" and not (block["type"] == "text" and not block["text"]):
-                content[index] = {**block, "cache_control": dict(_CACHE)}
-                break
-        params["messages"][-1] = last
-    if request.thinking_budget is not None:
-        params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
-    return params
-
-
-# ---- response accumulation --------------------------------------------------------------------
-
-
-def _tool_input(raw: str, initial: object) -> dict[str, Any]:
-    if not raw.strip():
-        return dict(initial) if isinstance(initial, dict) else {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {INVALID_JSON_KEY: raw}
-    return value if isinstance(value, dict) else {INVALID_JSON_KEY: raw}
-
-
-@dataclass(kw_only=True)
-class _Block:
-    kind: str  # "text" | "thinking" | "tool_use"
-    position: int  # index in the final content, reported in stream events
-    text: list[str] = field(default_factory=list)
-    signature: str = ""
-    tool_id: str = ""
-    tool_name: str = ""
-    initial_input: object = None
-
-    def finish(self) -> ContentBlock:
-        joined = "".join(self.text)
-        if self.kind == "text":
-            return TextBlock(text=joined)
-        if self.kind == "thinking":
-            return ThinkingBlock(thinking=joined, signature=self.signature)
-        return ToolUseBlock(
-            id=self.tool_id, name=self.tool_name, input=_tool_input(joined, self.initial_input)
-        )
-
-
-def _stop_reason(value: str | None) -> StopReason | None:
-    if value is None:
-        return None
-    if value in _STOP_REASONS:
-        return value  # type: ignore[return-value]  # checked against the Literal's values
-    log.warning("unknown stop_reason %r from the model; treated as none", value)
-    return None
-
-
-class _Accumulator:
-    """Turns raw SSE events into our stream events and the final response."""
-
-    def __init__(self, *, observer: Callable[[dict[str, Any]], None] | None = None) -> None:
-        self.observer = observer
-        """Gets every server-sent event as JSON (``AnthropicModel.raw_events``)."""
-        self.blocks: dict[int, _Block] = {}  # by API index; skipped blocks are absent
-        self.order: list[_Block] = []
-        self.model = ""
-        self.message_id = ""
-        self.stop_reason: str | None = None
-        self.usage: dict[str, int] = {}
-        self.finished = False
-        self.tool_ids: set[str] = set()
-
-    def feed(self, event: RawMessageStreamEvent) -> list[ModelStreamEvent]:
-        if self.observer is not None:
-            self.observer(event.model_dump(mode="json", exclude_none=True))
-        if event.type == "message_start":
-            self.model = event.message.model
-            self.message_id = event.message.id or ""
-            u = event.message.usage
-            self.usage = {
-                "input_tokens": u.input_tokens,
-                "output_tokens": u.output_tokens,
-                "cache_creation_input_tokens": u.cache_creation_input_tokens or 0,
-                "cache_read_input_tokens": u.cache_read_input_tokens or 0,
-            }
-        elif event.type == "content_block_start":
-            return self._start(event.index, event.content_block)
-        elif event.type == "content_block_delta":
-            block = self.blocks.get(event.index)
-            if block is None:
-                return []
-            d = event.delta
-            if d.type == "text_delta" and block.kind == "text":
-                block.text.append(d.text)
-                return [TextDelta(index=block.position, text=d.text)]
-            if d.type == "thinking_delta" and block.kind == "thinking":
-                block.text.append(d.thinking)
-                return [ThinkingDelta(index=block.position, thinking=d.thinking)]
-            if d.type == "signature_delta" and block.kind == "thinking":
-                block.signature += d.signature
-            elif d.type == "input_json_delta" and block.kind == "tool_use":
-                block.text.append(d.partial_json)
-                if d.partial_json:
-                    return [ToolInputDelta(index=block.position, partial_json=d.partial_json)]
-        elif event.type == "message_delta":
-            self.stop_reason = event.delta.stop_reason
-            du = event.usage
-            self.usage["output_tokens"] = du.output_tokens
-            for key, value in (
-                ("input_tokens", du.input_tokens),
-                ("cache_creation_input_tokens", du.cache_creation_input_tokens),
-                ("cache_read_input_tokens", du.cache_read_input_tokens),
-            ):
-                if value is not None:
-                    self.usage[key] = value
-        elif event.type == "message_stop":
-            self.finished = True
-        return []
-
-    def _start(self, index: int, content_block: Any) -> list[ModelStreamEvent]:
-        kind = getattr(content_block, "type", None)
-        if kind not in ("text", "thinking", "tool_use"):
-            log.debug("skipping content block of type %r", kind)
-            return []
-        block = _Block(kind=kind, position=len(self.order))
-        self.blocks[index] = block
-        self.order.append(block)
-        if kind == "text":
-            if content_block.text:
-                block.text.append(content_block.text)
-                return [TextDelta(index=block.position, text=content_block.text)]
-        elif kind == "thinking":
-            block.signature = content_block.signature or ""
-            if content_block.thinking:
-                block.text.append(content_block.thinking)
-                return [ThinkingDelta(index=block.position, thinking=content_block.thinking)]
-        else:
-            block.tool_id = _unique_id(str(content_block.id), self.tool_ids)
-            self.tool_ids.add(block.tool_id)
-            block.tool_name = content_block.name
-            block.initial_input = content_block.input
-            return [ToolUseStart(index=block.position, id=block.tool_id, name=block.tool_name)]
-        return []
-
-    def response(self) -> AssistantResponse:
-        return AssistantResponse(
-            content=tuple(b.finish() for b in self.order),
-            stop_reason=_stop_reason(self.stop_reason),
-            usage=Usage(**self.usage),
-            model=self.model,
-            id=self.message_id,
-        )
-
-
-def _refuse_oversized(params: Mapping[str, Any], endpoint: str) -> int:
-    """The request body's size (bytes, as JSON); raises :class:`ModelError` (status 413) when
-    it would exceed :data:`REQUEST_LIMIT_BYTES`: it is refused before it is sent."""
-    size = len(json.dumps(params, default=str).encode("utf-8", "surrogatepass"))
-    if size > REQUEST_LIMIT_BYTES:
-        raise ModelError(
-            f"The request is {size:,} bytes; the model endpoint {endpoint} accepts at most "
-            f"{REQUEST_LIMIT_BYTES:,} bytes (HTTP 413 request_too_large). It was not sent.",
-            status=413,
-        )
-    return size
-
-
 def _of_bytes(size: int | None) -> str:
     return f" of {size:,} bytes" if size is not None else ""
-
-
-def _unique_id(tool_id: str, seen: set[str]) -> str:
-    """``tool_id``, or a fresh variant when this response already used it: two tool_use blocks
-    with one id would get two tool_results for that id, which the API rejects in every later
-    request of the session (a faulty or hostile endpoint)."""
-    if tool_id not in seen:
-        return tool_id
-    n = 2
-    while f"{tool_id}_dup{n}" in seen:
-        n += 1
-    log.warning(
-        "the model endpoint sent tool_use id %s twice; renamed to %s_dup%d", tool_id, tool_id, n
-    )
-    return f"{tool_id}_dup{n}"
 
 
 def _describe_cause(exc: BaseException) -> str:
@@ -653,8 +371,8 @@ class AnthropicModel:
         params["model"] = wire_model(request.model, self._provider, self._environ)
         if wants_1m_context(request.model):
             params["extra_headers"] = {"anthropic-beta": CONTEXT_1M_BETA}
-        size = _refuse_oversized(params, self.endpoint)
-        accumulator = _Accumulator(observer=self.raw_events)
+        size = refuse_oversized(params, self.endpoint)
+        accumulator = Accumulator(observer=self.raw_events)
         try:
             raw = await client.messages.create(**params, stream=True)
             async with raw:

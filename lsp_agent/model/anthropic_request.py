@@ -1,0 +1,161 @@
+"""Request mapping for the Anthropic Messages API: our :class:`~lsp_agent.model.types.ModelRequest`
+as the keyword arguments of ``messages.create`` (Messages API reference, prompt-caching guide).
+
+- ``system`` parts become text blocks; the last carries ``cache_control: ephemeral``.
+- tools keep their order (name, description, input_schema); the cache prefix covers them
+  because the API orders the prompt tools → system → messages.
+- the last cacheable block of the last message carries ``cache_control`` too (thinking blocks
+  cannot carry it, and empty text blocks are dropped because the API rejects them).
+- lone UTF-16 surrogates are replaced, and a request over :data:`REQUEST_LIMIT_BYTES` is refused
+  before it is sent.
+
+Pure data: nothing here imports the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from lsp_agent.model.base import ModelError
+from lsp_agent.model.types import (
+    ContentBlock,
+    Message,
+    ModelRequest,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+)
+
+if TYPE_CHECKING:
+    pass
+
+log = logging.getLogger(__name__)
+
+
+_CACHE = {"type": "ephemeral"}
+
+
+REQUEST_LIMIT_BYTES = 32_000_000
+"""The Messages API's request size limit (bytes; "Request size limits" in the API docs: 32 MB,
+answered with HTTP 413 ``request_too_large``)."""
+
+
+def _block_param(block: ContentBlock) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ThinkingBlock):
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    param: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": block.tool_use_id,
+        "content": block.content,
+    }
+    if block.is_error:
+        param["is_error"] = True
+    return param
+
+
+def _message_param(message: Message) -> dict[str, Any]:
+    blocks = [_block_param(b) for b in message.content]
+    # The API rejects empty text blocks; keep one only if it is all the message has.
+    kept = [b for b in blocks if not (b["type"] == "text" and not b["text"])]
+    return {"role": message.role, "content": kept or blocks}
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """``value`` with lone UTF-16 surrogates replaced by U+FFFD.
+
+    They cannot be encoded as UTF-8, so one of them anywhere in the history (a model reply,
+    a tool result from undecodable bytes) would make every later request of the session fail.
+    """
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {k: _without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    return value
+
+
+ConvertedMessages = dict[int, tuple[Message, dict[str, Any]]]
+"""Messages already converted to API form, by ``id`` of the (frozen) message; the message is
+held too, so that its ``id`` cannot be reused while the entry lives."""
+
+
+def convert_messages(
+    messages: Sequence[Message], previous: ConvertedMessages
+) -> tuple[list[dict[str, Any]], ConvertedMessages]:
+    """``messages`` in API form (lone surrogates replaced), reusing the conversions in
+    ``previous``: the history only grows between requests, so each message is converted once
+    rather than at every request. Returns the converted list and the conversions of exactly
+    these messages (for the next call). The returned dicts are shared: do not modify them."""
+    converted: ConvertedMessages = {}
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        entry = previous.get(id(message))
+        if entry is None or entry[0] is not message:
+            entry = (message, _without_lone_surrogates(_message_param(message)))
+        converted[id(message)] = entry
+        out.append(entry[1])
+    return out, converted
+
+
+def to_api_params(
+    request: ModelRequest, *, converted: Sequence[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The keyword arguments of ``messages.create`` for ``request`` (JSON-ready dicts;
+    ``stream`` not included). See the module doc for the cache breakpoints. ``converted``:
+    the request's messages already in API form (:func:`convert_messages`); they are not
+    modified."""
+    if converted is None:
+        converted = [_without_lone_surrogates(_message_param(m)) for m in request.messages]
+    params: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "messages": list(converted),
+    }
+    if request.system:
+        system: list[dict[str, Any]] = [{"type": "text", "text": part} for part in request.system]
+        system[-1]["cache_control"] = dict(_CACHE)
+        params["system"] = system
+    if request.tools:
+        params["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in request.tools
+        ]
+    if params["messages"]:
+        # A copy of the last message: the converted messages are shared between requests,
+        # and the breakpoint moves on with the next one.
+        last = dict(params["messages"][-1])
+        content = last["content"] = list(last["content"])
+        for index in reversed(range(len(content))):
+            block = content[index]
+            if block["type"] != "thinking" and not (block["type"] == "text" and not block["text"]):
+                content[index] = {**block, "cache_control": dict(_CACHE)}
+                break
+        params["messages"][-1] = last
+    if request.thinking_budget is not None:
+        params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+    return params
+
+
+def refuse_oversized(params: Mapping[str, Any], endpoint: str) -> int:
+    """The request body's size (bytes, as JSON); raises :class:`ModelError` (status 413) when
+    it would exceed :data:`REQUEST_LIMIT_BYTES`: it is refused before it is sent."""
+    size = len(json.dumps(params, default=str).encode("utf-8", "surrogatepass"))
+    if size > REQUEST_LIMIT_BYTES:
+        raise ModelError(
+            f"The request is {size:,} bytes; the model endpoint {endpoint} accepts at most "
+            f"{REQUEST_LIMIT_BYTES:,} bytes (HTTP 413 request_too_large). It was not sent.",
+            status=413,
+        )
+    return size
