@@ -1,0 +1,381 @@
+"""The ``lsp-agent`` command: ``serve`` (the language server), ``run -p`` (headless) and ``demo``.
+
+The parsers of the subcommands and of their flag values are in :mod:`lsp_agent.cli.parser`;
+this module dispatches. Only :mod:`argparse` and the standard library are imported at module
+level: every subcommand imports what it needs when it runs, so ``lsp-agent --version`` starts
+in a few milliseconds and never loads pygls, lsprotocol, anthropic or pydantic.
+
+Exit codes (the same for every subcommand; ``run`` documents them in ``--help``):
+
+====  ==========================================================================
+0     success
+1     error during execution (model unreachable or refused the request, tool
+      machinery failed, demo tests still failing)
+2     usage error (bad flags, unknown permission rule, missing directory)
+3     ``run``: the turn stopped at ``--max-turns``
+130   interrupted by SIGINT (the turn was cancelled cleanly)
+====  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from lsp_agent.cli.parser import (
+    COMMANDS,
+    INPUT_FORMATS,
+    LOG_LEVELS,
+    OUTPUT_FORMATS,
+    PERMISSION_MODES,
+    PRINT_FLAGS,
+    UsageError,
+    build_parser,
+    route_print_mode,
+    split_rules,
+)
+
+__all__ = [
+    "COMMANDS",
+    "INPUT_FORMATS",
+    "LOG_LEVELS",
+    "OUTPUT_FORMATS",
+    "PERMISSION_MODES",
+    "PRINT_FLAGS",
+    "UsageError",
+    "build_parser",
+    "main",
+    "route_print_mode",
+    "split_rules",
+]
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# Exit codes (the same values as lsp_agent.headless.exit_codes.ExitCode, which this module does
+# not import so that `--version` loads nothing beyond argparse).
+_EXIT_USAGE = 2
+_EXIT_INTERRUPTED = 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default ``sys.argv[1:]``), run the subcommand, return its exit code.
+
+    Called without ``argv`` (a process of its own), ``run`` is handed over to the background
+    daemon when one runs; with an explicit ``argv`` (the daemon's own child, tests, embedding)
+    it runs here.
+
+    Called without ``argv`` (the console script, ``python -m lsp_agent``), a finished ``run``
+    ends the process at once after flushing its output (:func:`_exit_now`): tearing down
+    the interpreter after the model SDK was imported costs about a quarter of a second,
+    which a headless run spends on every call. With an explicit ``argv`` (tests, embedding)
+    it returns normally.
+    """
+    parser = build_parser()
+    routed = route_print_mode(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(routed)
+    try:
+        if args.command == "serve":
+            return _serve(args)
+        if args.command == "run":
+            handed = _hand_over(routed) if argv is None else None
+            code = _run(args) if handed is None else handed
+            if argv is None:
+                _exit_now(code)
+            return code
+        if args.command == "daemon":
+            return _daemon(args)
+        if args.command == "demo":
+            return _demo(args)
+        if args.command == "rewind":
+            return _rewind(args)
+    except UsageError as exc:
+        parser.exit(_EXIT_USAGE, f"lsp-agent: error: {exc}\n")
+    except KeyboardInterrupt:
+        print("lsp-agent: interrupted", file=sys.stderr)
+        return _EXIT_INTERRUPTED
+    parser.print_help(sys.stderr)
+    return _EXIT_USAGE
+
+
+def _exit_now(code: int) -> None:
+    """Flush stdout, stderr and the log handlers, then end the process with ``code`` without
+    interpreter teardown. Only for the end of a command whose work is complete: files are
+    written, subprocesses reaped and the event loop closed by then."""
+    import contextlib
+    import logging
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    logging.shutdown()
+    os._exit(code)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import logging
+    from pathlib import Path
+
+    # serve() sends logs to stderr or the log file: stdout is the LSP wire in stdio mode.
+    from lsp_agent.lsp.server import serve
+
+    settings_file = _settings_file(args.settings)
+    log_file = Path(args.log_file) if args.log_file else None
+    if args.offline:
+        from lsp_agent.agent.env import AgentConfig
+        from lsp_agent.demo.trial import TRIAL_MODEL, trial_endpoint, trial_model_factory
+
+        with trial_endpoint() as base_url:
+            return serve(
+                tcp=args.tcp,
+                log_file=log_file,
+                log_level=getattr(logging, args.log_level),
+                settings_file=settings_file,
+                model_factory=trial_model_factory(base_url),
+                config=AgentConfig(model=TRIAL_MODEL),
+            )
+    return serve(
+        tcp=args.tcp,
+        log_file=log_file,
+        log_level=getattr(logging, args.log_level),
+        settings_file=settings_file,
+    )
+
+
+def _settings_file(value: str | None) -> Path | None:
+    """``--settings FILE`` as an absolute path; raises :class:`UsageError` if it is missing."""
+    return _existing_file(value, flag="--settings")
+
+
+def _existing_file(value: str | None, *, flag: str) -> Path | None:
+    """``flag FILE`` as an absolute path; raises :class:`UsageError` if it is missing."""
+    from pathlib import Path
+
+    if value is None:
+        return None
+    path = Path(value).expanduser().resolve()
+    if not path.is_file():
+        raise UsageError(f"{flag} {value!r}: no such file")
+    return path
+
+
+def _hand_over(argv: list[str]) -> int | None:
+    import os
+
+    from lsp_agent.daemon.client import hand_over
+
+    return hand_over(argv, environ=os.environ, cwd=os.getcwd())
+
+
+def _daemon(args: argparse.Namespace) -> int:
+    import os
+
+    from lsp_agent.daemon import client
+
+    if not client.supported():
+        raise UsageError("the daemon needs Linux (Unix sockets with peer credentials)")
+    if args.action == "serve":
+        from lsp_agent.daemon.paths import socket_path
+        from lsp_agent.daemon.server import DaemonConfig, DaemonRunningError, serve
+
+        config = DaemonConfig(
+            socket_path=socket_path(os.environ),
+            idle_timeout_s=float(args.idle_timeout),
+            main=main,
+            preload=_preload_run,
+        )
+        try:
+            return serve(config)
+        except (DaemonRunningError, PermissionError) as exc:
+            print(f"lsp-agent: {exc}", file=sys.stderr)
+            return 1
+    if args.action == "status":
+        info = client.status(os.environ)
+        if info is None:
+            print("lsp-agent daemon: not running")
+            return 1
+        print(
+            f"lsp-agent daemon: running (pid {info['pid']}, {info['running']} running, "
+            f"{info['served']} served)"
+        )
+        return 0
+    if args.action == "stop":
+        stopped = client.stop(os.environ)
+        print("lsp-agent daemon: stopped" if stopped else "lsp-agent daemon: not running")
+        return 0
+    return _start_daemon(args.idle_timeout)
+
+
+def _start_daemon(idle_timeout: int) -> int:
+    import os
+    import subprocess
+    import time
+
+    from lsp_agent.daemon import client
+    from lsp_agent.daemon.paths import ensure_private_dir, socket_path
+
+    info = client.status(os.environ)
+    if info is not None:
+        print(f"lsp-agent daemon: already running (pid {info['pid']})")
+        return 0
+    path = socket_path(os.environ)
+    try:
+        ensure_private_dir(path.parent)
+    except PermissionError as exc:
+        print(f"lsp-agent: {exc}", file=sys.stderr)
+        return 1
+    log_path = client.daemon_log(os.environ)
+    with open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log:
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "lsp_agent",
+                "daemon",
+                "serve",
+                "--idle-timeout",
+                str(idle_timeout),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            cwd="/",
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        info = client.status(os.environ)
+        if info is not None:
+            print(f"lsp-agent daemon: started (pid {info['pid']}, socket {path})")
+            return 0
+        time.sleep(0.05)
+    print(f"lsp-agent: the daemon did not start; see {log_path}", file=sys.stderr)
+    return 1
+
+
+def _preload_run() -> None:
+    """Import what a ``run -p`` loads before its first model request."""
+    import anthropic  # noqa: F401
+
+    import lsp_agent.headless.runner
+    import lsp_agent.model.anthropic
+    import lsp_agent.sessions.manager  # noqa: F401
+    from lsp_agent.tools.registry import default_tools
+
+    default_tools().specs()
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from lsp_agent.headless.stdin import prompt_text
+
+    if args.include_partial_messages and args.output_format != "stream-json":
+        raise UsageError("--include-partial-messages needs --output-format stream-json")
+    if args.input_format == "stream-json" and args.output_format != "stream-json":
+        raise UsageError("--input-format stream-json needs --output-format stream-json")
+    mode = args.permission_mode
+    if args.dangerously_skip_permissions:
+        if mode not in (None, "bypassPermissions"):
+            raise UsageError(f"--dangerously-skip-permissions contradicts --permission-mode {mode}")
+        mode = "bypassPermissions"
+    try:
+        prompt = prompt_text(args.prompt, stdin=sys.stdin, read_stdin=args.input_format == "text")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    cwd = Path(args.cwd or ".").resolve()
+    if not cwd.is_dir():
+        raise UsageError(f"--cwd {args.cwd!r} is not a directory")
+    add_dirs: list[Path] = []
+    for value in (value for group in args.add_dirs for value in group):
+        directory = (cwd / Path(value).expanduser()).resolve()
+        if not directory.is_dir():
+            raise UsageError(f"--add-dir {value!r} is not a directory")
+        add_dirs.append(directory)
+    # Splitting happens here; the rule grammar is checked when the session's permission engine
+    # parses them (a malformed rule is a usage error, exit 2).
+    allowed = split_rules(args.allowed_tools)
+    disallowed = split_rules(args.disallowed_tools)
+
+    from lsp_agent.headless.options import HeadlessOptions
+    from lsp_agent.headless.runner import run_headless
+
+    options = HeadlessOptions(
+        prompt=prompt,
+        output_format=args.output_format,
+        permission_mode=mode,
+        allowed_tools=allowed,
+        disallowed_tools=disallowed,
+        max_turns=args.max_turns,
+        model=args.model,
+        cwd=cwd,
+        verbose=args.verbose,
+        settings_file=_settings_file(args.settings),
+        diagnostics_file=_existing_file(args.diagnostics, flag="--diagnostics"),
+        mcp_configs=tuple(value for group in args.mcp_config for value in group),
+        strict_mcp_config=args.strict_mcp_config,
+        fallback_model=args.fallback_model,
+        **_session_flags(args),
+        append_system_prompt=args.append_system_prompt,
+        system_prompt=args.system_prompt,
+        add_dirs=tuple(add_dirs),
+        input_format=args.input_format,
+        include_partial_messages=args.include_partial_messages,
+    )
+    return run_headless(options)
+
+
+def _session_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The session flags of ``run``, checked as Claude Code checks them."""
+    resuming = args.continue_session or args.resume is not None
+    if args.fork_session and not resuming:
+        raise UsageError("--fork-session needs --continue or --resume")
+    if args.session_id is not None:
+        import uuid
+
+        try:
+            uuid.UUID(args.session_id)
+        except ValueError:
+            raise UsageError(f"--session-id must be a UUID, got {args.session_id!r}") from None
+        if resuming and not args.fork_session:
+            raise UsageError("--session-id with --continue/--resume needs --fork-session")
+    return {
+        "continue_session": args.continue_session,
+        "resume": args.resume,
+        "fork_session": args.fork_session,
+        "session_id": args.session_id,
+        "persist": args.persist,
+    }
+
+
+def _rewind(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from lsp_agent.headless.rewind import RewindOptions, run_rewind
+
+    options = RewindOptions(
+        session_id=args.session, message_id=args.to, restore=args.restore, cwd=Path(args.cwd)
+    )
+    return run_rewind(options)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from lsp_agent.demo.runner import DemoOptions, run_demo
+
+    workdir = Path(args.workdir).resolve() if args.workdir else None
+    if workdir is not None and workdir.exists() and any(workdir.iterdir()):
+        raise UsageError(f"--workdir {args.workdir!r} is not empty")
+    return run_demo(
+        DemoOptions(
+            yes=args.yes,
+            keep=args.keep,
+            workdir=workdir,
+            offline=args.offline,
+            model=args.model,
+        )
+    )
