@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from lsp_agent.config.settings import SettingsProblem
+from lsp_agent.config.problems import SettingsProblem
 
 PositionEncoding = Literal["utf-8", "utf-16", "utf-32"]
 

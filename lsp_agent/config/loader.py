@@ -40,16 +40,15 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.config.jsonpos import JsonSyntaxError, parse_document, position
+from lsp_agent.config.problems import SettingsProblem, problem_at_start
 from lsp_agent.config.settings import (
     PRECEDENCE,
     REPOSITORY_SOURCES,
     HookMatcher,
     Settings,
-    SettingsProblem,
     SettingsSource,
     Validated,
     fallback_rules,
-    problem_at_start,
     validate_settings,
 )
 from lsp_agent.permissions.policy import Policy

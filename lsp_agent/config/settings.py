@@ -24,13 +24,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.config.jsonpos import JsonPath, Span, position
+from lsp_agent.config.problems import Reporter, SettingsProblem
 from lsp_agent.permissions.paths import fold
 from lsp_agent.permissions.rules import (
     Rule,
@@ -85,30 +86,6 @@ HOOK_EVENTS: tuple[HookEvent, ...] = (
 )
 
 MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
-
-Severity = Literal["error", "warning", "information"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class SettingsProblem:
-    """One problem in a settings source, for an LSP diagnostic and a log line.
-
-    ``path`` is the settings file (``None`` for settings sent by the editor); ``start`` and
-    ``end`` are 0-based ``(line, character)`` with characters counted in code points (the LSP
-    door converts them to the negotiated encoding with ``text``, the file text they refer to).
-    """
-
-    path: Path | None
-    start: tuple[int, int]
-    end: tuple[int, int]
-    message: str
-    severity: Severity = "error"
-    text: str | None = field(default=None, repr=False, compare=False)
-
-    def log_line(self) -> str:
-        """``file:line:col: severity: message`` (1-based line and column, as editors print)."""
-        where = str(self.path) if self.path else "editor settings"
-        return f"{where}:{self.start[0] + 1}:{self.start[1] + 1}: {self.severity}: {self.message}"
 
 
 class HookCommand(BaseModel):
@@ -172,38 +149,6 @@ class Validated:
     rules: tuple[Rule, ...]
     problems: tuple[SettingsProblem, ...]
     degraded: bool
-
-
-class _Reporter:
-    def __init__(self, *, path: Path | None, text: str, spans: dict[JsonPath, Span]) -> None:
-        self.path = path
-        self.text = text
-        self.spans = spans
-        self.problems: list[SettingsProblem] = []
-
-    def at(
-        self, where: JsonPath, message: str, severity: Severity = "error", *, key: bool = False
-    ) -> None:
-        span = self.spans.get(where)
-        while span is None and where:
-            where = where[:-1]
-            span = self.spans.get(where)
-        if span is None:
-            start = end = 0
-        elif key and span.key_start is not None and span.key_end is not None:
-            start, end = span.key_start, span.key_end
-        else:
-            start, end = span.start, span.end
-        self.problems.append(
-            SettingsProblem(
-                path=self.path,
-                start=position(self.text, start),
-                end=position(self.text, end),
-                message=message,
-                severity=severity,
-                text=self.text,
-            )
-        )
 
 
 PERMISSION_KEYS = frozenset(
@@ -312,7 +257,7 @@ def validate_settings(
     """Validate one parsed settings document; see the module docstring. ``duplicates`` are
     the earlier occurrences of duplicated keys (:attr:`~lsp_agent.config.jsonpos.JsonDocument.
     duplicates`); each is an error on the key that replaced it and degrades the file."""
-    report = _Reporter(path=path, text=text, spans=spans)
+    report = Reporter(path=path, text=text, spans=spans)
     degraded = False
     for where, earlier in duplicates:
         line = position(text, earlier.key_start or earlier.start)[0] + 1
@@ -400,7 +345,7 @@ def unrecognized_field(key: str, known: frozenset[str], *, where: str = "") -> s
 
 
 def _permissions(
-    perms: dict[str, Any], report: _Reporter, origin: RuleOrigin
+    perms: dict[str, Any], report: Reporter, origin: RuleOrigin
 ) -> tuple[dict[str, Any], list[Rule], bool]:
     values: dict[str, Any] = {}
     rules: list[Rule] = []
@@ -498,7 +443,7 @@ def _permissions(
     return values, rules, degraded
 
 
-def _hooks(hooks: Any, report: _Reporter) -> dict[str, tuple[HookMatcher, ...]]:
+def _hooks(hooks: Any, report: Reporter) -> dict[str, tuple[HookMatcher, ...]]:
     """The ``hooks`` object: per event, its usable matcher groups (unusable parts reported
     and dropped, the rest kept)."""
     out: dict[str, tuple[HookMatcher, ...]] = {}
@@ -525,7 +470,7 @@ def _hooks(hooks: Any, report: _Reporter) -> dict[str, tuple[HookMatcher, ...]]:
     return out
 
 
-def _hook_group(group: Any, where: JsonPath, report: _Reporter) -> HookMatcher | None:
+def _hook_group(group: Any, where: JsonPath, report: Reporter) -> HookMatcher | None:
     """One ``{matcher, hooks}`` group, or ``None`` when it is unusable or has no usable
     command hook."""
     if not isinstance(group, dict):
@@ -553,7 +498,7 @@ def _hook_group(group: Any, where: JsonPath, report: _Reporter) -> HookMatcher |
     return HookMatcher(matcher=matcher, hooks=tuple(commands)) if commands else None
 
 
-def _command_hook(handler: Any, where: JsonPath, report: _Reporter) -> HookCommand | None:
+def _command_hook(handler: Any, where: JsonPath, report: Reporter) -> HookCommand | None:
     """One ``{"type": "command", "command": ..., "timeout": seconds}`` hook, or ``None``
     (reported)."""
     if not isinstance(handler, dict):
@@ -600,15 +545,6 @@ def _json_type(value: Any) -> str:
 def _short_json(value: Any, limit: int = 60) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def problem_at_start(
-    path: Path | None, message: str, *, severity: Severity = "error", text: str | None = None
-) -> SettingsProblem:
-    """A problem for a whole source, placed at its first character."""
-    return SettingsProblem(
-        path=path, start=(0, 0), end=(0, 0), message=message, severity=severity, text=text
-    )
 
 
 OriginFactory = Callable[[str, Path | None], RuleOrigin]

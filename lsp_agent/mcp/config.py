@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lsp_agent.config.jsonpos import JsonPath, JsonSyntaxError, Span, parse_document, position
-from lsp_agent.config.settings import SettingsProblem, problem_at_start
+from lsp_agent.config.problems import SettingsProblem, problem_at_start
 from lsp_agent.mcp.expand import ExpansionError, expand
 
 Transport = Literal["stdio", "http", "sse"]

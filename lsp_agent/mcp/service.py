@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsp_agent.config.settings import SettingsProblem
+from lsp_agent.config.problems import SettingsProblem
 from lsp_agent.mcp.approvals import approvals_path, record_approval
 from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.sources import McpPlan, McpSources, plan_servers

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lsp_agent.config.jsonpos import JsonSyntaxError, parse_document
-from lsp_agent.config.settings import SettingsProblem, problem_at_start
+from lsp_agent.config.problems import SettingsProblem, problem_at_start
 from lsp_agent.mcp.approvals import Approval, load_approvals
 from lsp_agent.mcp.config import (
     MAX_CONFIG_BYTES,
