@@ -18,7 +18,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-SERVER = [sys.executable, "-c", "from lsp_agent.lsp.server import serve; raise SystemExit(serve())"]
+# A test run started under nohup (or as a background job) hands SIGHUP/SIGINT to its children
+# ignored; the server starts with the default dispositions, as it would from an editor.
+SERVER = [
+    sys.executable,
+    "-c",
+    "import signal\n"
+    "for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM): signal.signal(s, signal.SIG_DFL)\n"
+    "from lsp_agent.lsp.server import serve\n"
+    "raise SystemExit(serve())",
+]
 WAIT_S = 20.0
 """Bound on waiting for one answer (s): past it the server counts as hung. Never a timing
 assertion: a healthy server answers in milliseconds."""
