@@ -18,7 +18,6 @@ from uuid import uuid4
 from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
 from lsp_agent.context.commands import CommandOutcome
 from lsp_agent.model.types import ToolUseBlock
-from lsp_agent.tools.base import ToolContext
 from lsp_agent.tools.registry import ToolRegistry
 from lsp_agent.tools.write import WriteTool
 
@@ -57,15 +56,7 @@ async def add_memory_note(session: Session, note: str) -> CommandOutcome:
     (permission engine, workspace, edit card). The outcome says where it went, or why not
     (refused, rejected, the file is not text)."""
     path = project_memory_path(session.cwd)
-    ctx = ToolContext(
-        session_id=session.id,
-        cwd=session.cwd,
-        roots=session.roots,
-        workspace=session.workspace,
-        read_state=session.read_state,
-        diagnostics=session.diagnostics,
-        emit=session._emit,
-    )
+    ctx = session.tool_context()
     try:
         snapshot = session.workspace.read(path)
     except FileNotFoundError:

@@ -273,15 +273,7 @@ class Session:
                 tools=tools,
                 permissions=self.permissions,
                 hooks=self.hooks,
-                ctx=ToolContext(
-                    session_id=self.id,
-                    cwd=self.cwd,
-                    roots=self.roots,
-                    workspace=self.workspace,
-                    read_state=self.read_state,
-                    diagnostics=self.diagnostics,
-                    emit=self._emit,
-                ),
+                ctx=self.tool_context(),
                 commit=self._commit,
                 aborted=last.append,
                 instructions=self._instructions if self.memory is not None else None,
@@ -300,6 +292,18 @@ class Session:
             )
         self.usage = self.usage + result.usage
         return result
+
+    def tool_context(self) -> ToolContext:
+        """The context every tool call of this session runs in (one per turn or command)."""
+        return ToolContext(
+            session_id=self.id,
+            cwd=self.cwd,
+            roots=self.roots,
+            workspace=self.workspace,
+            read_state=self.read_state,
+            diagnostics=self.diagnostics,
+            emit=self._emit,
+        )
 
     async def _turn_tools(self) -> tuple[ToolRegistry, tuple[str, ...]]:
         """The built-ins, then the MCP tools of the servers ready now (sorted, so the cached
