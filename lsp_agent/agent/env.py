@@ -121,10 +121,12 @@ class TurnEnv:
     commit: Callable[[tuple[Message, ...]], None]
     hooks: HookRunner | None = None
     aborted: Callable[[LoopState], None] | None = None
-    instructions: Callable[[tuple[tuple[str, dict[str, Any]], ...]], str | None] | None = None
-    """Given the tool calls of a batch (name, input), the text of memory files they bring in
-    (a subfolder's CLAUDE.md, rules whose ``paths:`` match), appended after their results so
-    the cached prefix stays intact."""
+    instructions: (
+        Callable[[tuple[tuple[str, dict[str, Any], str | None], ...]], str | None] | None
+    ) = None
+    """Given the finished tool calls of a batch (name, input, result text or ``None`` when the
+    call failed), the text of memory files they bring in (a subfolder's CLAUDE.md, rules whose
+    ``paths:`` match), appended after their results so the cached prefix stays intact."""
     context: ContextEngine | None = None
     """Clears and compacts the history before requests that would not fit; recovers from
     "prompt is too long" (see :mod:`lsp_agent.context.engine`). ``None``: never."""

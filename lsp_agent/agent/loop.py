@@ -446,7 +446,13 @@ class _Turn:
             if check is not None and check.attachment is not None:
                 notes.append(TextBlock(text=check.attachment))
         if self.env.instructions is not None:
-            loaded = self.env.instructions(tuple((u.name, u.input) for u in uses))
+            done = (self.results[u.id] for u in uses)
+            loaded = self.env.instructions(
+                tuple(
+                    (u.name, u.input, None if r.is_error else r.content)
+                    for u, r in zip(uses, done, strict=True)
+                )
+            )
             if loaded:
                 notes.append(TextBlock(text=loaded))
         self.commit(Message(role="user", content=(*(self.results[u.id] for u in uses), *notes)))

@@ -22,7 +22,7 @@ from lsp_agent.config.store import SettingsStore
 from lsp_agent.context.commands import CommandOutcome, CommandRegistry, parse_invocation
 from lsp_agent.context.engine import ContextEngine, ContextState
 from lsp_agent.context.memory.render import render_on_demand
-from lsp_agent.context.memory.store import MemoryStore, hook_fields, touched_paths
+from lsp_agent.context.memory.store import MemoryStore, batch_paths, hook_fields
 from lsp_agent.context.memory.types import MemoryFile
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
@@ -334,12 +334,14 @@ class Session:
             replace=self.config.system_prompt,
         )
 
-    def _instructions(self, uses: tuple[tuple[str, dict[str, Any]], ...]) -> str | None:
-        """The memory files a batch of tool calls brings in, as the text appended after
-        their results (``None``: nothing new)."""
+    def _instructions(
+        self, calls: tuple[tuple[str, dict[str, Any], str | None], ...]
+    ) -> str | None:
+        """The memory files a batch of finished tool calls (name, input, result text) brings
+        in, as the text appended after their results (``None``: nothing new)."""
         if self.memory is None:
             return None
-        files = self.memory.touch(touched_paths(uses))
+        files = self.memory.touch(batch_paths(calls))
         self._announce(files)
         return render_on_demand(files)
 

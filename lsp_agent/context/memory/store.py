@@ -15,6 +15,7 @@ from pathlib import Path
 from lsp_agent.context.memory.loader import MemorySpec, ParseCache, load_memory, load_on_demand
 from lsp_agent.context.memory.read import Overlay, no_overlay
 from lsp_agent.context.memory.render import render_memory, render_on_demand
+from lsp_agent.context.memory.results import ToolCallSeen, searched_paths
 from lsp_agent.context.memory.types import LoadedMemory, MemoryFile
 
 TOUCHING_TOOLS: dict[str, tuple[str, ...]] = {
@@ -70,10 +71,10 @@ class MemoryStore:
         self.added = (*self.added, *new)
         return tuple(new)
 
-    def after_tools(self, uses: Sequence[tuple[str, dict[str, object]]]) -> str | None:
-        """The message text for files that the tool calls ``uses`` (name, input) bring in, or
-        ``None``."""
-        return render_on_demand(self.touch(touched_paths(uses)))
+    def after_tools(self, calls: Sequence[ToolCallSeen]) -> str | None:
+        """The message text for files that the finished tool calls ``calls`` (name, input,
+        result text) bring in, or ``None``."""
+        return render_on_demand(self.touch(batch_paths(calls)))
 
 
 def touched_paths(uses: Sequence[tuple[str, dict[str, object]]]) -> tuple[Path, ...]:
@@ -85,6 +86,14 @@ def touched_paths(uses: Sequence[tuple[str, dict[str, object]]]) -> tuple[Path, 
             if isinstance(value, str) and "\0" not in value and Path(value).is_absolute():
                 out.append(Path(value))
     return tuple(dict.fromkeys(out))
+
+
+def batch_paths(calls: Sequence[ToolCallSeen]) -> tuple[Path, ...]:
+    """The paths a batch of finished tool calls (name, input, result text or ``None``)
+    touched: those their inputs name, then the files their Grep and Glob results list
+    (bounded, see :mod:`~lsp_agent.context.memory.results`)."""
+    named = touched_paths([(name, data) for name, data, _ in calls])
+    return tuple(dict.fromkeys((*named, *searched_paths(calls))))
 
 
 _MEMORY_TYPES = {

@@ -32,9 +32,9 @@ def test_touching_files_adds_subfolder_memory_and_matching_rules_once(tree: Tree
     second = store.touch([tree.ws / "src" / "api" / "handler.ts", tree.ws / "src" / "x.py"])
     assert tree.mine(second) == ["top/ws/.claude/rules/api.md"]
     assert store.touch([tree.ws / "src" / "api" / "other.tsx"]) == ()
-    text = store.after_tools([("Read", {"file_path": str(tree.ws / "docs" / "a.md")})])
+    text = store.after_tools([("Read", {"file_path": str(tree.ws / "docs" / "a.md")}, "1\ta")])
     assert text is not None and "docs memory" in text
-    assert store.after_tools([("Bash", {"command": "cat docs/x"})]) is None
+    assert store.after_tools([("Bash", {"command": "cat docs/x"}, "")]) is None
 
 
 def test_nothing_on_demand_from_an_untrusted_workspace(tree: Tree) -> None:
