@@ -324,6 +324,7 @@ def _run(args: argparse.Namespace) -> int:
         add_dirs=tuple(add_dirs),
         input_format=args.input_format,
         include_partial_messages=args.include_partial_messages,
+        approve_memory_imports=args.approve_memory_imports,
     )
     return run_headless(options)
 

@@ -208,6 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--cwd", metavar="DIR", help="project directory (default: the current one)")
     run.add_argument(
+        "--approve-memory-imports",
+        action="store_true",
+        help="load @imports of the project's memory files (CLAUDE.md, rules) that leave the "
+        "project, for this run (docs/memory.md; a project's own settings cannot approve them)",
+    )
+    run.add_argument(
         "-c",
         "--continue",
         dest="continue_session",

@@ -66,3 +66,6 @@ class HeadlessOptions:
     add_dirs: tuple[Path, ...] = ()
     input_format: InputFormat = "text"
     include_partial_messages: bool = False
+    approve_memory_imports: bool = False
+    """``--approve-memory-imports``: memory files of the project may import files from outside
+    it in this run (otherwise such imports are left out with a notice, as nobody can be asked)."""

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from lsp_agent.config.loader import LoadedSettings
     from lsp_agent.config.store import SettingsStore
+    from lsp_agent.context.memory.approvals import ImportApprovals
     from lsp_agent.headless.diagnostics import HeadlessDiagnostics
     from lsp_agent.mcp.service import McpService
     from lsp_agent.model.base import Model
@@ -204,6 +205,7 @@ async def _run(
         diagnostics=diagnostics.service if diagnostics is not None else None,
         settings=lambda _cwd: settings,
         mcp=lambda _cwd: mcp,
+        import_approvals=_import_approvals(options),
     )
     try:
         session = _open_session(manager, options, mode, err=err)
@@ -421,6 +423,17 @@ def _mcp(
         where = problem.log_line() if problem.path else f"--mcp-config: {problem.message}"
         err.write(f"lsp-agent: mcp: {where}\n")
     return service
+
+
+def _import_approvals(options: HeadlessOptions) -> ImportApprovals:
+    """The run's answer about memory imports from outside the project: only the command line
+    (the user) can approve them, never a file of the project; nothing is remembered."""
+    from lsp_agent.context.memory.approvals import ImportApprovals
+
+    approvals = ImportApprovals(path=None)
+    if options.approve_memory_imports:
+        approvals.set(options.cwd, "approved")
+    return approvals
 
 
 def _settings(options: HeadlessOptions, *, err: TextIO) -> SettingsStore:

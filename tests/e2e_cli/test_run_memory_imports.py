@@ -1,0 +1,64 @@
+"""``run -p`` and memory imports from outside the project: left out (nobody can be asked)
+unless the user approves them on the command line; the project's own settings files cannot
+approve them, whatever key they try."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lsp_agent.testing.scenario import reply, scenario
+from tests.e2e_cli.conftest import run_cli
+
+SECRET = "outside notes the project imports"
+
+
+def _project_importing_outside(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere" / "notes.md"
+    outside.parent.mkdir()
+    outside.write_text(SECRET + "\n")
+    (project / "CLAUDE.md").write_text(f"project memory\n\n@{outside}\n")
+
+
+def _request_text(run: object) -> str:
+    return json.dumps(run.server.requests[0])  # type: ignore[attr-defined]
+
+
+def test_outside_imports_are_left_out_of_a_run_by_default(project: Path, tmp_path: Path) -> None:
+    _project_importing_outside(project, tmp_path)
+    run = run_cli(["run", "-p", "hi"], scenario=scenario(reply("ok")), cwd=project)
+    assert run.code == 0, run.proc.stderr
+    assert "project memory" in _request_text(run)
+    assert SECRET not in _request_text(run)
+
+
+def test_the_flag_approves_outside_imports_for_the_run(project: Path, tmp_path: Path) -> None:
+    _project_importing_outside(project, tmp_path)
+    run = run_cli(
+        ["run", "-p", "--approve-memory-imports", "hi"], scenario=scenario(reply("ok")), cwd=project
+    )
+    assert run.code == 0, run.proc.stderr
+    assert SECRET in _request_text(run)
+    again = run_cli(["run", "-p", "hi"], scenario=scenario(reply("ok")), cwd=project)
+    assert SECRET not in _request_text(again), "an approval on the command line is not kept"
+
+
+def test_the_projects_settings_cannot_approve_outside_imports(
+    project: Path, tmp_path: Path
+) -> None:
+    _project_importing_outside(project, tmp_path)
+    claude = project / ".claude"
+    claude.mkdir()
+    attempt = {
+        "hasClaudeMdExternalIncludesApproved": True,
+        "hasClaudeMdExternalIncludesWarningShown": True,
+        "approveMemoryImports": True,
+        "externalImports": "approved",
+        "external_imports": "approved",
+    }
+    (claude / "settings.json").write_text(json.dumps(attempt))
+    (claude / "settings.local.json").write_text(json.dumps(attempt))
+    run = run_cli(["run", "-p", "hi"], scenario=scenario(reply("ok")), cwd=project)
+    assert run.code == 0, run.proc.stderr
+    assert "project memory" in _request_text(run)
+    assert SECRET not in _request_text(run)
