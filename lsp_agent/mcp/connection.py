@@ -18,10 +18,10 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 import mcp_types as types
@@ -36,6 +36,8 @@ from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.transport import Opened, StderrTail, open_transport
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 State = Literal["idle", "starting", "ready", "failed", "stopped"]
 
@@ -103,6 +105,8 @@ class ServerConnection:
         self.error: str | None = None
         self.tools: tuple[types.Tool, ...] = ()
         self.instructions: str | None = None
+        self.prompts: tuple[types.Prompt, ...] = ()
+        self.has_resources = False
         self.stderr = StderrTail(spec.name)
         self.garbage_lines = 0
         self._client: Client | None = None
@@ -110,6 +114,7 @@ class ServerConnection:
         self._settled = asyncio.Event()
         self._wake = asyncio.Event()
         self._refresh_due = False
+        self._prompts_due = False
         self._stop = False
         self._fresh = False
         self._lost: asyncio.Event | None = None
@@ -200,6 +205,7 @@ class ServerConnection:
             finally:
                 self._client = None
                 self.tools = ()
+                self.prompts = ()
             if self._stop:
                 break
             if time.monotonic() - started >= self.limits.stable_after_s or self._fresh:
@@ -288,6 +294,10 @@ class ServerConnection:
             self._client = client
             self.tools = tools
             self.instructions = client.instructions
+            capabilities = client.server_capabilities
+            self.has_resources = capabilities.resources is not None
+            if capabilities.prompts is not None:
+                self.prompts = await self._list_prompts(client)
             listen = None
             if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 listen = asyncio.ensure_future(self._listen(client))
@@ -314,12 +324,18 @@ class ServerConnection:
             finally:
                 lost_wait.cancel()
                 wake_wait.cancel()
-            if self._refresh_due and not self._stop and not lost.is_set():
-                pause = last_refresh + self.limits.refresh_interval_s - time.monotonic()
-                if pause > 0:
-                    await asyncio.sleep(pause)
+            if not (self._refresh_due or self._prompts_due) or self._stop or lost.is_set():
+                continue
+            pause = last_refresh + self.limits.refresh_interval_s - time.monotonic()
+            if pause > 0:
+                await asyncio.sleep(pause)
+            last_refresh = time.monotonic()
+            if self._prompts_due:
+                self._prompts_due = False
+                self.prompts = await self._list_prompts(client)
+                self._set("ready")
+            if self._refresh_due:
                 self._refresh_due = False
-                last_refresh = time.monotonic()
                 try:
                     with anyio.fail_after(self.limits.startup_timeout_s):
                         self.tools = await self._list_tools(client)
@@ -352,11 +368,34 @@ class ServerConnection:
             )
         return tuple(tools[:MAX_TOOLS])
 
+    async def _list_prompts(self, client: Client) -> tuple[types.Prompt, ...]:
+        """The server's prompts (first :data:`MAX_TOOLS` of at most :data:`MAX_TOOLS_PAGES`
+        pages); a failure is logged and reads as none."""
+        prompts: list[types.Prompt] = []
+        cursor: str | None = None
+        try:
+            with anyio.fail_after(self.limits.startup_timeout_s):
+                for _ in range(MAX_TOOLS_PAGES):
+                    page = await client.list_prompts(cursor=cursor)
+                    prompts.extend(page.prompts)
+                    cursor = page.next_cursor
+                    if cursor is None or len(prompts) >= MAX_TOOLS:
+                        break
+        except Exception as exc:
+            log.warning(
+                "MCP server %s: listing its prompts failed (%s)",
+                self.spec.name,
+                _describe_error(exc),
+            )
+        return tuple(prompts[:MAX_TOOLS])
+
     async def _listen(self, client: Client) -> None:
         """Hold a ``subscriptions/listen`` stream open (2026-07-28 servers): its events reach
         :meth:`_on_message` as list_changed notifications."""
         try:
-            async with client.listen(tools_list_changed=True) as subscription:
+            async with client.listen(
+                tools_list_changed=True, prompts_list_changed=True
+            ) as subscription:
                 async for _event in subscription:
                     pass
         except asyncio.CancelledError:
@@ -380,6 +419,9 @@ class ServerConnection:
             return
         if isinstance(message, types.ToolListChangedNotification):
             self._refresh_due = True
+            self._wake.set()
+        elif isinstance(message, types.PromptListChangedNotification):
+            self._prompts_due = True
             self._wake.set()
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
@@ -407,22 +449,31 @@ class ServerConnection:
     ) -> types.CallToolResult:
         """Call ``tool``; raises :class:`CallFailedError` when no result came back (not
         ready, timed out after ``tool_timeout_s``, connection lost, protocol error)."""
-        client = self._client
-        name = self.spec.name
-        if client is None or self.state != "ready":
-            why = f": {self.error}" if self.error else ""
-            raise CallFailedError(f"MCP server {name!r} is not connected ({self.state}){why}")
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if report is not None:
                 report(progress, total, message)
 
+        return await self.request(
+            tool, lambda client: client.call_tool(tool, arguments, progress_callback=on_progress)
+        )
+
+    async def request(self, what: str, send: Callable[[Client], Awaitable[T]]) -> T:
+        """Run ``send`` on the connected client (a call, a resource read, a prompt get),
+        bounded by ``tool_timeout_s``. Raises :class:`CallFailedError` naming the server and
+        ``what`` when no result came back (not ready, timed out, connection lost, protocol
+        error)."""
+        client = self._client
+        name = self.spec.name
+        if client is None or self.state != "ready":
+            why = f": {self.error}" if self.error else ""
+            raise CallFailedError(f"MCP server {name!r} is not connected ({self.state}){why}")
         try:
             with anyio.fail_after(self.limits.tool_timeout_s):
-                return await client.call_tool(tool, arguments, progress_callback=on_progress)
+                return await send(client)
         except TimeoutError:
             raise CallFailedError(
-                f"MCP server {name!r}: {tool} did not finish within "
+                f"MCP server {name!r}: {what} did not finish within "
                 f"{self.limits.tool_timeout_s:g} s (MCP_TOOL_TIMEOUT) and was cancelled"
             ) from None
         except MCPError as exc:

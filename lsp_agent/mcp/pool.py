@@ -20,6 +20,7 @@ from typing import Any
 
 from lsp_agent.mcp.connection import ServerConnection, ServerStatus
 from lsp_agent.mcp.limits import McpLimits
+from lsp_agent.mcp.resource_tools import resource_tools
 from lsp_agent.mcp.sources import McpPlan
 from lsp_agent.mcp.tool import server_tools
 from lsp_agent.tools.base import Tool
@@ -113,6 +114,7 @@ class McpPool:
                     continue
                 taken.add(tool.name)
                 out.append(tool)
+        out.extend(resource_tools(self.connections, self.limits))
         return sorted(out, key=lambda t: t.name)
 
     def instructions(self) -> dict[str, str]:

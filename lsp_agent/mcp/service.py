@@ -8,6 +8,7 @@ the plan enables at least one server — a user without MCP servers never loads 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
@@ -17,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 from lsp_agent.config.problems import SettingsProblem
 from lsp_agent.mcp.approvals import approvals_path, record_approval
 from lsp_agent.mcp.limits import McpLimits
+from lsp_agent.mcp.mentions import Mention, parse_mentions, resource_block
 from lsp_agent.mcp.sources import McpPlan, McpSources, plan_servers
+from lsp_agent.model.types import Message, TextBlock
 
 if TYPE_CHECKING:
     from lsp_agent.mcp.pool import McpPool
@@ -102,6 +105,40 @@ class McpService:
         if not parts:
             return None
         return "# MCP server instructions\n\n" + "\n\n".join(parts)
+
+    async def with_resources(self, message: Message) -> Message:
+        """``message`` (a prompt) with the contents of the resources its ``@server:uri``
+        mentions name appended as ``<mcp-resource>`` blocks (:mod:`.mentions`); unchanged when
+        it mentions none. A resource that cannot be read becomes a block naming the error.
+        Never raises."""
+        mentions = parse_mentions(message.text(), {s.name for s in self.plan.enabled()})
+        pool = self._ensure_pool() if mentions else None
+        if pool is None:
+            return message
+        from lsp_agent.mcp.connection import CallFailedError
+        from lsp_agent.mcp.resources import read_resource_text
+
+        pool.start()  # idempotent: the first prompt may come before the servers started
+
+        async def block(mention: Mention) -> str:
+            connection = pool.connections.get(mention.server)
+            try:
+                if connection is None:
+                    raise CallFailedError(f"MCP server {mention.server!r} is not running")
+                if connection.state in ("idle", "starting"):
+                    await connection.wait_settled(self.limits.first_turn_wait_s)
+                text = await read_resource_text(connection, mention.uri, limits=self.limits)
+            except CallFailedError as exc:
+                return resource_block(mention, error=str(exc))
+            except Exception as exc:
+                log.exception("reading MCP resource %s failed", mention.uri)
+                return resource_block(mention, error=f"{type(exc).__name__}: {exc}")
+            return resource_block(mention, text=text)
+
+        blocks = await asyncio.gather(*(block(m) for m in mentions))
+        return message.model_copy(
+            update={"content": (*message.content, TextBlock(text="\n\n".join(blocks)))}
+        )
 
     def statuses(self) -> list[dict[str, Any]]:
         """Every configured server as plain data: ``name``, ``scope``, ``transport``,

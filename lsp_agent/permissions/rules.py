@@ -78,6 +78,8 @@ KNOWN_TOOLS = frozenset(
         "Skill",
         "SlashCommand",
         "ExitPlanMode",
+        "ListMcpResourcesTool",
+        "ReadMcpResourceTool",
     }
 )
 """Tool names Claude Code and this project know; other names get a warning, not an error."""

@@ -258,6 +258,8 @@ class Session:
         last: list[LoopState] = []
         try:
             user = await self._with_start_context(user)
+            if self.mcp is not None:
+                user = await self.mcp.with_resources(user)  # @server:uri mentions
             if self.hooks is not None and self.settings is not None:
                 self.hooks.env = self.settings.env()  # settings reloads apply per turn
             state = LoopState(

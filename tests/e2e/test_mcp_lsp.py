@@ -137,3 +137,37 @@ async def test_a_changed_definition_needs_approval_again(launch: Launch, tmp_pat
         assert "not running" in str(exc)
     else:
         raise AssertionError("reconnect of a server that is not running was accepted")
+
+
+@VSCODE_ONLY
+async def test_resource_mentions_and_the_resource_tools(launch: Launch, tmp_path: Path) -> None:
+    _write_mcp_json(_root(tmp_path), {"fx": stdio_entry("--name", "fx")})
+    editor = await launch(
+        scenario(
+            reply(
+                tool_use(
+                    "ReadMcpResourceTool",
+                    {"server": "fx", "uri": "test://notes/readme"},
+                    id="toolu_res",
+                ),
+                expect=expecting(
+                    tools_include=["ListMcpResourcesTool", "ReadMcpResourceTool"],
+                    last_user_contains="Fixture read-me: the answer is 42.",
+                ),
+            ),
+            reply(
+                "done",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=False, contains="the answer is 42")]
+                ),
+            ),
+        ),
+        init_options={"trusted": True},
+    )
+    await editor.request(methods.MCP_APPROVE, {"name": "fx", "approved": True})
+    await _until_state(editor, "fx", "ready")
+    session_id = await editor.new_session()
+    answer = await editor.prompt(session_id, "What does @fx:test://notes/readme say?")
+    assert answer["stopReason"] == "end_turn"
+    editor.scripted.assert_done()
+    assert editor.permission_requests == []  # read-only: the default mode does not ask

@@ -63,7 +63,8 @@ async def test_stdio_tools_are_offered_sorted_and_called(make_pool: Any) -> None
     bad_args = await call(by_name(tools, "mcp__fx__add"), {"a": "x"})
     assert bad_args.is_error
     status = next(s for s in pool.statuses() if s.name == "fx")
-    assert status.state == "ready" and status.tools == len(tools)
+    server_tools = [t for t in tools if t.name.startswith("mcp__")]
+    assert status.state == "ready" and status.tools == len(server_tools)
     assert pool.instructions() == {"fx": "The fixture server echoes and adds."}
 
 

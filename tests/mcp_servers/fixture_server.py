@@ -13,6 +13,7 @@ import time
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts import Prompt
 from mcp_types import ToolAnnotations
 
 
@@ -87,6 +88,27 @@ def build(name: str) -> MCPServer:
         """Write a line that is not JSON to stdout (the protocol channel) before answering."""
         print("this is not JSON-RPC", flush=True)
         return "noisy done"
+
+    @server.resource("test://notes/readme", name="readme", mime_type="text/plain")
+    def readme() -> str:
+        """The fixture's read-me."""
+        return "Fixture read-me: the answer is 42."
+
+    @server.resource("test://blob", name="blob", mime_type="application/octet-stream")
+    def blob() -> bytes:
+        """A binary resource."""
+        return b"\x00\x01\x02\x03"
+
+    @server.prompt(description="Review a file with a given focus.")
+    def review(path: str, focus: str = "bugs") -> str:
+        return f"Please review {path}, looking for {focus}."
+
+    @server.tool()
+    async def add_prompt(ctx: Context) -> str:
+        """Add a prompt called ``later`` and announce the change."""
+        server.add_prompt(Prompt.from_function(lambda: "A later prompt.", name="later"))
+        await ctx.notify_prompts_changed()
+        return "prompt added"
 
     return server
 
