@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from lsp_agent.model.background import BACKGROUND_ENV
 from lsp_agent.store.paths import DATA_DIR_ENV
 from tests.netguard import sitecustomize as netguard
 
@@ -34,6 +35,9 @@ def pytest_configure(config: pytest.Config) -> None:
     path = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(NETGUARD_DIR), path]))
     netguard.install(str(log))
+    # Background model requests (summary ahead of time, titles) are off unless a test
+    # scripts them: the other suites' scripts then never see them.
+    os.environ[BACKGROUND_ENV] = "0"
     # Session transcripts go to a folder of this run, never the user's data folder (the
     # variable reaches every server and CLI the tests start).
     if not os.environ.get(DATA_DIR_ENV):

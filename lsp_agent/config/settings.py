@@ -176,6 +176,7 @@ KNOWN_KEYS: frozenset[str] = frozenset(
         "allowManagedHooksOnly",
         "allowManagedPermissionRulesOnly",
         "autoCompact",
+        "backgroundRequests",
         "autoMemoryEnabled",
         "autoMemoryDirectory",
         "claudeMdExcludes",

@@ -35,7 +35,9 @@ def session_list(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
     cwd = path_from(params.cwd, field="cwd").resolve() if params.cwd is not None else None
     live = [s for s in ls.existing_sessions() if cwd is None or s.cwd == cwd]
     sessions: list[dict[str, Any]] = [
-        {"sessionId": s.id, "cwd": str(s.cwd), "busy": s.busy, "live": True} for s in live
+        {"sessionId": s.id, "cwd": str(s.cwd), "busy": s.busy, "live": True}
+        | ({"title": s.title} if s.title is not None else {})
+        for s in live
     ]
     open_ids = {s.id for s in live}
     by_id = {entry["sessionId"]: entry for entry in sessions}

@@ -42,6 +42,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from lsp_agent.model.background import BACKGROUND_HEADER
 from lsp_agent.model.base import ModelError
 from lsp_agent.model.limits import DEFAULT_MODEL
 from lsp_agent.model.providers import (
@@ -154,6 +155,17 @@ def resolve_model_name(explicit: str | None, environ: Mapping[str, str] | None =
     if env.get("ANTHROPIC_MODEL"):
         return env["ANTHROPIC_MODEL"]
     return DEFAULT_MODEL if provider_from_env(env).provider == "anthropic" else "opus"
+
+
+def _extra_headers(request: ModelRequest) -> dict[str, str]:
+    """HTTP headers ``request`` needs besides the SDK's: the 1M-context beta, and the
+    background marker (:mod:`lsp_agent.model.background`)."""
+    headers: dict[str, str] = {}
+    if wants_1m_context(request.model):
+        headers["anthropic-beta"] = CONTEXT_1M_BETA
+    if request.background is not None:
+        headers[BACKGROUND_HEADER] = request.background
+    return headers
 
 
 def _of_bytes(size: int | None) -> str:
@@ -357,6 +369,15 @@ class AnthropicModel:
         if client is not None:
             await client.close()
 
+    def _convert(self, request: ModelRequest) -> list[dict[str, Any]]:
+        """The request's messages in API form, reusing earlier conversions. A background
+        request (a summary, a title) does not replace the conversions kept for the next
+        request of the user's turn."""
+        messages, converted = convert_messages(request.messages, self._converted)
+        if request.background is None:
+            self._converted = converted
+        return messages
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         """Send ``request`` and yield deltas as they arrive, then one :class:`ResponseDone`.
 
@@ -366,11 +387,12 @@ class AnthropicModel:
         import httpx2
 
         client = self._get_client()
-        messages, self._converted = convert_messages(request.messages, self._converted)
+        messages = self._convert(request)
         params = to_api_params(request, converted=messages)
         params["model"] = wire_model(request.model, self._provider, self._environ)
-        if wants_1m_context(request.model):
-            params["extra_headers"] = {"anthropic-beta": CONTEXT_1M_BETA}
+        headers = _extra_headers(request)
+        if headers:
+            params["extra_headers"] = headers
         size = refuse_oversized(params, self.endpoint)
         accumulator = Accumulator(observer=self.raw_events)
         try:

@@ -156,6 +156,9 @@ class ModelRequest(BaseModel):
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int = 8192
     thinking_budget: int | None = None
+    background: str | None = None
+    """Set on a request made off the user's turn (:mod:`lsp_agent.model.background`): its
+    kind (``summary``, ``title``), sent as the ``x-lsp-agent-background`` HTTP header."""
 
 
 # ---- streaming events -------------------------------------------------------------------------

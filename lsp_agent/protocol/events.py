@@ -214,6 +214,14 @@ class CurrentModeUpdate(WireModel):
     current_mode_id: str
 
 
+class SessionInfoUpdate(WireModel):
+    """ACP ``session_info_update``: the session's metadata changed; only the fields sent
+    change (``title``: a short title the model wrote for the session)."""
+
+    session_update: Literal["session_info_update"] = "session_info_update"
+    title: str | None = None
+
+
 SessionUpdate = (
     AgentMessageChunk
     | AgentThoughtChunk
@@ -225,4 +233,5 @@ SessionUpdate = (
     | CurrentModeUpdate
     | ContextCompacted
     | AvailableCommandsUpdate
+    | SessionInfoUpdate
 )

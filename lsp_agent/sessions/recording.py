@@ -91,6 +91,15 @@ class Recorder:
         else:
             self.meta["mode"] = mode
 
+    def title(self, title: str) -> None:
+        """The model wrote the session's title. The record hangs off the current leaf but
+        does not become it: the conversation's chain (and a rewind's branch) is unaffected,
+        and the session list takes the newest title record wherever it is."""
+        self._start()
+        leaf = self.transcript.leaf
+        self.transcript.append("title", title=title)
+        self.transcript.leaf = leaf
+
     def end_turn(self, stop_reason: str) -> None:
         """A prompt ended (also when cancelled): mark it and make the records durable."""
         self._prompt = None

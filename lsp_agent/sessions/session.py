@@ -28,6 +28,7 @@ from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.mcp.service import McpService
 from lsp_agent.model.anthropic import REQUEST_LIMIT_BYTES
+from lsp_agent.model.background import BackgroundRequests
 from lsp_agent.model.base import Model
 from lsp_agent.model.limits import ModelLimits
 from lsp_agent.model.types import Message, TextBlock, Usage
@@ -55,6 +56,7 @@ from lsp_agent.sessions.project_mode import (
 from lsp_agent.sessions.prompt_parts import only_text, prompt_text, user_message
 from lsp_agent.sessions.recording import Recorder
 from lsp_agent.sessions.rewind import PromptMark, begin_prompt, end_prompt
+from lsp_agent.sessions.titles import start_title
 from lsp_agent.sessions.working_set import Touched
 from lsp_agent.tools.base import ReadState, ToolContext
 from lsp_agent.tools.registry import ToolRegistry
@@ -118,6 +120,8 @@ class Session:
     recorder: Recorder | None = None  # the transcript's writer (None: not persisted)
     checkpoints: Checkpoints | None = None  # None: off (see sessions/rewind.py)
     prompt_marks: list[PromptMark] = field(default_factory=list)  # prompts and their ids
+    title: str | None = None  # the title the model wrote (sessions/titles.py)
+    background: BackgroundRequests | None = None  # built by titles.background_requests
     _engine: ContextEngine | None = None
     _task: asyncio.Task[TurnResult] | None = None
     _start: asyncio.Future[HookOutcome] | None = None
@@ -185,6 +189,8 @@ class Session:
             runner = self._command(add_memory_note(self, note))
         else:
             self.context.prompts.append(prompt_text(parts))
+            if len(self.context.prompts) == 1:
+                start_title(self, prompt_text(parts))
             mark = await begin_prompt(self, prompt_text(parts))
             runner = self._run(user_message(parts))
             if self.recorder is not None:
@@ -240,6 +246,8 @@ class Session:
         """``/clear``: forget the conversation (SessionEnd ``clear``, then SessionStart
         ``clear`` whose context reaches the next prompt)."""
         self.history = ()
+        if self.background is not None:
+            self.background.cancel("summary")
         self.context.reset()
         self._emit(UsageUpdate(used=0, size=self.limits.context_window))
         self.read_state.digests.clear()
@@ -412,6 +420,8 @@ class Session:
         if self._ended:
             return
         self._ended = True
+        if self.background is not None:
+            self.background.cancel_all()
         if self._start is not None and not self._start.done():
             self._start.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

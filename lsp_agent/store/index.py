@@ -75,12 +75,14 @@ def summarize(path: Path, records: Sequence[Record], *, size: int, mtime_ns: int
             turns += 1
             if not title:
                 title = _title(text)
-        elif record.type == "title" and isinstance(record.get("title"), str):
-            title = record.get("title")
         elif record.type == "mode" and isinstance(record.get("mode"), str):
             mode = record.get("mode")
         elif record.type == "model" and isinstance(record.get("model"), str):
             model = record.get("model")
+    # A title the model wrote is a side record, off the chain: the newest one wins.
+    written = [r.get("title") for r in records if r.type == "title"]
+    if written and isinstance(written[-1], str) and written[-1].strip():
+        title = _title(written[-1])
     first = records[0] if records else None
     last = records[-1] if records else None
     return SessionInfo(

@@ -233,13 +233,17 @@ class Route(_Strict):
 class Scenario(_Strict):
     """A named list of steps. ``prompt`` is the user prompt the script was written for
     (for demos and end-to-end tests); ``metadata`` is free-form for the scenario's users;
-    ``routes`` are checked, in order, before the next step (see :class:`Route`)."""
+    ``routes`` are checked, in order, before the next step (see :class:`Route`).
+    ``background`` holds one script per background kind (``summary``, ``title``): a request
+    carrying the ``x-lsp-agent-background: <kind>`` header consumes the next step of that
+    script instead of a main step; one with no script (left) is a failure."""
 
     name: str
     description: str = ""
     prompt: str | None = None
     steps: tuple[Step, ...]
     routes: tuple[Route, ...] = ()
+    background: dict[str, tuple[Step, ...]] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     def with_variables(self, variables: Mapping[str, str]) -> Scenario:
@@ -371,9 +375,16 @@ def error(
     )
 
 
-def scenario(*steps: Step, name: str = "inline", description: str = "") -> Scenario:
-    """A scenario from steps written in Python."""
-    return Scenario(name=name, description=description, steps=steps)
+def scenario(
+    *steps: Step,
+    name: str = "inline",
+    description: str = "",
+    background: Mapping[str, Sequence[Step]] | None = None,
+) -> Scenario:
+    """A scenario from steps written in Python; ``background``: its background scripts, by
+    kind (see :class:`Scenario`)."""
+    scripts = {kind: tuple(script) for kind, script in (background or {}).items()}
+    return Scenario(name=name, description=description, steps=steps, background=scripts)
 
 
 def expecting(

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
+from lsp_agent.model.background import BACKGROUND_HEADER
 from lsp_agent.testing.http11 import (
     MAX_HEADER_BYTES,
     BadRequestError,
@@ -83,6 +84,9 @@ class Exchange:
     body: Any
     step: int | None
     outcome: str
+    background: str | None = None
+    """The background kind the request was marked with (its ``step`` is then an index into
+    that kind's script)."""
 
 
 @dataclass(kw_only=True)
@@ -91,6 +95,7 @@ class _State:
 
     scenario: Scenario
     next_step: int = 0
+    next_background: dict[str, int] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     exchanges: list[Exchange] = field(default_factory=list)
     disconnects: list[int] = field(default_factory=list)
@@ -283,6 +288,7 @@ class ScriptedServer:
             body=body,
             step=step,
             outcome=outcome,
+            background=request.headers.get(BACKGROUND_HEADER),
         )
         with self._state.lock:
             self._state.exchanges.append(exchange)
@@ -318,11 +324,16 @@ class ScriptedServer:
         await self._send_json(writer, 404, error_body("not_found_error", message))
         return True
 
-    def _take_step(self, body: Mapping[str, Any]) -> tuple[int, Step | None, list[str]]:
+    def _take_step(
+        self, body: Mapping[str, Any], background: str | None = None
+    ) -> tuple[int, Step | None, list[str]]:
         """The next step and what is wrong with ``body`` for it; consumes the step only when
         nothing is. A streaming request matching a route gets the route's answer (index -1)
-        and consumes nothing. No await inside, so concurrent requests get distinct steps."""
+        and consumes nothing; a ``background`` one takes the next step of that kind's script.
+        No await inside, so concurrent requests get distinct steps."""
         with self._state.lock:
+            if background is not None:
+                return self._take_background(background, body)
             for route in self._state.scenario.routes:
                 if body.get("stream") and not check_expect(route.expect, body):
                     return -1, Step(response=route.response, note=route.note), []
@@ -339,6 +350,27 @@ class ScriptedServer:
             if not problems:
                 self._state.next_step += 1
             return index, step, problems
+
+    def _take_background(
+        self, kind: str, body: Mapping[str, Any]
+    ) -> tuple[int, Step | None, list[str]]:
+        """The next step of the background script ``kind`` (the caller holds the lock)."""
+        script = self._state.scenario.background.get(kind, ())
+        index = self._state.next_background.get(kind, 0)
+        if index >= len(script):
+            where = f"all {len(script)} steps were consumed" if script else "it has no script"
+            return index, None, [f"background {kind!r} request arrived but {where}"]
+        step = script[index]
+        problems = check_expect(step.expect, body)
+        if not problems:
+            self._state.next_background[kind] = index + 1
+        return index, step, problems
+
+    def background_unconsumed(self, kind: str) -> int:
+        """How many steps of the background script ``kind`` no request has consumed yet."""
+        with self._state.lock:
+            script = self._state.scenario.background.get(kind, ())
+            return len(script) - self._state.next_background.get(kind, 0)
 
     def _respond(self, body: Mapping[str, Any]) -> Step:
         assert self._responder is not None
@@ -362,7 +394,7 @@ class ScriptedServer:
             self._record(request, body, step=None, outcome="rejected", failure=message)
             await self._send_json(writer, 400, error_body("invalid_request_error", message))
             return True
-        index, step, problems = self._take_step(body)
+        index, step, problems = self._take_step(body, request.headers.get(BACKGROUND_HEADER))
         if step is None or problems:
             where = f"step {index}" + (f" ({step.note})" if step and step.note else "")
             message = f"scenario {name!r} {where}: " + "; ".join(problems)

@@ -445,6 +445,12 @@ M.commands = {
 ---@field _meta? table<string, any>
 ---@field sessionId string
 
+--- ACP `session_info_update`: the session's metadata changed; only the fields sent
+--- change (`title`: a short title the model wrote for the session).
+---@class lsp_agent.protocol.SessionInfoUpdate
+---@field sessionUpdate 'session_info_update'
+---@field title? string
+
 --- One permission mode a session offers (ACP `SessionMode`).
 ---@class lsp_agent.protocol.SessionMode
 ---@field id lsp_agent.protocol.PermissionMode
@@ -472,7 +478,7 @@ M.commands = {
 ---@field interrupted? boolean
 
 --- The `update` of lspAgent/session/update, by its `sessionUpdate` tag (ACP).
----@alias lsp_agent.protocol.SessionUpdate lsp_agent.protocol.AgentMessageChunk|lsp_agent.protocol.AgentThoughtChunk|lsp_agent.protocol.UserMessageChunk|lsp_agent.protocol.ToolCall|lsp_agent.protocol.ToolCallUpdate|lsp_agent.protocol.UsageUpdate|lsp_agent.protocol.Plan|lsp_agent.protocol.CurrentModeUpdate|lsp_agent.protocol.ContextCompacted|lsp_agent.protocol.AvailableCommandsUpdate
+---@alias lsp_agent.protocol.SessionUpdate lsp_agent.protocol.AgentMessageChunk|lsp_agent.protocol.AgentThoughtChunk|lsp_agent.protocol.UserMessageChunk|lsp_agent.protocol.ToolCall|lsp_agent.protocol.ToolCallUpdate|lsp_agent.protocol.UsageUpdate|lsp_agent.protocol.Plan|lsp_agent.protocol.CurrentModeUpdate|lsp_agent.protocol.ContextCompacted|lsp_agent.protocol.AvailableCommandsUpdate|lsp_agent.protocol.SessionInfoUpdate
 
 --- `lspAgent/session/update`: one update of session `sessionId`; every `path` in it
 --- has a `uri` next to it.

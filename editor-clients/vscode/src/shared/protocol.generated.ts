@@ -555,6 +555,15 @@ export interface SessionIdParams {
   sessionId: string;
 }
 
+/**
+ * ACP `session_info_update`: the session's metadata changed; only the fields sent
+ * change (`title`: a short title the model wrote for the session).
+ */
+export interface SessionInfoUpdate {
+  sessionUpdate: 'session_info_update';
+  title?: string;
+}
+
 /** One permission mode a session offers (ACP `SessionMode`). */
 export interface SessionMode {
   id: PermissionMode;
@@ -587,7 +596,7 @@ export interface SessionSummary {
 }
 
 /** The `update` of lspAgent/session/update, by its `sessionUpdate` tag (ACP). */
-export type SessionUpdate = AgentMessageChunk | AgentThoughtChunk | UserMessageChunk | ToolCall | ToolCallUpdate | UsageUpdate | Plan | CurrentModeUpdate | ContextCompacted | AvailableCommandsUpdate;
+export type SessionUpdate = AgentMessageChunk | AgentThoughtChunk | UserMessageChunk | ToolCall | ToolCallUpdate | UsageUpdate | Plan | CurrentModeUpdate | ContextCompacted | AvailableCommandsUpdate | SessionInfoUpdate;
 
 /**
  * `lspAgent/session/update`: one update of session `sessionId`; every `path` in it

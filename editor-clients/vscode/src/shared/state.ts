@@ -423,6 +423,12 @@ export function applyUpdate(session: SessionState, update: SessionUpdate): boole
       session.commands = update.availableCommands.map((c) => ({ ...c }));
       touch(session);
       return true;
+    case 'session_info_update':
+      // The short title the model wrote replaces the one taken from the first prompt.
+      if (!update.title) return false;
+      session.title = update.title;
+      touch(session);
+      return true;
     case 'context_compacted': {
       const item: NoticeItem = {
         kind: 'notice',

@@ -168,6 +168,16 @@ describe('session reducer', () => {
     assert.equal(s.items.at(-1)?.kind === 'notice' && s.items.at(-1)?.rev, 1);
   });
 
+  it('takes the title the model wrote from session_info_update', () => {
+    const s = createSession({ id: 's' });
+    startTurn(s, 'please fix the flaky parser test in tests/test_parse.py', []);
+    assert.equal(s.title, 'please fix the flaky parser test in tests/test_…');
+    assert.equal(applyUpdate(s, { sessionUpdate: 'session_info_update', title: 'Fix flaky parser test' }), true);
+    assert.equal(s.title, 'Fix flaky parser test');
+    assert.equal(applyUpdate(s, { sessionUpdate: 'session_info_update' }), false);
+    assert.equal(s.title, 'Fix flaky parser test');
+  });
+
   it('titles chats and formats token counts', () => {
     assert.equal(titleFromPrompt('  fix\nthe bug  '), 'fix');
     assert.equal(titleFromPrompt(''), 'New chat');
