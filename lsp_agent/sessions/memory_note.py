@@ -1,11 +1,14 @@
-"""``# note`` prompts: a prompt starting with ``#`` adds its text to the project's memory.
+"""``# note`` prompts: a prompt starting with ``#`` adds its text to a memory file.
 
-As in Claude Code, ``# Always run the linter`` does not go to the model: the text becomes a
-``- Always run the linter`` bullet at the end of the project's ``CLAUDE.md`` (created when
-missing), and the next turn's memory includes it. The write is an ordinary ``Write`` call run
-by the tool executor, so it passes the permission engine like any other edit (deny rules
-refuse it, the default mode asks and shows the diff, ``acceptEdits`` allows it) and it goes
-through the workspace, so an open, unsaved editor buffer is edited rather than overwritten.
+As in Claude Code, ``# Always run the linter`` does not go to the model: the user picks the
+memory file (the project's ``CLAUDE.md``, the project's ``CLAUDE.local.md`` or their
+``~/.claude/CLAUDE.md``; see :mod:`lsp_agent.context.memory.note_target`; a door where nobody
+can answer uses the project's ``CLAUDE.md``), the text becomes a ``- Always run the linter``
+bullet at the end of that file (created when missing), and the next turn's memory includes it.
+The write is an ordinary ``Write`` call run by the tool executor, so it passes the permission
+engine like any other edit (deny rules refuse it, the default mode asks and shows the diff,
+``acceptEdits`` allows it inside the project, ``~/.claude`` always asks) and it goes through the
+workspace, so an open, unsaved editor buffer is edited rather than overwritten.
 """
 
 from __future__ import annotations
@@ -17,6 +20,12 @@ from uuid import uuid4
 
 from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
 from lsp_agent.context.commands import CommandOutcome
+from lsp_agent.context.memory.note_target import (
+    NoteTarget,
+    chosen_target,
+    note_targets,
+    target_request,
+)
 from lsp_agent.model.types import ToolUseBlock
 from lsp_agent.tools.registry import ToolRegistry
 from lsp_agent.tools.write import WriteTool
@@ -45,17 +54,25 @@ def with_bullet(text: str, note: str) -> str:
     return f"{text}- {note}\n"
 
 
-def project_memory_path(cwd: Path) -> Path:
-    """The file ``#`` notes go to: the project's ``CLAUDE.md`` in the session folder (Claude
-    Code's default choice, "Project memory")."""
-    return cwd / "CLAUDE.md"
+async def choose_target(session: Session, note: str) -> NoteTarget | None:
+    """The memory file the user picks for ``note`` (``None``: cancelled). Without anyone to
+    ask (``config.unattended``: a headless run) the project's ``CLAUDE.md``."""
+    home = session.memory.spec().home if session.memory is not None else Path.home()
+    targets = note_targets(cwd=session.cwd, home=home)
+    if session.config.unattended is not None:
+        return targets[0]
+    request = target_request(session_id=session.id, note=note, targets=targets, home=home)
+    return chosen_target(await session.host.request_permission(request), targets)
 
 
 async def add_memory_note(session: Session, note: str) -> CommandOutcome:
-    """Append ``note`` as a bullet to the project's ``CLAUDE.md`` through a ``Write`` call
-    (permission engine, workspace, edit card). The outcome says where it went, or why not
-    (refused, rejected, the file is not text)."""
-    path = project_memory_path(session.cwd)
+    """Ask which memory file gets ``note``, then append it as a bullet there through a
+    ``Write`` call (permission engine, workspace, edit card). The outcome says where it went,
+    or why not (cancelled, refused, rejected, the file is not text)."""
+    target = await choose_target(session, note)
+    if target is None:
+        return CommandOutcome(text="The note was not added to memory.")
+    path = target.path
     ctx = session.tool_context()
     try:
         snapshot = session.workspace.read(path)
@@ -84,4 +101,4 @@ async def add_memory_note(session: Session, note: str) -> CommandOutcome:
     if result.is_error:
         reason = result.content if isinstance(result.content, str) else "the write failed"
         return CommandOutcome(text=f"The note was not added to {path}: {reason}", is_error=True)
-    return CommandOutcome(text=f"Added to {path} (project memory): - {note}")
+    return CommandOutcome(text=f"Added to {path} ({target.label.lower()}): - {note}")

@@ -48,10 +48,13 @@ class Setup:
     asked: list[PermissionRequest]
 
 
-def _answer(option: str, asked: list[PermissionRequest]) -> Callable[..., object]:
+def _answer(option: str, target: str, asked: list[PermissionRequest]) -> Callable[..., object]:
+    """Pick ``target`` when asked which memory file, answer ``option`` to the write."""
+
     async def answer(request: PermissionRequest) -> PermissionResponse:
         asked.append(request)
-        return PermissionResponse(outcome="selected", option_id=option)
+        choosing = request.tool_call.tool_call_id.startswith("memory_target_")
+        return PermissionResponse(outcome="selected", option_id=target if choosing else option)
 
     return answer
 
@@ -59,7 +62,11 @@ def _answer(option: str, asked: list[PermissionRequest]) -> Callable[..., object
 @pytest.fixture
 def make(tmp_path: Path) -> Callable[..., AsyncIterator[Setup]]:
     async def build(
-        option: str, settings: dict[str, object] | None = None, script: Any = None
+        option: str,
+        settings: dict[str, object] | None = None,
+        script: Any = None,
+        target: str = "project",
+        unattended: Any = None,
     ) -> AsyncIterator[Setup]:
         root = (tmp_path / "proj").resolve()
         (root / ".claude").mkdir(parents=True)
@@ -72,9 +79,9 @@ def make(tmp_path: Path) -> Callable[..., AsyncIterator[Setup]]:
         server = ScriptedServer(scenario=script or scenario(reply("ok")))
         base_url = await server.start()
         manager = SessionManager(
-            host=DiskHost(permission_handler=_answer(option, asked)),  # type: ignore[arg-type]
+            host=DiskHost(permission_handler=_answer(option, target, asked)),  # type: ignore[arg-type]
             model_factory=lambda: AnthropicModel(api_key="k", base_url=base_url, max_retries=0),
-            config=AgentConfig(model="claude-test"),
+            config=AgentConfig(model="claude-test", unattended=unattended),
             tools_factory=default_tools,
             settings=lambda cwd: SettingsStore(
                 cwd=cwd, home=home, managed_path=tmp_path / "none.json", trusted=True
@@ -99,7 +106,11 @@ async def test_note_is_appended_after_approval_and_the_next_turn_sees_it(make: A
         assert (s.root / "CLAUDE.md").read_text() == (
             "# Project\nUse uv.\n- Always run ruff before committing\n"
         )
-        assert len(s.asked) == 1  # a memory write asks like any other edit
+        choice = s.asked[0]
+        assert choice.tool_call.tool_call_id.startswith("memory_target_")
+        assert [o.option_id for o in choice.options] == ["project", "local", "user", "cancel"]
+        assert choice.tool_call.raw_input["note"] == "Always run ruff before committing"
+        assert len(s.asked) == 2  # which file, then the write asks like any other edit
         assert s.server.requests == []  # the model was not asked
         await s.session.prompt([PromptText(text="hello")])
         system = json.dumps(s.server.requests[0]["system"])
@@ -112,7 +123,7 @@ async def test_rejected_note_leaves_the_file_alone(make: Any) -> None:
         result = await s.session.prompt([PromptText(text="# secret plan")])
         assert result.error is not None and "not added" in result.error
         assert (s.root / "CLAUDE.md").read_text() == "keep\n"
-        assert len(s.asked) == 1
+        assert len(s.asked) == 2
 
 
 async def test_deny_rule_refuses_without_asking_and_creates_nothing(make: Any) -> None:
@@ -120,6 +131,49 @@ async def test_deny_rule_refuses_without_asking_and_creates_nothing(make: Any) -
         result = await s.session.prompt([PromptText(text="# note")])
         assert result.error is not None and "not added" in result.error
         assert not (s.root / "CLAUDE.md").exists()
+        assert len(s.asked) == 1  # only which file: the write is refused without asking
+
+
+async def test_note_goes_to_the_local_file_the_user_picks(make: Any) -> None:
+    async for s in make("allow_once", target="local"):
+        (s.root / "CLAUDE.md").write_text("shared\n")
+        result = await s.session.prompt([PromptText(text="# my own shortcut: make t")])
+        assert result.error is None, result.error
+        assert "project memory (local)" in result.final_text
+        assert (s.root / "CLAUDE.local.md").read_text() == "- my own shortcut: make t\n"
+        assert (s.root / "CLAUDE.md").read_text() == "shared\n"
+        await s.session.prompt([PromptText(text="hello")])
+        assert "my own shortcut: make t" in json.dumps(s.server.requests[0])
+
+
+async def test_note_goes_to_the_users_memory_which_always_asks(make: Any, tmp_path: Path) -> None:
+    async for s in make(
+        "allow_once", {"permissions": {"defaultMode": "acceptEdits"}}, target="user"
+    ):
+        result = await s.session.prompt([PromptText(text="# I prefer short answers")])
+        assert result.error is None, result.error
+        user_file = tmp_path / "home" / ".claude" / "CLAUDE.md"
+        assert user_file.read_text() == "- I prefer short answers\n"
+        assert not (s.root / "CLAUDE.md").exists()
+        assert len(s.asked) == 2  # ~/.claude is protected: asked even in acceptEdits
+
+
+async def test_cancelling_the_choice_writes_nothing_and_asks_nothing_more(make: Any) -> None:
+    async for s in make("allow_once", target="cancel"):
+        result = await s.session.prompt([PromptText(text="# never mind")])
+        assert result.error is None and "not added" in result.final_text
+        assert not (s.root / "CLAUDE.md").exists() and not (s.root / "CLAUDE.local.md").exists()
+        assert len(s.asked) == 1 and s.server.requests == []
+
+
+async def test_without_anyone_to_ask_the_note_goes_to_the_project_file(make: Any) -> None:
+    from lsp_agent.headless.host import refuse_unattended
+
+    settings = {"permissions": {"allow": ["Edit(/CLAUDE.md)"]}}
+    async for s in make("reject_once", settings, unattended=refuse_unattended):
+        result = await s.session.prompt([PromptText(text="# from a script")])
+        assert result.error is None, result.error
+        assert (s.root / "CLAUDE.md").read_text() == "- from a script\n"
         assert s.asked == []
 
 

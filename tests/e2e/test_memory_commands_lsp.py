@@ -1,0 +1,88 @@
+"""Memory commands through the LSP door, against the scripted model: a ``#`` note asks which
+memory file (the permission prompt the editors answer) and then writes it like any edit;
+``/init``'s CLAUDE.md goes through the normal edit review, where rejecting it writes nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from lsp_agent.testing.scenario import reply, scenario, tool_use
+
+from .conftest import Editor, Launch
+
+
+def _answers(*option_ids: str) -> Any:
+    """Answer the permission prompts with ``option_ids``, in order."""
+    queue = list(option_ids)
+
+    def answer(_params: dict[str, Any]) -> dict[str, Any]:
+        return {"outcome": {"outcome": "selected", "optionId": queue.pop(0)}}
+
+    return answer
+
+
+async def _say(editor: Editor, session: str, text: str) -> dict[str, Any]:
+    result = await editor.prompt(session, text)
+    assert result["stopReason"] == "end_turn", result
+    return result
+
+
+def _said(editor: Editor) -> str:
+    return "".join(
+        u["update"]["content"]["text"]
+        for u in editor.updates
+        if u["update"]["sessionUpdate"] == "agent_message_chunk"
+    )
+
+
+async def test_a_note_goes_to_the_memory_file_the_user_picks(
+    launch: Launch, tmp_path: Path
+) -> None:
+    editor = await launch(scenario(reply("noted")), init_options={"trusted": True})
+    root = editor.root
+    (root / "CLAUDE.md").write_text("# Team notes\n")
+    session = await editor.new_session()
+    editor.permission = _answers("local", "allow_once")
+    await _say(editor, session, "# run the slow tests with -m slow")
+    choice, write = editor.permission_requests
+    assert [o["optionId"] for o in choice["options"]] == ["project", "local", "user", "cancel"]
+    assert [o["kind"] for o in choice["options"]] == ["allow_once"] * 3 + ["reject_once"]
+    assert "CLAUDE.local.md" in json.dumps(choice["options"][1])
+    assert "~/.claude/CLAUDE.md" in json.dumps(choice["options"][2])
+    assert choice["toolCall"]["rawInput"]["note"] == "run the slow tests with -m slow"
+    assert "CLAUDE.local.md" in json.dumps(write)  # the write is reviewed like any edit
+    assert (root / "CLAUDE.local.md").read_text() == "- run the slow tests with -m slow\n"
+    assert (root / "CLAUDE.md").read_text() == "# Team notes\n"
+    assert "project memory (local)" in _said(editor)
+    await _say(editor, session, "what do you know?")
+    (request,) = editor.scripted.requests  # the note itself never went to the model
+    assert "run the slow tests with -m slow" in json.dumps(request)
+
+
+async def test_init_writes_claude_md_through_the_edit_review_and_a_reject_writes_nothing(
+    launch: Launch,
+) -> None:
+    content = "# CLAUDE.md\n\nRun `make test`.\n"
+    write = tool_use("Write", {"file_path": "{{root}}/CLAUDE.md", "content": content})
+    editor = await launch(
+        scenario(reply(write), reply("You rejected it."), reply(write), reply("Wrote it.")),
+        init_options={"trusted": True},
+    )
+    root = editor.root
+    session = await editor.new_session()
+    editor.permission = _answers("reject_once", "allow_once")
+    await _say(editor, session, "/init")
+    assert not (root / "CLAUDE.md").exists()
+    (rejected,) = editor.permission_requests
+    assert rejected["toolCall"]["kind"] == "edit"
+    diff = [c for c in rejected["toolCall"]["content"] if c.get("type") == "diff"]
+    assert diff and diff[0]["newText"] == content and diff[0]["path"].endswith("CLAUDE.md")
+    prompt = json.dumps(editor.scripted.requests[0]["messages"][0])
+    assert "create a CLAUDE.md file" in prompt  # /init's fixed prompt, as the user's turn
+    results = json.dumps(editor.scripted.requests[1]["messages"][-1])
+    assert "tool_result" in results and "reject" in results.lower()
+    await _say(editor, session, "/init")
+    assert (root / "CLAUDE.md").read_text() == content
+    assert len(editor.permission_requests) == 2
