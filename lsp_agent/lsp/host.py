@@ -437,6 +437,27 @@ class LspHost:
                 return path.relative_to(root).as_posix()
         return str(path)
 
+    async def show_document(self, path: Path) -> str | None:
+        """Open ``path`` in the editor, focused (``window/showDocument``, LSP 3.16), when the
+        client declared ``window.showDocument.support``. ``None`` when shown, else why not."""
+        if not get_capability(
+            self.server.client_capabilities, "window.show_document.support", False
+        ):
+            return "the editor does not support window/showDocument"
+        params = types.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
+        try:
+            result = await self._client_request(
+                "window/showDocument", params, timeout=self.timeouts.apply_edit
+            )
+        except TimeoutError:
+            return "the editor did not answer"
+        except JsonRpcException as exc:
+            return f"the editor answered with an error: {exc}"
+        success = (
+            result.get("success") if isinstance(result, dict) else getattr(result, "success", None)
+        )
+        return None if success is True else "the editor did not open it"
+
     # ---- plumbing ------------------------------------------------------------------------------
 
     async def _client_request(self, method: str, params: Any, *, timeout: float) -> Any:

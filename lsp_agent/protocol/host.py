@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
 from lsp_agent.protocol.events import SessionUpdate
@@ -51,4 +51,16 @@ class Host(Protocol):
 
     def emit(self, session_id: str, update: SessionUpdate) -> None:
         """Send one session update to the user (never blocks)."""
+        ...
+
+
+@runtime_checkable
+class DocumentShower(Protocol):
+    """A door that can open a file in the user's editor (the LSP door: ``window/showDocument``).
+    Optional: the core checks ``isinstance(host, DocumentShower)`` and, without it, names the
+    path instead."""
+
+    async def show_document(self, path: Path) -> str | None:
+        """Open ``path`` in the editor and focus it. ``None`` when it was shown, else why not
+        (in words for the user). Never raises."""
         ...

@@ -14,10 +14,13 @@ from typing import TYPE_CHECKING
 from lsp_agent.context.commands import CommandOutcome, CommandRegistry, SlashCommand
 from lsp_agent.context.memory.init import INIT_PROMPT
 from lsp_agent.context.memory.listing import memory_listing
+from lsp_agent.context.memory.open_choice import chosen_file, open_request, paths_section
 from lsp_agent.context.memory.render import MEMORY_HEADER
 from lsp_agent.context.report import context_report, render_report
 from lsp_agent.model.base import TokenCounter
 from lsp_agent.model.types import ModelRequest
+from lsp_agent.protocol.events import AgentMessageChunk, TextContent
+from lsp_agent.protocol.host import DocumentShower
 from lsp_agent.sessions.context_wiring import compact
 from lsp_agent.sessions.rewind import command as rewind_command
 
@@ -99,10 +102,22 @@ async def _memory(session: Session, args: str) -> CommandOutcome:
     if session.memory is None:
         return CommandOutcome(text="Project memory is off in this session.")
     loaded = session.memory.load()  # as it is now: edits and trust changes show at once
-    text = memory_listing(
-        loaded, added=session.memory.added, cwd=session.cwd, home=session.memory.spec().home
-    )
-    return CommandOutcome(text=text)
+    home = session.memory.spec().home
+    text = memory_listing(loaded, added=session.memory.added, cwd=session.cwd, home=home)
+    files = (*loaded.files, *session.memory.added)
+    host = session.host
+    if not files or session.config.unattended is not None or not isinstance(host, DocumentShower):
+        return CommandOutcome(text=text + paths_section(files))
+    # The list first, then the question which file to open (Claude Code's /memory picker).
+    session.tool_context().emit(AgentMessageChunk(content=TextContent(text=text)))
+    request = open_request(session_id=session.id, files=files, cwd=session.cwd, home=home)
+    chosen = chosen_file(await host.request_permission(request), files)
+    if chosen is None:
+        return CommandOutcome(text="\n\nNo memory file opened.")
+    problem = await host.show_document(chosen.path)
+    if problem is not None:
+        return CommandOutcome(text=f"\n\nCould not open {chosen.path}: {problem}", is_error=True)
+    return CommandOutcome(text=f"\n\nOpened `{chosen.path}` in the editor.")
 
 
 async def _init(session: Session, args: str) -> CommandOutcome:

@@ -86,3 +86,27 @@ async def test_init_writes_claude_md_through_the_edit_review_and_a_reject_writes
     await _say(editor, session, "/init")
     assert (root / "CLAUDE.md").read_text() == content
     assert len(editor.permission_requests) == 2
+
+
+async def test_memory_lists_the_files_and_opens_the_one_picked(launch: Launch) -> None:
+    editor = await launch(scenario(), init_options={"trusted": True})
+    root = editor.root
+    (root / "CLAUDE.md").write_text("project notes\n")
+    (root / "CLAUDE.local.md").write_text("my notes\n")
+    session = await editor.new_session()
+    editor.permission = _answers("file-1")
+    result = await _say(editor, session, "/memory")
+    (asked,) = editor.permission_requests
+    names = [o["name"] for o in asked["options"]]
+    assert names[-1] == "Don't open" and asked["options"][-1]["optionId"] == "dont_open"
+    assert names[:2] == ["CLAUDE.md (project)", "CLAUDE.local.md (local)"]
+    # pytest-lsp's client answers window/showDocument with success and records it.
+    shown = editor.client.shown_documents
+    assert [(d.uri, d.take_focus) for d in shown] == [((root / "CLAUDE.local.md").as_uri(), True)]
+    said = _said(editor)
+    assert said.index("| `CLAUDE.md` | project |") < said.index("Opened")  # listed, then asked
+    assert "CLAUDE.local.md" in result.get("finalText", said)
+    editor.permission = _answers("dont_open")
+    await _say(editor, session, "/memory")
+    assert len(shown) == 1 and "No memory file opened." in _said(editor)
+    assert editor.scripted.requests == []  # the model is never asked

@@ -62,3 +62,14 @@ def test_the_projects_settings_cannot_approve_outside_imports(
     assert run.code == 0, run.proc.stderr
     assert "project memory" in _request_text(run)
     assert SECRET not in _request_text(run)
+
+
+def test_memory_command_prints_the_absolute_paths(project: Path, tmp_path: Path) -> None:
+    _project_importing_outside(project, tmp_path)
+    (project / "CLAUDE.local.md").write_text("mine\n")
+    run = run_cli(["run", "-p", "/memory"], scenario=scenario(), cwd=project)
+    assert run.code == 0, run.proc.stderr
+    out = run.proc.stdout
+    assert "| `CLAUDE.md` | project |" in out
+    assert f"- {project / 'CLAUDE.md'}\n" in out and f"- {project / 'CLAUDE.local.md'}" in out
+    assert run.server.requests == []
