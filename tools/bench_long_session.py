@@ -3,9 +3,12 @@
 
 ``--turns`` user prompts (default 300), each answered by a ``Read`` of a project file and a
 short text answer, run in one session on the real SDK against the scripted Messages-API server
-on 127.0.0.1, with the ``scripted-20k`` model (a 20,000-token window). Compaction summaries are
-answered by a scenario route (requests whose last user message holds the summary instruction),
-so the main script is simply played in order however often the session compacts.
+on 127.0.0.1, with the ``scripted-20k`` model (a 20,000-token window). Each answer of the user's
+turns takes ``--model-ms`` (time to first byte). Summaries are prepared ahead of time in the
+background (past 70% of the compaction threshold), answered by the scenario's background
+script after ``--summary-ms``; a compaction that finds none ready asks for it on the spot,
+answered at once by a scenario route (requests whose last user message holds the summary
+instruction), so the main script is simply played in order however often the session compacts.
 
 Reported (Markdown; ``--json OUT`` writes the raw figures):
 
@@ -15,11 +18,12 @@ Reported (Markdown; ``--json OUT`` writes the raw figures):
 - prefix reuse: the share of each request's prompt that repeats the previous request's prompt
   byte for byte (tools, system, then whole messages; ``cache_control`` markers ignored), i.e.
   what the prompt cache would read; given apart for requests right after a compaction;
-- the compaction pause: agent time spent in the engine before the request that compacted
-  (the summary request's round trip included: summaries are not prepared in the background);
+- the compaction pause: agent time spent in the engine before the request that compacted,
+  apart for compactions that used the summary prepared ahead of time and for those that had to
+  wait for a summary request (its round trip included);
 - every user prompt present verbatim in the final history, every tool_use paired.
 
-    python tools/bench_long_session.py [--turns 300] [--json OUT]
+    python tools/bench_long_session.py [--turns 300] [--model-ms 20] [--summary-ms 200] [--json OUT]
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -37,6 +42,7 @@ from typing import Any
 from lsp_agent.agent.env import AgentConfig
 from lsp_agent.context.compaction import pairing_problems
 from lsp_agent.model.anthropic import AnthropicModel
+from lsp_agent.model.background import BACKGROUND_ENV
 from lsp_agent.protocol.events import ContextCompacted, SessionUpdate
 from lsp_agent.protocol.prompt import PromptText
 from lsp_agent.sessions.compose import build_sessions
@@ -56,21 +62,31 @@ SUMMARY = (
 )
 
 
-def build(turns: int, cwd: Path) -> Scenario:
+def build(turns: int, cwd: Path, *, model_ms: int, summary_ms: int) -> Scenario:
     steps = []
     for i in range(turns):
         steps.append(
             reply(
-                text(f"Reading for question {i}."), tool_use("Read", {"file_path": f"{cwd}/app.py"})
+                text(f"Reading for question {i}."),
+                tool_use("Read", {"file_path": f"{cwd}/app.py"}),
+                delay_ms=model_ms,
             )
         )
-        steps.append(reply(f"Answer {i}: handler_{i % 40} returns respond(request, {i % 40})."))
+        steps.append(
+            reply(
+                f"Answer {i}: handler_{i % 40} returns respond(request, {i % 40}).",
+                delay_ms=model_ms,
+            )
+        )
+    asked = expecting(last_user_contains="CONTEXT CHECKPOINT")
     route = Route(
-        expect=expecting(last_user_contains="CONTEXT CHECKPOINT"),
+        expect=asked,
         response=reply(SUMMARY).response,  # type: ignore[arg-type]
         note="compaction summary",
     )
-    return Scenario(name="long_session", steps=tuple(steps), routes=(route,))
+    ahead = tuple(reply(SUMMARY, expect=asked, delay_ms=summary_ms) for _ in range(turns))
+    background = {"summary": ahead, "title": (reply("Questions about app.py handlers"),)}
+    return Scenario(name="long_session", steps=tuple(steps), routes=(route,), background=background)
 
 
 def _strip(value: Any) -> Any:
@@ -100,12 +116,15 @@ def prefix_reuse(prev: dict[str, Any], cur: dict[str, Any]) -> float:
     return same / total
 
 
-async def run(turns: int) -> dict[str, Any]:
+async def run(turns: int, *, model_ms: int = 20, summary_ms: int = 200) -> dict[str, Any]:
+    os.environ.setdefault(BACKGROUND_ENV, "1")  # LSP_AGENT_BACKGROUND_REQUESTS=0: the waiting path
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp) / "project"
         cwd.mkdir()
         (cwd / "app.py").write_text(FILE)
-        server = ScriptedServer(scenario=build(turns, cwd))
+        server = ScriptedServer(
+            scenario=build(turns, cwd, model_ms=model_ms, summary_ms=summary_ms)
+        )
         await server.start()
         model = AnthropicModel(api_key="bench", base_url=server.base_url, max_retries=0)
         events: list[SessionUpdate] = []
@@ -127,13 +146,16 @@ async def run(turns: int) -> dict[str, Any]:
         session = manager.new(cwd=cwd)
         engine = session.engine()
         pauses: list[float] = []
+        ready_pauses: list[float] = []
         inner_prepare = engine.prepare
 
         async def timed_prepare(**kw: Any) -> Any:
+            used = session.context.early_used
             start = time.perf_counter()
             prepared = await inner_prepare(**kw)
             if prepared.boundary is not None:
-                pauses.append((time.perf_counter() - start) * 1000)
+                pause = (time.perf_counter() - start) * 1000
+                (ready_pauses if session.context.early_used > used else pauses).append(pause)
             return prepared
 
         engine.prepare = timed_prepare  # type: ignore[method-assign]
@@ -156,8 +178,12 @@ async def run(turns: int) -> dict[str, Any]:
         main = [
             e
             for e in server.exchanges
-            if e.outcome == "response" and (e.step or 0) >= 0 and e.step is not None
+            if e.outcome == "response"
+            and (e.step or 0) >= 0
+            and e.step is not None
+            and e.background is None
         ]
+        ahead = [e for e in server.exchanges if e.background == "summary"]
         bodies = [e.body for e in main]
         sizes = [
             _size(_strip([b.get("tools"), b.get("system"), b["messages"]])) // 4 for b in bodies
@@ -189,8 +215,13 @@ async def run(turns: int) -> dict[str, Any]:
             "reuse_steady_share_ge_95": sum(r >= 0.95 for r in steady) / max(1, len(steady)),
             "rewrites": len(after),
             "reuse_after_rewrite_median": statistics.median(after) if after else 0.0,
-            "pause_ms_median": statistics.median(pauses) if pauses else 0.0,
-            "pause_ms_max": max(pauses) if pauses else 0.0,
+            "summaries_prepared_ahead": len(ahead),
+            "compactions_with_prepared_summary": len(ready_pauses),
+            "pause_ms_prepared_median": statistics.median(ready_pauses) if ready_pauses else 0.0,
+            "pause_ms_prepared_max": max(ready_pauses) if ready_pauses else 0.0,
+            "compactions_waiting_for_summary": len(pauses),
+            "pause_ms_waiting_median": statistics.median(pauses) if pauses else 0.0,
+            "pause_ms_waiting_max": max(pauses) if pauses else 0.0,
             "newest_prompts_verbatim": f"{kept}/5",
             "pairing_problems": len(pairing_problems(session.history)),
         }
@@ -207,9 +238,11 @@ def _rewritten(prev: dict[str, Any], cur: dict[str, Any]) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--model-ms", type=int, default=20, help="time to first byte, ms")
+    parser.add_argument("--summary-ms", type=int, default=200, help="background summary, ms")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    figures = asyncio.run(run(args.turns))
+    figures = asyncio.run(run(args.turns, model_ms=args.model_ms, summary_ms=args.summary_ms))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
     print("| figure | value |\n| --- | --- |")

@@ -42,6 +42,7 @@ from lsp_agent.context.compaction import (
     summary_problem,
     with_instruction,
 )
+from lsp_agent.context.early import EARLY_FRACTION, EarlySummary, Ready, tail_after
 from lsp_agent.context.tokens import (
     Calibration,
     Observed,
@@ -49,6 +50,7 @@ from lsp_agent.context.tokens import (
     estimate_request,
     next_request_tokens,
 )
+from lsp_agent.model.background import BackgroundRequests, BackgroundResult
 from lsp_agent.model.base import Model, ModelError
 from lsp_agent.model.limits import ModelLimits
 from lsp_agent.model.types import (
@@ -94,9 +96,20 @@ class ContextState:
     last_summary: str = ""
     summary_usage: Usage = field(default_factory=Usage)
     """Tokens the summary requests used (they are paid for like any other request)."""
+    early: EarlySummary | None = None
+    """The summary being prepared ahead of time (:mod:`lsp_agent.context.early`)."""
+    early_used: int = 0
+    """Compactions that used a summary prepared ahead of time (no blocking request)."""
+
+    def drop_early(self) -> None:
+        """Cancel and forget the summary prepared ahead of time, if any."""
+        if self.early is not None:
+            self.early.cancel()
+            self.early = None
 
     def reset(self) -> None:
         """Forget the conversation (``/clear``); the calibration is kept."""
+        self.drop_early()
         self.prompts.clear()
         self.observed = None
         self.failed_in_a_row = 0
@@ -141,6 +154,8 @@ class ContextEngine:
     file_state: Callable[[str], FileState | None] | None = None
     pre_compact: PreCompact | None = None
     post_compact: PostCompact | None = None
+    background: BackgroundRequests | None = None
+    """Sends the summary ahead of time (``None`` or switched off: never)."""
 
     @property
     def window(self) -> int:
@@ -202,16 +217,25 @@ class ContextEngine:
         """Before a request: clear, then compact, when the request would pass the threshold."""
         current = tuple(messages)
         threshold = self.threshold(max_tokens)
-        if self.predict(system=system, tools=tools, messages=current) <= threshold:
+        predicted = self.predict(system=system, tools=tools, messages=current)
+        if predicted <= threshold:
+            if predicted >= threshold * EARLY_FRACTION:
+                self._prepare_early(system=system, tools=tools, messages=current)
             return Prepared(messages=current)
         if not self.policy.auto or self.state.auto_stopped:
             return Prepared(messages=current)
         freed, current = self.clear(current)
         if self.predict(system=system, tools=tools, messages=current) <= threshold:
             return Prepared(messages=current, cleared=freed)
+        ready = self._take_early(system=system, tools=tools, messages=current, limit=threshold)
         try:
             boundary, compacted = await self.compact(
-                system=system, tools=tools, messages=current, trigger="auto", max_tokens=max_tokens
+                system=system,
+                tools=tools,
+                messages=current,
+                trigger="auto",
+                max_tokens=max_tokens,
+                ready=ready,
             )
         except CompactionError as exc:
             failed = f"Automatic compaction failed: {exc}. The history is unchanged."
@@ -276,32 +300,42 @@ class ContextEngine:
         trigger: Trigger,
         max_tokens: int,
         focus: str = "",
+        ready: Ready | None = None,
     ) -> tuple[Boundary, tuple[Message, ...]]:
-        """Summarise ``messages`` and build the compacted history. Raises
-        :class:`CompactionError` (history unchanged) when a PreCompact hook blocks, the summary
-        request fails, or the summary is empty or not smaller."""
+        """Summarise ``messages`` and build the compacted history; with ``ready`` (a summary
+        prepared ahead of time, :meth:`prepare`), use it and keep its tail verbatim instead of
+        asking the model now. Raises :class:`CompactionError` (history unchanged) when a
+        PreCompact hook blocks, the summary request fails, or the summary is empty or not
+        smaller."""
         if not messages:
             raise CompactionError("there is nothing to compact yet")
+        if ready is None:
+            self.state.drop_early()  # the history it covers is about to be replaced
         if self.pre_compact is not None:
             blocked = await self.pre_compact(trigger, focus)
             if blocked is not None:
                 raise CompactionError(f"a PreCompact hook blocked it: {blocked}")
         before = self.predict(system=system, tools=tools, messages=messages)
-        summary = await self._summarise(system=system, tools=tools, messages=messages, focus=focus)
-        problem = summary_problem(summary, tokens_before=estimate_messages(messages))
-        if problem is not None:
-            raise CompactionError(problem)
-        prompts, omitted = kept_prompts(
-            self.state.prompts, budget=int(self.window * PROMPTS_FRACTION)
-        )
+        if ready is not None:
+            summary, tail, said = ready.summary, ready.tail, self.state.prompts[: ready.prompts]
+        else:
+            summary = await self._summarise(
+                system=system, tools=tools, messages=messages, focus=focus
+            )
+            tail, said = (), self.state.prompts
+            problem = summary_problem(summary, tokens_before=estimate_messages(messages))
+            if problem is not None:
+                raise CompactionError(problem)
+        prompts, omitted = kept_prompts(said, budget=int(self.window * PROMPTS_FRACTION))
         working = self.working_set()
         new = compacted_history(
             summary=summary,
             working_set=working,
             prompts=prompts,
             omitted=omitted,
-            mid_turn=trigger != "manual",
+            mid_turn=trigger != "manual" and not tail,
         )
+        new = (*new, *tail)
         assert not pairing_problems(new)
         self.state.observed = None
         after = self.state.calibration.apply(
@@ -315,10 +349,70 @@ class ContextEngine:
             files=working.count("<file "),
         )
         self.state.boundaries.append(boundary)
+        if ready is not None:
+            self.state.early_used += 1
         self.state.last_summary = summary
         if self.post_compact is not None:
             await self.post_compact(trigger, summary)
         return boundary, new
+
+    def _prepare_early(
+        self, *, system: Sequence[str], tools: Sequence[ToolSpec], messages: tuple[Message, ...]
+    ) -> None:
+        """Past :data:`~lsp_agent.context.early.EARLY_FRACTION` of the threshold: send the
+        summary request for ``messages`` in the background, unless one already covers a
+        prefix of them (running, ready, or failed: one attempt per compaction)."""
+        if self.background is None or not self.policy.auto or self.state.auto_stopped:
+            return
+        early = self.state.early
+        if early is not None and tail_after(early.covered, messages) is not None:
+            return
+        self.state.drop_early()
+        request = ModelRequest(
+            model=self.model_name,
+            system=tuple(system),
+            messages=with_instruction(messages, summary_instruction()),
+            tools=tuple(tools),
+            max_tokens=min(SUMMARY_MAX_TOKENS, self.limits.max_output_tokens),
+        )
+
+        def paid(result: BackgroundResult) -> None:
+            self.state.summary_usage = self.state.summary_usage + result.usage
+
+        task = self.background.start("summary", request, on_done=paid)
+        if task is not None:
+            self.state.early = EarlySummary(
+                task=task, covered=messages, prompts=len(self.state.prompts)
+            )
+
+    def _take_early(
+        self,
+        *,
+        system: Sequence[str],
+        tools: Sequence[ToolSpec],
+        messages: tuple[Message, ...],
+        limit: int,
+    ) -> Ready | None:
+        """At the threshold: the summary prepared ahead of time when it is ready, covers a
+        prefix of ``messages``, passes the checks of any summary, and leaves the history under
+        ``limit`` tokens with its tail; ``None`` otherwise. The prepared summary is used once
+        or dropped (cancelled when still running) either way."""
+        early, self.state.early = self.state.early, None
+        if early is None:
+            return None
+        early.cancel()
+        text = early.text()
+        tail = tail_after(early.covered, messages)
+        if text is None or tail is None:
+            return None
+        if summary_problem(text, tokens_before=estimate_messages(early.covered)) is not None:
+            return None
+        estimate = estimate_request(
+            system=system, tools=tools, messages=(Message.user_text(text), *tail)
+        )
+        if self.state.calibration.apply(estimate) > limit:
+            return None
+        return Ready(summary=text, tail=tail, covered=early.covered, prompts=early.prompts)
 
     async def _summarise(
         self,

@@ -22,6 +22,7 @@ from lsp_agent.context.compaction import CompactPolicy, Trigger
 from lsp_agent.context.engine import CompactionError, ContextEngine
 from lsp_agent.model.limits import ModelLimits, limits_for
 from lsp_agent.protocol.events import UsageUpdate
+from lsp_agent.sessions.titles import background_requests
 from lsp_agent.sessions.working_set import render_working_set, touched_files
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ def build_engine(session: Session) -> ContextEngine:
         file_state=lambda path: _file_state(session, path),
         pre_compact=pre_compact,
         post_compact=post_compact,
+        background=background_requests(session),
     )
 
 
