@@ -114,6 +114,11 @@ class Checkpoints:
         with self.store.lock:
             return self.store.load(self.session_id)
 
+    def current(self) -> Checkpoint | None:
+        """The checkpoint of the prompt whose turn is running, as it stands (``None``: no
+        turn, or its checkpoint could not be started)."""
+        return self._checkpoint(self._turn) if self._turn is not None else None
+
     def end_turn(self) -> None:
         """The prompt's turn ended: changes applied from now on (outside any prompt) belong to
         no checkpoint."""

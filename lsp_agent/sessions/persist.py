@@ -18,6 +18,7 @@ from lsp_agent.protocol.events import (
     TextContent,
 )
 from lsp_agent.sessions.recording import Recorder
+from lsp_agent.sessions.rewind import record_checkpoint
 from lsp_agent.store.paths import data_dir, transcript_path
 from lsp_agent.store.transcript import Transcript
 
@@ -86,6 +87,7 @@ async def record_turn(session: Session, runner: Awaitable[TurnResult]) -> TurnRe
         recorder = session.recorder
         if recorder is not None:
             record_history(session)
+            record_checkpoint(session)
             recorder.end_turn(stop)
             notice = recorder.notice()
             if notice is not None:

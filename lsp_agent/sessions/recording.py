@@ -41,6 +41,9 @@ class Recorder:
     """The record the recorded history hangs from (meta, a boundary or ``/clear``)."""
     boundaries: int = 0
     """Compaction boundaries of the session already recorded."""
+    prompt_parents: dict[str, str | None] = field(default_factory=dict)
+    """The parent of each prompt's record, by the prompt's uuid: where a rewind of the
+    conversation to before that prompt branches from."""
     told: bool = False
     _prompt: str | None = None
     _prompt_id: str | None = None
@@ -100,6 +103,26 @@ class Recorder:
         self.transcript.append("title", title=title)
         self.transcript.leaf = leaf
 
+    def checkpoint(self, data: dict[str, Any]) -> None:
+        """A prompt's checkpoint is complete (its turn ended): record what it holds."""
+        if self.started:
+            self.transcript.append("checkpoint", data=data)
+
+    def rewind(self, data: dict[str, Any], *, prompt: str | None = None) -> None:
+        """Record a rewind, durably. With ``prompt`` (the uuid of a recorded prompt whose
+        conversation was cut), the record hangs from the record before that prompt, so the
+        prompt and everything after it leave the active branch, and the recorded history is
+        cut there too; without it the record continues the branch."""
+        if not self.started:
+            return
+        parent: str | None = None
+        if prompt is not None and prompt in self.ids:
+            keep = self.ids.index(prompt)
+            parent = self.prompt_parents.get(prompt) or (self.ids[keep - 1] if keep else self.base)
+            del self.recorded[keep:], self.ids[keep:]
+        self.transcript.append("rewind", parent=parent, data=data)
+        self.transcript.sync()
+
     def end_turn(self, stop_reason: str) -> None:
         """A prompt ended (also when cancelled): mark it and make the records durable."""
         self._prompt = None
@@ -141,6 +164,8 @@ class Recorder:
             record = self.transcript.append(
                 message.role, record_id=record_id, message=message.model_dump(mode="json"), **extra
             )
+            if "prompt" in extra:
+                self.prompt_parents[record.uuid] = record.parent_uuid
             if merge:
                 self.ids[-1] = record.uuid
             else:

@@ -4,7 +4,9 @@
 From the active branch of the transcript: each prompt as ``user_message_chunk`` (what the user
 typed), the assistant's thinking and text as ``agent_thought_chunk``/``agent_message_chunk``,
 each tool call as ``tool_call`` followed by a ``tool_call_update`` with its final status and
-result text, compactions as ``context_compacted``, mode changes as ``current_mode_update``.
+result text, compactions as ``context_compacted``, mode changes as ``current_mode_update``,
+rewinds as an ``agent_message_chunk`` saying what was rewound (the prompts a conversation
+rewind cut are no longer on the branch, so they are not replayed).
 Every message update carries the record's uuid as ``messageId`` (what fork and rewind take).
 Replay starts after the last ``/clear``. A turn the server never finished ends with a note.
 """
@@ -28,6 +30,7 @@ from lsp_agent.protocol.events import (
     ToolKind,
     UserMessageChunk,
 )
+from lsp_agent.sessions.rewind import describe, outcome_of
 from lsp_agent.store.history import INTERRUPTED_RESULT, interrupted, message_of
 from lsp_agent.store.records import Record
 from lsp_agent.tools.registry import ToolRegistry
@@ -77,6 +80,12 @@ def _record_updates(record: Record, tools: ToolRegistry | None) -> Iterator[Sess
             files=_int(record.get("files")),
             summary=str(record.get("summary", "")),
         )
+        return
+    if record.type == "rewind":
+        data = record.get("data")
+        outcome = outcome_of(data) if isinstance(data, dict) else None
+        if outcome is not None:
+            yield AgentMessageChunk(content=TextContent(text=describe(outcome)))
         return
     if record.type == "mode" and isinstance(record.get("mode"), str):
         yield CurrentModeUpdate(current_mode_id=record.get("mode"))

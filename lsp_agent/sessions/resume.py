@@ -21,6 +21,7 @@ from lsp_agent.protocol.events import SessionUpdate
 from lsp_agent.protocol.permissions import PermissionMode
 from lsp_agent.sessions.manager import MODES, Session, SessionError
 from lsp_agent.sessions.replay import replay
+from lsp_agent.sessions.rewind import restore_marks
 from lsp_agent.store.history import (
     active_chain,
     history_of,
@@ -220,6 +221,7 @@ def _restore(
             session.hooks.transcript_path = str(writer.path)
     else:
         writer.close()
+    restore_marks(session, chain, ids)
     return session
 
 

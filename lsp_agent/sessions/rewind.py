@@ -11,8 +11,13 @@ Rewinding to it means going back to the moment before it was sent:
   anything after it); the prompt's text is returned so a client can put it back in the input;
 - ``both``: the two.
 
-A session's checkpoints and the ids of its prompts are kept for the session's life; the
-store of transcripts records rewinds when it is present.
+The ids of a session's prompts are the uuids of their ``user`` records in the transcript, so a
+session resumed after a restart or ``session/load`` gets its prompt list back from the
+transcript (:func:`restore_marks`) and can be rewound to prompts from before the restart. The
+transcript also records each prompt's checkpoint (a ``checkpoint`` record at the end of its
+turn) and each rewind (a ``rewind`` record; a conversation rewind hangs it from the record
+before the prompt, so the prompts rewound leave the active branch and do not come back on a
+reload).
 """
 
 from __future__ import annotations
@@ -20,15 +25,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from lsp_agent.checkpoints.objects import ShadowStore, store_path
 from lsp_agent.checkpoints.recorder import Checkpoints
 from lsp_agent.checkpoints.records import Checkpoint
-from lsp_agent.checkpoints.rewind import CodeRewind, apply_rewind, checkpoints_from, plan_rewind
+from lsp_agent.checkpoints.rewind import (
+    CodeRewind,
+    FileConflict,
+    apply_rewind,
+    checkpoints_from,
+    plan_rewind,
+)
+from lsp_agent.context.compaction import is_compacted_start
+from lsp_agent.model.types import ToolResultBlock
 from lsp_agent.protocol.host import Host
+from lsp_agent.store.history import prompt_text
+from lsp_agent.store.records import Record
 
 if TYPE_CHECKING:
     from lsp_agent.sessions.manager import Session
@@ -47,11 +63,11 @@ class RewindError(Exception):
 @dataclass(frozen=True, kw_only=True)
 class PromptMark:
     """A prompt of the session: its id, its text and how many history messages preceded
-    it."""
+    it when it was sent (``None``: unknown, e.g. it is from before a compaction)."""
 
     message_id: str
     text: str
-    history_len: int
+    history_len: int | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,6 +120,43 @@ def end_prompt(session: Session) -> None:
     """The prompt's turn is over: later changes belong to no checkpoint."""
     if session.checkpoints is not None:
         session.checkpoints.end_turn()
+
+
+def record_checkpoint(session: Session) -> None:
+    """Write the running prompt's checkpoint to the transcript (a ``checkpoint`` record:
+    ``data`` = ``{messageId, seq, files, complete}``, ``files`` the absolute paths its turn
+    changed); nothing when checkpoints or persistence are off or no prompt runs."""
+    if session.checkpoints is None or session.recorder is None:
+        return
+    checkpoint = session.checkpoints.current()
+    if checkpoint is not None:
+        session.recorder.checkpoint(
+            {
+                "messageId": checkpoint.message_id,
+                "seq": checkpoint.seq,
+                "files": sorted(checkpoint.files),
+                "complete": checkpoint.complete,
+            }
+        )
+
+
+def restore_marks(session: Session, chain: Sequence[Record], ids: Sequence[str]) -> None:
+    """Give a resumed session its prompts back from its transcript's active branch
+    ``chain``: every prompt record (its uuid is the prompt's id and its checkpoint's key),
+    placed in the history by ``ids`` (the record uuid of each history message; a prompt from
+    before a compaction or ``/clear`` has no place: only its code can be rewound)."""
+    where = {message_id: i for i, message_id in enumerate(ids)}
+    marks: list[PromptMark] = []
+    for record in chain:
+        text = prompt_text(record)
+        if text is None:
+            continue
+        marks.append(
+            PromptMark(message_id=record.uuid, text=text, history_len=where.get(record.uuid))
+        )
+        if session.recorder is not None:
+            session.recorder.prompt_parents[record.uuid] = record.parent_uuid
+    session.prompt_marks = marks
 
 
 def _mark(session: Session, message_id: str) -> PromptMark:
@@ -159,12 +212,7 @@ async def rewind(session: Session, message_id: str, restore: Restore) -> RewindO
     running (``/rewind`` runs as the session's own command)."""
     mark = _mark(session, message_id)
     cut = restore in ("conversation", "both")
-    at = session.history[mark.history_len] if mark.history_len < len(session.history) else None
-    if cut and (at is None or at.role != "user"):
-        raise RewindError(
-            "the conversation was compacted or cleared since that prompt, so it cannot be cut "
-            "there; rewind the code only"
-        )
+    keep = _cut_at(session, mark) if cut else None
     code: CodeRewind | None = None
     if restore in ("code", "both"):
         recorder = session.checkpoints
@@ -182,12 +230,90 @@ async def rewind(session: Session, message_id: str, restore: Restore) -> RewindO
             plan_rewind, chosen, host=session.host, blobs=recorder.store.get
         )
         code = await apply_rewind(targets, conflicts, host=session.host)
-    if cut:
-        session.history = session.history[: mark.history_len]
+    outcome = RewindOutcome(
+        message_id=mark.message_id, prompt=mark.text, code=code, conversation=cut
+    )
+    if session.recorder is not None:
+        session.recorder.rewind(rewind_data(outcome), prompt=mark.message_id if cut else None)
+    if keep is not None:
+        session.history = session.history[:keep]
         session.prompt_marks = session.prompt_marks[: session.prompt_marks.index(mark)]
         session.read_state.digests.clear()
         session.read_state.versions.clear()
-    return RewindOutcome(message_id=mark.message_id, prompt=mark.text, code=code, conversation=cut)
+    return outcome
+
+
+def _cut_at(session: Session, mark: PromptMark) -> int:
+    """How many history messages stay when the conversation is cut before ``mark``'s prompt.
+    Raises :class:`RewindError` when the prompt is no longer in the history as a message of
+    its own."""
+    recorder = session.recorder
+    keep = mark.history_len
+    if recorder is not None and mark.message_id in recorder.ids:
+        keep = recorder.ids.index(mark.message_id)
+    at = session.history[keep] if keep is not None and keep < len(session.history) else None
+    if keep is None or at is None or at.role != "user":
+        raise RewindError(
+            "the conversation was compacted or cleared since that prompt, so it cannot be cut "
+            "there; rewind the code only"
+        )
+    if is_compacted_start(at) or any(isinstance(block, ToolResultBlock) for block in at.content):
+        raise RewindError(
+            "that prompt shares its message with what came before it (a compaction summary or "
+            "an interrupted turn's tool results), so the conversation cannot be cut there; "
+            "rewind the code only, or rewind to an earlier prompt"
+        )
+    return keep
+
+
+def rewind_data(outcome: RewindOutcome) -> dict[str, Any]:
+    """The ``data`` of a ``rewind`` record: ``{messageId, prompt, restore, conversation,
+    restored, removed, conflicts: [{path, regions, reason}], failure?}`` (paths absolute;
+    the file lists are absent when the code was not rewound)."""
+    code = outcome.code
+    restore = ("both" if outcome.conversation else "code") if code else "conversation"
+    data: dict[str, Any] = {
+        "messageId": outcome.message_id,
+        "prompt": outcome.prompt,
+        "restore": restore,
+        "conversation": outcome.conversation,
+    }
+    if code is not None:
+        data["restored"] = [str(p) for p in code.restored]
+        data["removed"] = [str(p) for p in code.removed]
+        data["conflicts"] = [
+            {"path": str(c.path), "regions": c.regions, "reason": c.reason} for c in code.conflicts
+        ]
+        if code.failure is not None:
+            data["failure"] = code.failure
+    return data
+
+
+def outcome_of(data: Mapping[str, Any]) -> RewindOutcome | None:
+    """The outcome a ``rewind`` record's ``data`` describes (``None``: not one this version
+    can read)."""
+    try:
+        code = None
+        if "restored" in data:
+            code = CodeRewind(
+                restored=tuple(Path(p) for p in data["restored"]),
+                removed=tuple(Path(p) for p in data.get("removed", ())),
+                conflicts=tuple(
+                    FileConflict(
+                        path=Path(c["path"]), regions=int(c["regions"]), reason=c["reason"]
+                    )
+                    for c in data.get("conflicts", ())
+                ),
+                failure=data.get("failure"),
+            )
+        return RewindOutcome(
+            message_id=str(data["messageId"]),
+            prompt=str(data.get("prompt", "")),
+            code=code,
+            conversation=bool(data.get("conversation")),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def describe(outcome: RewindOutcome) -> str:
