@@ -270,12 +270,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     rewind = commands.add_parser(
         "rewind",
-        help="undo the file changes of a session's prompts, from one prompt on",
-        description="Restore the files a session's turns changed, from the prompt MESSAGE_ID "
-        "on (its id from /rewind or lspAgent/session/checkpoints; a unique prefix of 6+ "
-        "characters will do), keeping changes made since by three-way merge (conflict "
-        "markers where they overlap; exit status 3). Created files are removed, deleted ones "
-        "come back; nothing else is touched.",
+        help="go back to before one of a session's prompts: its files, its conversation, or both",
+        description="Go back to before the prompt MESSAGE_ID of a session (its id from the "
+        "list this command prints without --to, /rewind or lspAgent/session/checkpoints; a "
+        "unique prefix of 6+ characters will do). code: the files the turns from that prompt "
+        "on changed get their earlier content, keeping changes made since by three-way merge "
+        "(conflict markers where they overlap; exit status 3); created files are removed, "
+        "deleted ones come back; nothing else is touched. conversation: the session's "
+        "transcript branches before the prompt, so --resume goes on without it (refused while "
+        "the session is open in an editor: rewind it there). both: the two.",
     )
     rewind.add_argument("--session", required=True, metavar="ID", help="the session's id")
     rewind.add_argument(
@@ -285,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--restore",
         choices=("code", "conversation", "both"),
         default="code",
-        help="what to restore (the command line restores code; default code)",
+        help="what to restore: code, conversation or both (default: code)",
     )
     rewind.add_argument(
         "--cwd", default=".", metavar="DIR", help="the session's project folder (default: .)"

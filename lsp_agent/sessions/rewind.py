@@ -41,7 +41,7 @@ from lsp_agent.checkpoints.rewind import (
     plan_rewind,
 )
 from lsp_agent.context.compaction import is_compacted_start
-from lsp_agent.model.types import ToolResultBlock
+from lsp_agent.model.types import Message, ToolResultBlock
 from lsp_agent.protocol.host import Host
 from lsp_agent.store.history import prompt_text
 from lsp_agent.store.records import Record
@@ -140,36 +140,68 @@ def record_checkpoint(session: Session) -> None:
         )
 
 
-def restore_marks(session: Session, chain: Sequence[Record], ids: Sequence[str]) -> None:
-    """Give a resumed session its prompts back from its transcript's active branch
-    ``chain``: every prompt record (its uuid is the prompt's id and its checkpoint's key),
-    placed in the history by ``ids`` (the record uuid of each history message; a prompt from
-    before a compaction or ``/clear`` has no place: only its code can be rewound)."""
+def marks_of(chain: Sequence[Record], ids: Sequence[str]) -> list[PromptMark]:
+    """The prompts of a transcript's active branch ``chain``, oldest first: every prompt
+    record (its uuid is the prompt's id and its checkpoint's key), placed in the history by
+    ``ids`` (the record uuid of each history message; a prompt from before a compaction or
+    ``/clear`` has no place: only its code can be rewound)."""
     where = {message_id: i for i, message_id in enumerate(ids)}
     marks: list[PromptMark] = []
     for record in chain:
         text = prompt_text(record)
-        if text is None:
-            continue
-        marks.append(
-            PromptMark(message_id=record.uuid, text=text, history_len=where.get(record.uuid))
+        if text is not None:
+            marks.append(
+                PromptMark(message_id=record.uuid, text=text, history_len=where.get(record.uuid))
+            )
+    return marks
+
+
+def restore_marks(session: Session, chain: Sequence[Record], ids: Sequence[str]) -> None:
+    """Give a resumed session its prompts back from its transcript's active branch (see
+    :func:`marks_of`), and its recorder the parent of each prompt record (where a conversation
+    rewind branches from)."""
+    session.prompt_marks = marks_of(chain, ids)
+    if session.recorder is not None:
+        for record in chain:
+            if record.get("prompt"):
+                session.recorder.prompt_parents[record.uuid] = record.parent_uuid
+
+
+def find_mark(marks: Sequence[PromptMark], message_id: str, *, where: str = "") -> PromptMark:
+    """The prompt ``message_id`` names (its id, or a unique prefix of at least 6 characters).
+    Raises :class:`RewindError` naming the known prompts when there is no such prompt
+    (``where``, e.g. " in session ID", completes the message)."""
+    exact = [m for m in marks if m.message_id == message_id]
+    found = exact or (
+        [m for m in marks if m.message_id.startswith(message_id)] if len(message_id) >= 6 else []
+    )
+    if len(found) != 1:
+        known = ", ".join(m.message_id[:8] for m in marks) or "none yet"
+        raise RewindError(f"no prompt {message_id!r}{where} (prompts: {known})")
+    return found[0]
+
+
+def cut_index(history: Sequence[Message], keep: int | None) -> int:
+    """``keep`` (how many history messages stay when the conversation is cut before a
+    prompt), checked: raises :class:`RewindError` when the prompt is no longer in the history
+    as a message of its own (``keep`` is ``None``, or the message there is not a prompt)."""
+    at = history[keep] if keep is not None and keep < len(history) else None
+    if keep is None or at is None or at.role != "user":
+        raise RewindError(
+            "the conversation was compacted or cleared since that prompt, so it cannot be cut "
+            "there; rewind the code only"
         )
-        if session.recorder is not None:
-            session.recorder.prompt_parents[record.uuid] = record.parent_uuid
-    session.prompt_marks = marks
+    if is_compacted_start(at) or any(isinstance(block, ToolResultBlock) for block in at.content):
+        raise RewindError(
+            "that prompt shares its message with what came before it (a compaction summary or "
+            "an interrupted turn's tool results), so the conversation cannot be cut there; "
+            "rewind the code only, or rewind to an earlier prompt"
+        )
+    return keep
 
 
 def _mark(session: Session, message_id: str) -> PromptMark:
-    exact = [m for m in session.prompt_marks if m.message_id == message_id]
-    found = exact or (
-        [m for m in session.prompt_marks if m.message_id.startswith(message_id)]
-        if len(message_id) >= 6
-        else []
-    )
-    if len(found) != 1:
-        known = ", ".join(m.message_id[:8] for m in session.prompt_marks) or "none yet"
-        raise RewindError(f"no prompt {message_id!r} in session {session.id} (prompts: {known})")
-    return found[0]
+    return find_mark(session.prompt_marks, message_id, where=f" in session {session.id}")
 
 
 async def command(session: Session, args: str) -> tuple[str, bool]:
@@ -244,26 +276,12 @@ async def rewind(session: Session, message_id: str, restore: Restore) -> RewindO
 
 
 def _cut_at(session: Session, mark: PromptMark) -> int:
-    """How many history messages stay when the conversation is cut before ``mark``'s prompt.
-    Raises :class:`RewindError` when the prompt is no longer in the history as a message of
-    its own."""
+    """How many history messages stay when the conversation is cut before ``mark``."""
     recorder = session.recorder
     keep = mark.history_len
     if recorder is not None and mark.message_id in recorder.ids:
         keep = recorder.ids.index(mark.message_id)
-    at = session.history[keep] if keep is not None and keep < len(session.history) else None
-    if keep is None or at is None or at.role != "user":
-        raise RewindError(
-            "the conversation was compacted or cleared since that prompt, so it cannot be cut "
-            "there; rewind the code only"
-        )
-    if is_compacted_start(at) or any(isinstance(block, ToolResultBlock) for block in at.content):
-        raise RewindError(
-            "that prompt shares its message with what came before it (a compaction summary or "
-            "an interrupted turn's tool results), so the conversation cannot be cut there; "
-            "rewind the code only, or rewind to an earlier prompt"
-        )
-    return keep
+    return cut_index(session.history, keep)
 
 
 def rewind_data(outcome: RewindOutcome) -> dict[str, Any]:

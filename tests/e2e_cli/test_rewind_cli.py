@@ -62,7 +62,7 @@ def test_rewind_undoes_a_headless_run(project: Path) -> None:
     assert count == "3" and line.endswith("fix add")
 
     wrong = _rewind(project, "--session", session, "--to", "zzzzzzzz")
-    assert wrong.returncode == 1 and "has no prompt 'zzzzzzzz'" in wrong.stderr
+    assert wrong.returncode == 1 and "no prompt 'zzzzzzzz' in session" in wrong.stderr
     (project / "calc.py").write_text("# mine\n" + CALC.replace("a - b", "a + b"))
 
     done = _rewind(project, "--session", session, "--to", message_id[:8])
@@ -71,3 +71,75 @@ def test_rewind_undoes_a_headless_run(project: Path) -> None:
     assert (project / "notes.txt").read_text() == "keep\n"
     assert not (project / "made.txt").exists()
     assert "removed" in done.stdout and "restored" in done.stdout
+
+
+def test_rewind_both_after_a_run_that_edits_two_files_and_runs_rm(project: Path) -> None:
+    """The issue's done-when case, headless: a turn edits two files and runs ``rm``, the user
+    then changes one of them; rewinding code and conversation restores all three, keeps the
+    user's change, and a resumed run goes on without the rewound prompt."""
+    (project / "other.py").write_text("x = 1\n")
+    (project / "gone.txt").write_text("keep me\n")
+    ok = ToolResultExpect(is_error=False)
+    run = run_cli(
+        [
+            *("-p", "change both and clean up", "--permission-mode", "bypassPermissions"),
+            *("--output-format", "stream-json", "--verbose"),
+        ],
+        scenario=scenario(
+            reply(
+                tool_use("Read", {"file_path": "{{cwd}}/calc.py"}, id="toolu_r1"),
+                tool_use("Read", {"file_path": "{{cwd}}/other.py"}, id="toolu_r2"),
+            ),
+            reply(
+                tool_use(
+                    "Edit",
+                    {"file_path": "{{cwd}}/calc.py", "old_string": "a - b", "new_string": "a + b"},
+                    id="toolu_e1",
+                ),
+                tool_use(
+                    "Edit",
+                    {"file_path": "{{cwd}}/other.py", "old_string": "x = 1", "new_string": "x = 2"},
+                    id="toolu_e2",
+                ),
+                tool_use("Bash", {"command": "rm gone.txt"}, id="toolu_rm"),
+                expect=expecting(tool_results=[ok, ok]),
+            ),
+            reply("Done.", expect=expecting(tool_results=[ok, ok, ok])),
+        ),
+        cwd=project,
+    )
+    assert run.code == 0, run.proc.stderr
+    session = run.events()[-1]["session_id"]
+    assert not (project / "gone.txt").exists()
+    (project / "calc.py").write_text("# typed later\n" + (project / "calc.py").read_text())
+
+    listed = _rewind(project, "--session", session)
+    [line] = listed.stdout.splitlines()
+    assert line.split()[1] == "3" and line.endswith("change both and clean up")
+    done = _rewind(project, "--session", session, "--to", line.split()[0], "--restore", "both")
+    assert done.returncode == 0, done.stderr
+    assert (project / "calc.py").read_text() == "# typed later\n" + CALC
+    assert (project / "other.py").read_text() == "x = 1\n"
+    assert (project / "gone.txt").read_text() == "keep me\n"
+    assert "The conversation now ends before that prompt." in done.stdout
+    # Nothing is left to rewind to, and the resumed session starts from an empty history.
+    assert _rewind(project, "--session", session, "--to", line.split()[0]).returncode == 1
+    resumed = run_cli(
+        ["-p", "fresh question", "--resume", session, "--output-format", "json"],
+        scenario=scenario(reply("Fresh answer.")),
+        cwd=project,
+    )
+    assert resumed.code == 0, resumed.proc.stderr
+    [request] = resumed.server.requests
+    assert "change both" not in str(request["messages"]) and len(request["messages"]) == 1
+
+
+def test_rewind_of_the_conversation_names_what_it_cannot_do(project: Path) -> None:
+    run = run_cli(
+        ["-p", "hello", "--no-session-persistence", "--output-format", "json"],
+        scenario=scenario(reply("Hi.")),
+        cwd=project,
+    )
+    assert run.code == 0, run.proc.stderr
+    unknown = _rewind(project, "--session", "0" * 32, "--restore", "conversation")
+    assert unknown.returncode == 1 and "no session" in unknown.stderr
