@@ -195,6 +195,12 @@ class ShadowStore:
         return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
 
 
+def safe_name(text: str) -> str:
+    """``text`` as it appears in a reference name (characters other than letters, digits,
+    ``.``, ``_`` and ``-`` become ``_``)."""
+    return _SAFE.sub("_", text)
+
+
 def checkpoint_ref(session_id: str, seq: int, message_id: str) -> str:
     """The reference name of a checkpoint."""
     return f"{REF_PREFIX}{_SAFE.sub('_', session_id)}/{seq:08d}-{_SAFE.sub('_', message_id)}"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsp_agent.checkpoints.retention import collect
 from lsp_agent.protocol.events import SessionUpdate
 from lsp_agent.protocol.permissions import PermissionMode
 from lsp_agent.sessions.manager import MODES, Session, SessionError
@@ -30,7 +31,7 @@ from lsp_agent.store.history import (
     since_restart,
 )
 from lsp_agent.store.index import SessionInfo, list_sessions, remove_expired
-from lsp_agent.store.paths import data_dir, find_transcript, transcript_path
+from lsp_agent.store.paths import SUFFIX, data_dir, find_transcript, projects_dir, transcript_path
 from lsp_agent.store.records import Record, new_record
 from lsp_agent.store.transcript import Transcript, TranscriptBusyError
 
@@ -66,14 +67,28 @@ def saved_sessions(manager: SessionManager, *, cwd: Path | None = None) -> list[
 
 
 def prune(manager: SessionManager) -> int:
-    """Delete transcripts older than ``config.retention_days``; how many were deleted."""
+    """Delete transcripts older than ``config.retention_days``, then the checkpoints of
+    sessions without a transcript whose newest checkpoint is as old
+    (:func:`lsp_agent.checkpoints.retention.collect`); how many transcripts were deleted."""
     if not manager.config.persist:
         return 0
+    days = manager.config.retention_days
     try:
-        return len(remove_expired(store_dir(manager), days=manager.config.retention_days))
+        removed = len(remove_expired(store_dir(manager), days=days))
+        saved = {p.stem for p in projects_dir(store_dir(manager)).glob(f"*/*{SUFFIX}")}
     except OSError as exc:  # an unreadable data folder must not stop a door from starting
         log.warning("cannot prune old transcripts: %s", exc)
         return 0
+    if manager.checkpoints_dir is not None:
+        done = collect(manager.checkpoints_dir, saved=saved, days=days)
+        if done.sessions:
+            log.info(
+                "removed the checkpoints of %d expired session(s): %d object(s), %d bytes",
+                len(done.sessions),
+                done.objects,
+                done.bytes,
+            )
+    return removed
 
 
 def resume(manager: SessionManager, session_id: str, *, cwd: Path | None = None) -> Resumed:
