@@ -83,6 +83,11 @@ class CommandRegistry(Generic[T]):
             raise ValueError(f"slash command /{command.name} is already registered")
         self._commands[command.name] = command
 
+    def unregister(self, name: str) -> bool:
+        """Remove command ``name`` (commands that come and go: MCP prompts); ``False`` if
+        there was none."""
+        return self._commands.pop(name, None) is not None
+
     def names(self) -> tuple[str, ...]:
         """The registered names, in order."""
         return tuple(self._commands)

@@ -24,6 +24,7 @@ from lsp_agent.model.types import Message, TextBlock
 
 if TYPE_CHECKING:
     from lsp_agent.mcp.pool import McpPool
+    from lsp_agent.mcp.prompts import PromptCommand
     from lsp_agent.tools.base import Tool
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,9 @@ class McpService:
         self.on_change = on_change
         self.plan: McpPlan = plan_servers(sources)
         self.pool: McpPool | None = None
+        self.listeners: list[Callable[[], bool]] = []
+        """Called after every change, like ``on_change``; one that returns ``False`` is
+        dropped (a closed session's)."""
         self._seen = self._signature()
 
     @property
@@ -80,6 +84,37 @@ class McpService:
             self.on_change(self)
         except Exception:
             log.exception("MCP status listener failed")
+        for listener in list(self.listeners):
+            try:
+                keep = listener()
+            except Exception:
+                log.exception("MCP change listener failed")
+                keep = False
+            if not keep and listener in self.listeners:
+                self.listeners.remove(listener)
+
+    def prompt_commands(self) -> list[PromptCommand]:
+        """The prompts of the ready servers as slash commands (:mod:`.prompts`), sorted."""
+        if self.pool is None:
+            return []
+        from lsp_agent.mcp.prompts import prompt_commands
+
+        return prompt_commands(self.pool.connections)
+
+    async def run_prompt(self, command: PromptCommand, args: str) -> str:
+        """The text of ``command``'s prompt with ``args`` (what the user typed after the
+        name). Raises :class:`McpError` with a message for the user when the server is gone,
+        the arguments do not fit, or the server fails."""
+        from lsp_agent.mcp.connection import CallFailedError
+        from lsp_agent.mcp.prompts import PromptArgumentsError, get_prompt
+
+        connection = self.pool.connections.get(command.server) if self.pool else None
+        if connection is None:
+            raise McpError(f"MCP server {command.server!r} is not running")
+        try:
+            return await get_prompt(connection, command, args, limits=self.limits)
+        except (CallFailedError, PromptArgumentsError) as exc:
+            raise McpError(str(exc)) from None
 
     def start(self) -> None:
         """Start the enabled servers in the background (needs a running event loop)."""

@@ -39,6 +39,7 @@ from lsp_agent.protocol.host import Host
 from lsp_agent.protocol.permissions import PermissionMode
 from lsp_agent.sessions import persist
 from lsp_agent.sessions.commands import builtin_commands
+from lsp_agent.sessions.mcp_commands import watch_mcp_prompts
 from lsp_agent.sessions.project_mode import (
     ModeApprovals,
     pending_project_mode,
@@ -213,6 +214,7 @@ class SessionManager:
             recorder=recorder,
         )
         attach_checkpoints(session, self.checkpoints_dir)
+        watch_mcp_prompts(session)  # /mcp__server__prompt commands, kept in step
         self.sessions[session_id] = session
         session.start_hooks(source)
         return session

@@ -151,6 +151,11 @@ class Session:
         self._emit(CurrentModeUpdate(current_mode_id=mode))
 
     @property
+    def ended(self) -> bool:
+        """Whether :meth:`end` ran (the session is closed)."""
+        return self._ended
+
+    @property
     def busy(self) -> bool:
         """Whether a prompt is running."""
         return self._task is not None and not self._task.done()

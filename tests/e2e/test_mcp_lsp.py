@@ -171,3 +171,44 @@ async def test_resource_mentions_and_the_resource_tools(launch: Launch, tmp_path
     assert answer["stopReason"] == "end_turn"
     editor.scripted.assert_done()
     assert editor.permission_requests == []  # read-only: the default mode does not ask
+
+
+@VSCODE_ONLY
+async def test_server_prompts_are_slash_commands(launch: Launch, tmp_path: Path) -> None:
+    _write_mcp_json(_root(tmp_path), {"fx": stdio_entry("--name", "fx")})
+    editor = await launch(
+        scenario(
+            reply(
+                "reviewed",
+                expect=expecting(last_user_contains="Please review a.py, looking for speed."),
+            )
+        ),
+        init_options={"trusted": True},
+    )
+    session_id = await editor.new_session()  # before the server runs: no MCP commands yet
+    await editor.request(methods.MCP_APPROVE, {"name": "fx", "approved": True})
+    await _until_state(editor, "fx", "ready")
+
+    def names(update: dict[str, Any]) -> set[str]:
+        inner = update.get("update", {})
+        if inner.get("sessionUpdate") != "available_commands_update":
+            return set()
+        return {c["name"] for c in inner["availableCommands"]}
+
+    update = await editor.wait_for_update(lambda u: "mcp__fx__review" in names(u))
+    review = next(
+        c for c in update["update"]["availableCommands"] if c["name"] == "mcp__fx__review"
+    )
+    assert review["input"] == {"hint": "path [focus]"}
+    assert review["description"].endswith("(MCP)")
+    assert "compact" in names(update)  # the built-ins stay
+    answer = await editor.prompt(session_id, "/mcp__fx__review a.py speed")
+    assert answer["stopReason"] == "end_turn"
+    editor.scripted.assert_done()
+    try:
+        await editor.prompt(session_id, "/mcp__fx__review")
+    except Exception as exc:  # a command error answers the request; no model request
+        assert "missing path. Usage: /mcp__fx__review path [focus]" in str(exc)
+    else:
+        raise AssertionError("a prompt command without its required argument ran")
+    editor.scripted.assert_done()
