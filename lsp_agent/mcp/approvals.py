@@ -1,6 +1,7 @@
 """The user's approvals of project MCP servers, pinned to the definition they approved.
 
-Kept outside the repository, in ``~/.lsp-agent/mcp-approvals.json`` (mode 0600)::
+Kept outside the repository, in the user's state folder (platformdirs: on Linux
+``~/.local/state/lsp-agent/mcp-approvals.json``), mode 0600::
 
     {"version": 1, "projects": {"/abs/project": {"server": {"digest": "<sha256>",
                                                              "approved": true}}}}
@@ -8,7 +9,9 @@ Kept outside the repository, in ``~/.lsp-agent/mcp-approvals.json`` (mode 0600):
 A repository can therefore never approve its own servers, and an approval covers exactly the
 definition the user saw: when ``.mcp.json`` changes the server (command, args, url...), its
 digest changes and it needs approval again. A broken file reads as "nothing approved" (fail
-closed) and is logged; writing replaces it atomically.
+closed) and is logged; writing replaces it atomically. The file earlier versions kept in
+``~/.lsp-agent/mcp-approvals.json`` is moved there the first time approvals are read or
+written (once: afterwards only the new file counts).
 """
 
 from __future__ import annotations
@@ -26,8 +29,11 @@ log = logging.getLogger(__name__)
 
 Answer = Literal["approved", "rejected"]
 
-APPROVALS_FILE = Path(".lsp-agent") / "mcp-approvals.json"
-"""Where approvals live, relative to the user's home directory."""
+APPROVALS_FILE = "mcp-approvals.json"
+"""The approvals file's name in the user's state folder."""
+
+LEGACY_FILE = Path(".lsp-agent") / "mcp-approvals.json"
+"""Where earlier versions kept approvals, relative to the home directory (migrated once)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,9 +45,52 @@ class Approval:
     approved: bool
 
 
+def state_dir(home: Path) -> Path:
+    """The lsp-agent state folder (platformdirs ``user_state_path``) of the user whose home
+    directory is ``home``: the platform's folder, placed under ``home`` when it lies in the
+    process's own home directory (so a different ``home`` gets its own folder)."""
+    import platformdirs
+
+    real = platformdirs.user_state_path("lsp-agent")
+    try:
+        return home / real.relative_to(Path.home())
+    except ValueError:
+        return real if home == Path.home() else home / ".local" / "state" / "lsp-agent"
+
+
 def approvals_path(home: Path) -> Path:
     """The approvals file of the user whose home directory is ``home``."""
-    return home / APPROVALS_FILE
+    return state_dir(home) / APPROVALS_FILE
+
+
+def migrate(home: Path) -> None:
+    """Move the approvals file of earlier versions (``~/.lsp-agent/mcp-approvals.json``) to
+    :func:`approvals_path` when only the old one exists. Never raises (a failure is logged and
+    the old file stays for the next try)."""
+    old, new = home / LEGACY_FILE, approvals_path(home)
+    try:
+        if new.exists() or not old.is_file():
+            return
+        _write_text(new, old.read_text("utf-8"))
+        old.unlink()
+        log.info("MCP approvals moved from %s to %s", old, new)
+    except OSError as exc:
+        log.warning("moving MCP approvals from %s to %s failed: %s", old, new, exc)
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write ``path`` atomically with mode 0600 (its folder 0700). Raises ``OSError``."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(prefix=".mcp-approvals-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -59,6 +108,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 def load_approvals(home: Path, project: Path) -> dict[str, Approval]:
     """Recorded answers for ``project`` (absolute), by server name. Never raises."""
+    migrate(home)
     projects = _read(approvals_path(home)).get("projects")
     entries = projects.get(str(project)) if isinstance(projects, dict) else None
     out: dict[str, Approval] = {}
@@ -79,6 +129,7 @@ def record_approval(home: Path, project: Path, *, server: str, digest: str, appr
 
     Writes the file atomically with mode 0600. Raises ``OSError`` if it cannot be written.
     """
+    migrate(home)
     path = approvals_path(home)
     data = _read(path)
     projects = data.get("projects")
@@ -90,15 +141,4 @@ def record_approval(home: Path, project: Path, *, server: str, digest: str, appr
     entries[server] = {"digest": digest, "approved": approved}
     projects[str(project)] = entries
     data = {"version": 1, "projects": projects}
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(prefix=".mcp-approvals-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True)
-            handle.write("\n")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    _write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

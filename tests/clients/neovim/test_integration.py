@@ -349,8 +349,9 @@ def test_mcp(run_integration: RunIntegration, tmp_path: Path) -> None:
         files={"main.py": "print('hi')\n", ".mcp.json": json.dumps(mcp_json)},
         env={"HOME": str(home)},
     )
-    # The approval was stored in the user's home, outside the project.
-    assert (home / ".lsp-agent" / "mcp-approvals.json").is_file()
+    # The approval was stored in the user's state folder (XDG_STATE_HOME), outside the project.
+    assert (tmp_path / "xdg" / "state" / "lsp-agent" / "mcp-approvals.json").is_file()
+    assert not (home / ".lsp-agent").exists()
     assert not (run.root / ".lsp-agent").exists()
 
 
