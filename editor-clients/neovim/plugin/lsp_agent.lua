@@ -79,6 +79,10 @@ command('AgentTrust', function(args)
   agent().trust(not args.bang)
 end, { bang = true, desc = 'lsp-agent: trust (! = distrust) the current project root' })
 
+command('AgentUntrust', function()
+  agent().trust(false)
+end, { desc = 'lsp-agent: distrust the current project root' })
+
 command('AgentMcp', function(args)
   agent().mcp(args.args)
 end, {

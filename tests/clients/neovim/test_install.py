@@ -74,6 +74,7 @@ def test_plain_package_install(nvim: Path, tmp_path: Path) -> None:
             "AgentRewind",
             "AgentSessions",
             "AgentTrust",
+            "AgentUntrust",
         ],
         "help": "lsp_agent.txt",
         "health": 1,

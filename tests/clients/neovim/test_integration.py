@@ -108,13 +108,28 @@ def test_health(run_integration: RunIntegration) -> None:
 
 def test_trust(run_integration: RunIntegration) -> None:
     run = run_integration("trust", scenario(), files={"a.py": "a = 1\n", "b.py": "b = 2\n"})
-    # Both servers (before and after :AgentTrust!) log the initialize params they received:
-    # the first started untrusted (no question on file open), and was trusted live later.
+    # One server (trust changes live, never a restart): it started untrusted (no question on
+    # file open) and was told each change with didChangeConfiguration.
     log = run.server_log_text()
     trusted = re.findall(
         r"initialization_options=\{'lspAgent': [^\n]*?'trusted': (True|False)", log
     )
-    assert trusted == ["False", "False"]
+    assert trusted == ["False"]
+
+
+def test_trust_memory(run_integration: RunIntegration) -> None:
+    marker = "PROJECT-MEMORY-TRUST-5d1e"
+    run = run_integration(
+        "trust_memory",
+        scenario(
+            reply("one", expect=expecting(last_user_contains="first prompt, untrusted")),
+            reply("two", expect=expecting(last_user_contains="second prompt, trusted")),
+            reply("three", expect=expecting(last_user_contains="third prompt, untrusted again")),
+        ),
+        files={"a.py": "a = 1\n", "CLAUDE.md": f"{marker}: answer briefly\n"},
+    )
+    seen = [marker in json.dumps(body) for body in run.scripted.requests]
+    assert seen == [False, True, False]
 
 
 SHOP = "def price(price):\n    return price * 0.9\n\n\ndef total():\n    return 1\n"

@@ -613,14 +613,24 @@ function M.log()
   return log.open()
 end
 
---- :AgentTrust[!] — trust (or, with bang, distrust) the current project root; restarts its server.
+--- :AgentTrust / :AgentUntrust (:AgentTrust! = :AgentUntrust) — trust or distrust the current
+--- project root. The decision is stored and every running server of the root is told at once
+--- (`workspace/didChangeConfiguration` with `settings.lspAgent.trusted`): the project's memory
+--- files, settings, hooks and MCP servers follow from the next turn, without a restart.
 function M.trust(trusted)
   local bufnr = vim.api.nvim_get_current_buf()
   local root = server.root_for_buf(bufnr) or vim.fs.root(vim.fn.getcwd(), config.get().root_markers)
     or vim.fn.getcwd()
   trust.set(root, trusted)
-  vim.notify(('lsp-agent: %s %s'):format(trusted and 'trusted' or 'not trusted', root))
-  server.restart_root(root)
+  local told = 0
+  for _, client in ipairs(server.clients()) do
+    if client.config.root_dir == root then
+      server.set_trusted(client, trusted)
+      told = told + 1
+    end
+  end
+  vim.notify(('lsp-agent: %s %s%s'):format(trusted and 'trusted' or 'not trusted', root,
+    told > 0 and ' (the running server follows from the next turn)' or ''))
 end
 
 --- Statusline text for the current buffer's server: "agent default · running · 12.3k/200.0k",
