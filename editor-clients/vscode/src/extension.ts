@@ -289,12 +289,12 @@ export function activate(context: vscode.ExtensionContext, createClient: ClientF
     vscode.window.onDidChangeTextEditorSelection(onSelection),
     vscode.window.onDidChangeActiveTextEditor(onSelection),
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
-      // The server learns about trust at initialize: restart it, unless a turn would be cut off.
-      if (controller.allSessions.some((s) => s.running)) {
-        void vscode.window.showInformationMessage('Workspace trusted. Restart lsp-agent when the agent is done to enable workspace hooks and settings.', 'Restart now').then((c) => (c ? client.restart() : undefined));
-      } else {
-        void client.restart();
-      }
+      // The running server follows at once (from its next turn): the project's CLAUDE.md and
+      // other memory files, settings and MCP servers. Workspace hooks (lspAgent.hooks.trusted)
+      // are decided at initialize, so they wait for the next server start.
+      void client.setTrusted(true).then((told) => {
+        if (told) log.info('workspace trusted: told the running server');
+      });
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('lspAgent.server') || e.affectsConfiguration('lspAgent.model') || e.affectsConfiguration('lspAgent.verificationMode') || e.affectsConfiguration('lspAgent.hooks')) {

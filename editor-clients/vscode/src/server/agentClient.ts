@@ -414,6 +414,18 @@ export class AgentClient implements vscode.Disposable {
     return this.running().sendRequest<McpServersResult>(Methods.mcpApprove, { name, approved: action === 'approve' });
   }
 
+  /**
+   * Tell the running server the workspace's trust changed (`workspace/didChangeConfiguration`
+   * with `settings.lspAgent.trusted`, docs/protocol.md §12.2): its memory files, settings and
+   * MCP servers follow from the next turn, without a restart. Returns false when no server runs
+   * (the next start passes the trust in `initializationOptions` anyway).
+   */
+  async setTrusted(trusted: boolean): Promise<boolean> {
+    if (!this.client || this.currentStatus.phase !== 'running') return false;
+    await this.client.sendNotification('workspace/didChangeConfiguration', { settings: { lspAgent: { trusted } } });
+    return true;
+  }
+
   /** Send bridged diagnostics; silently dropped while no server runs (they are re-sent on change). */
   async sendDiagnostics(params: DiagnosticsDidChangeParams): Promise<void> {
     if (!this.client || this.currentStatus.phase !== 'running') return;

@@ -94,6 +94,16 @@ describe('activation', () => {
     });
   });
 
+  it('granting workspace trust tells the running server at once, without a restart', async () => {
+    fake.isTrusted = true;
+    fake.emitters.didGrantTrust.fire();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(clients.length, 1, 'no second client: the server was not restarted');
+    assert.equal(clients[0]?.state, State.Running);
+    const told = clients[0]?.notifications.filter(([m]) => m === 'workspace/didChangeConfiguration');
+    assert.deepEqual(told, [['workspace/didChangeConfiguration', { settings: { lspAgent: { trusted: true } } }]]);
+  });
+
   it('bridges other extensions’ diagnostics with the document version', async () => {
     const file = join(dir, 'x.py');
     writeFileSync(file, 'import os\n');
