@@ -33,6 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from lsp_agent import __version__
 from lsp_agent.mcp.config import ServerSpec
 from lsp_agent.mcp.limits import McpLimits
+from lsp_agent.mcp.login_path import LoginPath
 from lsp_agent.mcp.transport import Opened, StderrTail, open_transport
 
 log = logging.getLogger(__name__)
@@ -94,8 +95,10 @@ class ServerConnection:
         environ: Mapping[str, str],
         roots: Callable[[], Sequence[Path]] = tuple,
         on_change: Callable[[ServerConnection], None] = lambda _c: None,
+        login_path: LoginPath | None = None,
     ) -> None:
         self.spec = spec
+        self.login_path = login_path
         self.limits = limits
         self.project = project
         self.environ = environ
@@ -272,7 +275,11 @@ class ServerConnection:
         @contextlib.asynccontextmanager
         async def transport() -> AsyncIterator[tuple[Any, Any]]:
             async with open_transport(
-                self.spec, project=self.project, environ=self.environ, tail=self.stderr
+                self.spec,
+                project=self.project,
+                environ=self.environ,
+                tail=self.stderr,
+                login_path=self.login_path,
             ) as opened:
                 watch = asyncio.ensure_future(_forward(opened, lost))
                 try:

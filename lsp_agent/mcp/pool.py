@@ -20,6 +20,7 @@ from typing import Any
 
 from lsp_agent.mcp.connection import ServerConnection, ServerStatus
 from lsp_agent.mcp.limits import McpLimits
+from lsp_agent.mcp.login_path import LoginPath
 from lsp_agent.mcp.resource_tools import resource_tools
 from lsp_agent.mcp.sources import McpPlan
 from lsp_agent.mcp.tool import server_tools
@@ -49,6 +50,8 @@ class McpPool:
         self.roots = roots
         self.on_change = on_change
         self.connections: dict[str, ServerConnection] = {}
+        self.login_path = LoginPath(environ=environ)
+        """The login shell's PATH, asked once for every server of the pool that needs it."""
         self._started = False
 
     def _connection(self, name: str) -> ServerConnection:
@@ -61,6 +64,7 @@ class McpPool:
             environ=self.environ,
             roots=self.roots,
             on_change=lambda _c: self._changed(),
+            login_path=self.login_path,
         )
 
     def _changed(self) -> None:

@@ -4,7 +4,9 @@ What this adds to the SDK's transports:
 
 * stdio children get the user's environment (``PATH`` above all, so ``npx``/``uvx`` servers
   start) minus this agent's own model credentials, plus the definition's ``env``; a command
-  that is not on ``PATH`` fails with an error naming it and the ``PATH`` searched;
+  that is not on ``PATH`` is looked up again with the login shell's ``PATH`` joined
+  (:mod:`.login_path`: an editor started from a desktop lacks it), then fails with an error
+  naming it and the ``PATH`` searched;
 * the child's stderr is captured (:class:`StderrTail`): each line goes to the log (up to a
   cap, so a flood cannot fill it) and the last lines are kept for the error shown when the
   server fails;
@@ -35,6 +37,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from lsp_agent.mcp.config import ServerSpec
+from lsp_agent.mcp.login_path import LoginPath, joined_path
 
 log = logging.getLogger(__name__)
 
@@ -158,13 +161,35 @@ async def _pump_stderr(fd: int, tail: StderrTail) -> None:
         transport.close()
 
 
+async def _command(
+    spec: ServerSpec, env: dict[str, str], cwd: Path, login_path: LoginPath | None
+) -> str:
+    """:func:`resolve_command`, retried with the login shell's ``PATH`` joined to ``env``'s
+    (which then becomes the child's) when the command is not on ``PATH``."""
+    try:
+        return resolve_command(spec, env, cwd)
+    except FileNotFoundError:
+        if login_path is None or os.sep in spec.command:
+            raise
+        theirs = await login_path.path()
+        if theirs is None:
+            raise
+        env["PATH"] = joined_path(env.get("PATH", ""), theirs)
+        return resolve_command(spec, env, cwd)
+
+
 @contextlib.asynccontextmanager
 async def _stdio(
-    spec: ServerSpec, *, project: Path, environ: Mapping[str, str], tail: StderrTail
+    spec: ServerSpec,
+    *,
+    project: Path,
+    environ: Mapping[str, str],
+    tail: StderrTail,
+    login_path: LoginPath | None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     env = child_environment(spec, environ)
     cwd = server_cwd(spec, project)
-    command = resolve_command(spec, env, cwd)
+    command = await _command(spec, env, cwd, login_path)
     params = StdioServerParameters(
         command=command,
         args=list(spec.args),
@@ -194,9 +219,15 @@ async def _stdio(
 
 @contextlib.asynccontextmanager
 async def open_transport(
-    spec: ServerSpec, *, project: Path, environ: Mapping[str, str], tail: StderrTail
+    spec: ServerSpec,
+    *,
+    project: Path,
+    environ: Mapping[str, str],
+    tail: StderrTail,
+    login_path: LoginPath | None = None,
 ) -> AsyncIterator[Opened]:
-    """Open the transport of ``spec``; ``project`` is the project directory (absolute).
+    """Open the transport of ``spec``; ``project`` is the project directory (absolute);
+    ``login_path`` supplies the login shell's ``PATH`` for a stdio command not on ours.
 
     Raises ``FileNotFoundError`` for a stdio command that cannot be found and ``OSError``
     when it cannot be started; HTTP errors surface at the first request.
@@ -205,7 +236,7 @@ async def open_transport(
     async with contextlib.AsyncExitStack() as stack:
         if spec.transport == "stdio":
             read, write = await stack.enter_async_context(
-                _stdio(spec, project=project, environ=environ, tail=tail)
+                _stdio(spec, project=project, environ=environ, tail=tail, login_path=login_path)
             )
         elif spec.transport == "http":
             client = await stack.enter_async_context(
