@@ -132,6 +132,16 @@ def test_trust_memory(run_integration: RunIntegration) -> None:
     assert seen == [False, True, False]
 
 
+def test_memory_commands(run_integration: RunIntegration) -> None:
+    run = run_integration(
+        "memory_commands",
+        scenario(),  # the model is never asked
+        files={"a.py": "a = 1\n", "CLAUDE.md": "team notes\n", "CLAUDE.local.md": "my notes\n"},
+    )
+    assert run.scripted.requests == []
+    assert (run.root / "CLAUDE.md").read_text() == "team notes\n"
+
+
 SHOP = "def price(price):\n    return price * 0.9\n\n\ndef total():\n    return 1\n"
 
 

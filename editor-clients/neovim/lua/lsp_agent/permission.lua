@@ -456,6 +456,43 @@ end
 
 local CANCELLED = { outcome = { outcome = 'cancelled' } }
 
+-- Questions that are a choice rather than a tool call (docs/protocol.md §5.1): the memory file
+-- a `# note` goes to, the memory file `/memory` opens.
+local CHOICE_PREFIXES = { 'memory_target_', 'memory_open_' }
+
+--- Whether a permission request is one of those choices (asked with vim.ui.select).
+--- @param params table
+--- @return boolean
+function M.is_choice(params)
+  local id = type(params.toolCall) == 'table' and params.toolCall.toolCallId or nil
+  if type(id) ~= 'string' then
+    return false
+  end
+  for _, prefix in ipairs(CHOICE_PREFIXES) do
+    if vim.startswith(id, prefix) then
+      return true
+    end
+  end
+  return false
+end
+
+--- Ask a choice with vim.ui.select over the options' names; dismissing it cancels.
+--- @param p table the pending request
+function M.choose(p)
+  vim.ui.select(p.options, {
+    prompt = 'lsp-agent: ' .. p:title(),
+    format_item = function(option)
+      return option.name or option.optionId
+    end,
+  }, function(option)
+    if option then
+      p:answer(option.optionId)
+    else
+      p:resolve(CANCELLED)
+    end
+  end)
+end
+
 --- Drop pending requests the server no longer waits for.
 --- @param filter fun(p): boolean
 function M.drop(filter)
@@ -539,7 +576,9 @@ function M.handler(_, params, ctx)
     data = { n = p.n, session_id = p.session_id, title = p:title() },
   })
   local ok, err = pcall(function()
-    if require('lsp_agent.config').get().permission.auto_open then
+    if M.is_choice(params) then
+      M.choose(p)
+    elseif require('lsp_agent.config').get().permission.auto_open then
       p:open()
     else
       vim.notify(('lsp-agent: permission requested for "%s" — :AgentReview'):format(p:title()))
