@@ -13,6 +13,7 @@ import { ChatController } from './controller';
 import { DiagnosticsBridge } from './diagnostics/bridge';
 import { CHAT_VIEW_ID, ChatViewProvider } from './panel/chatViewProvider';
 import { PermissionBroker } from './permissions/broker';
+import { isChoice, pickChoice } from './permissions/choice';
 import { ProposalStore } from './review/proposalStore';
 import { ReviewController } from './review/reviewController';
 import { AgentClient, type ClientFactory } from './server/agentClient';
@@ -104,7 +105,7 @@ export function activate(context: vscode.ExtensionContext, createClient: ClientF
       sessionDidStart: (params) => ref.controller?.onSessionStarted(params),
       sessionDidEnd: (params) => ref.controller?.onSessionEnded(params),
       commandArguments: (command, args) => askAgentQuestion(command, args),
-      requestPermission: (params, token) => broker.request(params, token),
+      requestPermission: (params, token) => (isChoice(params) ? pickChoice(params, token) : broker.request(params, token)),
       saveDocuments: (params) => saveDocuments(params, log),
       didChangeFiles: (params) => didChangeFiles(params, log),
       mcpDidChange: (params) => ref.controller?.mcpChanged(params),
