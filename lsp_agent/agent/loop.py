@@ -30,6 +30,7 @@ from lsp_agent.model.types import (
     Message,
     ModelRequest,
     ResponseDone,
+    RetryWait,
     TextBlock,
     TextDelta,
     ThinkingDelta,
@@ -43,6 +44,7 @@ from lsp_agent.protocol.events import (
     AgentThoughtChunk,
     ContentItem,
     ContextCompacted,
+    ModelRetry,
     SessionUpdate,
     TextContent,
     ToolCall,
@@ -140,6 +142,18 @@ class Reply:
 
     response: AssistantResponse
     announced: frozenset[str]
+
+
+def _retry_update(wait: RetryWait) -> ModelRetry:
+    """The session update that shows a retry the model client is about to make."""
+    return ModelRetry(
+        attempt=wait.attempt,
+        max_retries=wait.max_retries,
+        delay_ms=wait.delay_ms,
+        error=wait.error,
+        status=wait.status,
+        message=wait.message,
+    )
 
 
 def _abandoned_calls(announced: set[str], why: str) -> list[SessionUpdate]:
@@ -328,6 +342,8 @@ class _Turn:
                     self.emit(ToolCall(tool_call_id=event.id, title=event.name, kind=kind))
                 elif isinstance(event, ResponseDone):
                     response = event.response
+                elif isinstance(event, RetryWait):
+                    self.emit(_retry_update(event))
         except ModelError as exc:
             return await self.failed(request, exc, announced)
         if response is None:

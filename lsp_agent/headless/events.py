@@ -9,10 +9,16 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from lsp_agent.headless.render import Event, Renderer, message_event, stream_event
+from lsp_agent.headless.render import Event, Renderer, message_event, retry_event, stream_event
 from lsp_agent.headless.responses import ResponseLog
 from lsp_agent.model.types import Message, ToolResultBlock, ToolUseBlock
-from lsp_agent.protocol.events import ContextCompacted, SessionUpdate, ToolCall, ToolCallUpdate
+from lsp_agent.protocol.events import (
+    ContextCompacted,
+    ModelRetry,
+    SessionUpdate,
+    ToolCall,
+    ToolCallUpdate,
+)
 
 
 class EventStream:
@@ -53,7 +59,19 @@ class EventStream:
             self._start = min(self._start, self._next)
             return
         self.flush()
-        if isinstance(update, ToolCall):
+        if isinstance(update, ModelRetry):
+            self._renderer.system(
+                retry_event(
+                    attempt=update.attempt,
+                    max_retries=update.max_retries,
+                    delay_ms=update.delay_ms,
+                    status=update.status,
+                    error=update.error,
+                    message=update.message,
+                    session_id=self._session_id,
+                )
+            )
+        elif isinstance(update, ToolCall):
             self._tool_names[update.tool_call_id] = update.title
             if update.kind == "think":
                 # The agent's own checks (the verification verdict) have no tool_use to wait

@@ -18,6 +18,10 @@ The event shapes follow Claude Code's ``-p`` output so tools written for it can 
     like the Agent SDK's tool progress message. The
     verification of the run's edits (``--diagnostics``) is a ``verify_…`` call whose completed
     event carries the verdict as ``verification`` (docs/verification.md).
+``{"type": "system", "subtype": "api_retry", ...}``
+    a model request failed and is about to be retried (Claude Code's message: ``attempt``,
+    ``max_retries``, ``retry_delay_ms``, ``error_status``, ``error``); in text and json
+    mode a line on stderr instead (see :func:`retry_event`).
 ``{"type": "result", "subtype": ..., ...}``
     the last line: see :func:`result_event`.
 
@@ -53,6 +57,10 @@ class Renderer(Protocol):
 
     def partial(self, event: Event) -> None:
         """A ``stream_event`` (``--include-partial-messages``)."""
+        ...
+
+    def system(self, event: Event) -> None:
+        """A ``system`` event after ``init`` (``api_retry``)."""
         ...
 
     def result(self, event: Event) -> None:
@@ -157,6 +165,55 @@ def result_event(
     return event
 
 
+def retry_event(
+    *,
+    attempt: int,
+    max_retries: int,
+    delay_ms: int,
+    status: int | None,
+    error: str,
+    message: str,
+    session_id: str,
+) -> Event:
+    """Claude Code's ``system``/``api_retry`` message. ``error`` is Claude Code's category
+    (``rate_limit`` for HTTP 429, ``server_error`` for 5xx and overload, ``unknown`` for a
+    failed connection); ``error_type`` (the API's error type) and ``message`` are ours."""
+    if status == 429:
+        category = "rate_limit"
+    elif status is not None and status >= 500:
+        category = "server_error"
+    else:
+        category = "unknown"
+    return {
+        "type": "system",
+        "subtype": "api_retry",
+        "attempt": attempt,
+        "max_retries": max_retries,
+        "retry_delay_ms": delay_ms,
+        "error_status": status,
+        "error": category,
+        "error_type": error,
+        "message": message,
+        "session_id": session_id,
+        "uuid": str(uuid.uuid4()),
+    }
+
+
+def retry_line(event: Event) -> str:
+    """The stderr line of an ``api_retry`` event:
+    ``lsp-agent: retrying (2/4) in 3 s — overloaded_error (HTTP 529)``."""
+    delay_ms = max(int(event.get("retry_delay_ms") or 0), 0)
+    wait = f"{delay_ms / 1000:.0f} s" if delay_ms >= 1000 else f"{delay_ms} ms"
+    status = event.get("error_status")
+    cause = str(event.get("error_type") or event.get("error") or "error")
+    if status is not None:
+        cause += f" (HTTP {status})"
+    return (
+        f"lsp-agent: retrying ({event.get('attempt')}/{event.get('max_retries')}) in {wait}"
+        f" — {cause}"
+    )
+
+
 def _dump(event: Event) -> str:
     return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
 
@@ -187,6 +244,10 @@ class StreamJsonRenderer:
         """Write a stream event line."""
         self._write(event)
 
+    def system(self, event: Event) -> None:
+        """Write a system event line."""
+        self._write(event)
+
     def result(self, event: Event) -> None:
         """Write the result line."""
         self._write(event)
@@ -197,6 +258,7 @@ class JsonRenderer:
 
     def __init__(self, *, out: TextIO, err: TextIO, verbose: bool) -> None:
         self._out = out
+        self._err = err
         self._progress = _ProgressLines(err=err) if verbose else None
 
     def init(self, event: Event) -> None:
@@ -212,6 +274,10 @@ class JsonRenderer:
 
     def partial(self, event: Event) -> None:
         """Nothing: stream events exist only in ``stream-json``."""
+
+    def system(self, event: Event) -> None:
+        """A retry is said on stderr (stdout holds only the answer)."""
+        _system_line(self._err, event)
 
     def result(self, event: Event) -> None:
         """Print the result object."""
@@ -242,6 +308,10 @@ class TextRenderer:
     def partial(self, event: Event) -> None:
         """Nothing: stream events exist only in ``stream-json``."""
 
+    def system(self, event: Event) -> None:
+        """A retry is said on stderr (stdout holds only the answer)."""
+        _system_line(self._err, event)
+
     def result(self, event: Event) -> None:
         """Print the final text; on stderr the tool calls that were denied and, on failure,
         the error."""
@@ -254,6 +324,12 @@ class TextRenderer:
         for error in event.get("errors", []):
             self._err.write(f"lsp-agent: {error}\n")
         self._err.flush()
+
+
+def _system_line(err: TextIO, event: Event) -> None:
+    if event.get("subtype") == "api_retry":
+        err.write(retry_line(event) + "\n")
+        err.flush()
 
 
 def denial_lines(denials: list[dict[str, Any]]) -> list[str]:

@@ -27,8 +27,10 @@ A tool_use whose streamed input is not a JSON object gets the input
 answer it with an ``is_error`` tool_result naming the problem instead of running the tool with
 a guessed input.
 
-Errors: the SDK retries connection errors, 408/409/429/5xx/529 (honouring ``retry-after``) up
-to ``max_retries`` times; whatever still fails becomes :class:`ModelError`, naming the
+Errors: connection errors, 408/409/429/5xx/529 (honouring ``retry-after``) are retried up to
+``max_retries`` times by our own loop (:mod:`lsp_agent.model.retry`, the SDK's policy; the
+SDK's retries are off for the stream), which yields a ``RetryWait`` before each wait; whatever
+still fails becomes :class:`ModelError`, naming the
 endpoint, the HTTP status and the API's message; ``retryable`` is set for 408/409/429/5xx/529,
 for overload, rate-limit, api and timeout errors sent mid-stream (``event: error``), for
 refused, timed-out or broken connections, and for a stream that ends before ``message_stop``.
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsp_agent.model.background import BACKGROUND_HEADER
@@ -52,6 +54,7 @@ from lsp_agent.model.providers import (
     wants_1m_context,
     wire_model,
 )
+from lsp_agent.model.retry import retry_after_from, status_is_retryable, stream_with_retries
 from lsp_agent.model.types import (
     ModelRequest,
     ModelStreamEvent,
@@ -199,7 +202,8 @@ class AnthropicModel:
     ``ANTHROPIC_AUTH_TOKEN``, profiles; the AWS chain or Google ADC for the clouds).
     ``base_url`` defaults to ``ANTHROPIC_BASE_URL`` or the public API (Claude API only; the
     clouds take ``provider.base_url``). ``environ`` holds the ``ANTHROPIC_DEFAULT_*_MODEL``
-    alias overrides (default ``os.environ``). ``max_retries``: SDK retries per request.
+    alias overrides (default ``os.environ``). ``max_retries``: retries per request (our loop
+    for :meth:`stream`, the SDK's for :meth:`count_tokens`).
     ``timeout_s``: seconds allowed for each network operation (connect at most 10 s); a stream
     may run longer in total.
 
@@ -323,7 +327,7 @@ class AnthropicModel:
             client: Any = anthropic.AsyncAnthropicBedrock(
                 aws_region=settings.region,
                 base_url=settings.base_url,
-                max_retries=self._max_retries,
+                max_retries=0,
                 timeout=timeout,
             )
             return client  # type: ignore[no-any-return]
@@ -334,7 +338,7 @@ class AnthropicModel:
                 region=settings.region,
                 project_id=settings.project_id or anthropic.NOT_GIVEN,
                 base_url=settings.base_url,
-                max_retries=self._max_retries,
+                max_retries=0,
                 timeout=timeout,
             )
             return client  # type: ignore[no-any-return]
@@ -342,7 +346,7 @@ class AnthropicModel:
             api_key=self._api_key,
             auth_token=self._auth_token,
             base_url=self._base_url,
-            max_retries=self._max_retries,
+            max_retries=0,
             timeout=timeout,
         )
 
@@ -379,13 +383,11 @@ class AnthropicModel:
         return messages
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
-        """Send ``request`` and yield deltas as they arrive, then one :class:`ResponseDone`.
+        """Send ``request`` and yield deltas as they arrive, then one :class:`ResponseDone`;
+        before each retry a :class:`~lsp_agent.model.types.RetryWait`.
 
         Raises :class:`ModelError` (see the module doc); cancellation closes the HTTP stream.
         """
-        import anthropic
-        import httpx2
-
         client = self._get_client()
         messages = self._convert(request)
         params = to_api_params(request, converted=messages)
@@ -394,6 +396,23 @@ class AnthropicModel:
         if headers:
             params["extra_headers"] = headers
         size = refuse_oversized(params, self.endpoint)
+
+        def attempt(retries: int) -> AsyncGenerator[ModelStreamEvent, None]:
+            return self._stream_once(client, params, size=size, retries=retries)
+
+        async for event in stream_with_retries(attempt, max_retries=self._max_retries):
+            yield event
+
+    async def _stream_once(
+        self, client: AsyncAnthropic, params: dict[str, Any], *, size: int | None, retries: int
+    ) -> AsyncGenerator[ModelStreamEvent, None]:
+        """One try of a streaming request (``retries``: tries made before it, sent as the
+        SDK's ``x-stainless-retry-count`` header)."""
+        import anthropic
+        import httpx2
+
+        headers = {**params.get("extra_headers", {}), "x-stainless-retry-count": str(retries)}
+        params = {**params, "extra_headers": headers}
         accumulator = Accumulator(observer=self.raw_events)
         try:
             raw = await client.messages.create(**params, stream=True)
@@ -402,30 +421,34 @@ class AnthropicModel:
                     for out in accumulator.feed(event):
                         yield out
         except anthropic.APIStatusError as exc:
-            raise self._status_error(exc, size=size) from exc
+            raise self._status_error(exc, size=size, retries=retries) from exc
         except anthropic.APITimeoutError as exc:
             raise ModelError(
                 f"The model endpoint {self.endpoint} did not answer within the "
-                f"{self._timeout_name(exc)} (after {self._max_retries} retries)",
+                f"{self._timeout_name(exc)} (after {retries} retries)",
                 retryable=True,
+                kind="timeout_error",
             ) from exc
         except anthropic.APIConnectionError as exc:
             raise ModelError(
                 f"Cannot reach the model endpoint {self.endpoint}: {_describe_cause(exc)} "
-                f"(after {self._max_retries} retries)",
+                f"(after {retries} retries)",
                 retryable=True,
+                kind="connection_error",
             ) from exc
         except httpx2.TimeoutException as exc:
             raise ModelError(
                 f"The model endpoint {self.endpoint} stopped sending mid-response: nothing "
                 f"arrived within the {self._timeout_name(exc)}",
                 retryable=True,
+                kind="timeout_error",
             ) from exc
         except httpx2.HTTPError as exc:
             raise ModelError(
                 f"The connection to the model endpoint {self.endpoint} broke mid-response: "
                 f"{str(exc) or type(exc).__name__}",
                 retryable=True,
+                kind="connection_error",
             ) from exc
         except anthropic.AnthropicError as exc:
             raise ModelError(f"Model request to {self.endpoint} failed: {exc}") from exc
@@ -450,6 +473,7 @@ class AnthropicModel:
             raise ModelError(
                 f"The model endpoint {self.endpoint} ended the stream before message_stop",
                 retryable=True,
+                kind="connection_error",
             )
         yield ResponseDone(response=accumulator.response())
 
@@ -458,7 +482,7 @@ class AnthropicModel:
         :class:`ModelError` when the call fails."""
         import anthropic
 
-        client = self._get_client()
+        client = self._get_client().with_options(max_retries=self._max_retries)
         params = to_api_params(request)
         params["model"] = wire_model(request.model, self._provider, self._environ)
         if wants_1m_context(request.model):
@@ -483,8 +507,13 @@ class AnthropicModel:
             return f"connect timeout of {self._connect_timeout_s:g} s ({CONNECT_TIMEOUT_ENV})"
         return f"read timeout of {self._timeout_s:g} s ({READ_TIMEOUT_ENV})"
 
-    def _status_error(self, exc: APIStatusError, *, size: int | None = None) -> ModelError:
+    def _status_error(
+        self, exc: APIStatusError, *, size: int | None = None, retries: int | None = None
+    ) -> ModelError:
+        """``exc`` as a :class:`ModelError` (``retries``: retries made before it; ``None``:
+        the SDK's own count, ``max_retries``)."""
         status = exc.status_code
+        headers = exc.response.headers
         error_type = str(exc.type or "error")
         detail = exc.api_message or (str(exc.body) if exc.body is not None else exc.message)
         request_id = f" [request-id {exc.request_id}]" if exc.request_id else ""
@@ -496,6 +525,7 @@ class AnthropicModel:
                 f"({error_type}): {detail}{request_id}",
                 status=mapped,
                 retryable=mapped is not None,
+                kind=error_type,
             )
         if status == 413:
             return ModelError(
@@ -504,12 +534,16 @@ class AnthropicModel:
                 f"{error_type}; the Messages API accepts at most {REQUEST_LIMIT_BYTES} bytes): "
                 f"{detail}{request_id}",
                 status=status,
+                kind=error_type,
             )
-        retryable = status in (408, 409, 429) or status >= 500
-        retried = f" (after {self._max_retries} retries)" if retryable else ""
+        retryable = status_is_retryable(status, headers)
+        done = self._max_retries if retries is None else retries
+        retried = f" (after {done} retries)" if retryable else ""
         return ModelError(
             f"The model endpoint {self.endpoint} answered HTTP {status} ({error_type}): "
             f"{detail}{request_id}{retried}",
             status=status,
             retryable=retryable,
+            kind=error_type,
+            retry_after_s=retry_after_from(headers),
         )

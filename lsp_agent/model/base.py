@@ -13,13 +13,26 @@ class ModelError(Exception):
 
     ``status`` is the HTTP status when there was one (``None`` for connection errors and
     malformed responses); ``retryable`` says whether trying the same request later may work.
+    ``kind`` is the API's error type (``overloaded_error``, ``rate_limit_error``, ...) or
+    ``connection_error`` / ``timeout_error``; ``retry_after_s`` is the wait the endpoint asked
+    for (``retry-after-ms`` / ``retry-after`` headers, seconds), ``None`` when it named none.
     The message names the endpoint and the cause, ready to show to a user.
     """
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        kind: str | None = None,
+        retry_after_s: float | None = None,
+    ):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        self.kind = kind
+        self.retry_after_s = retry_after_s
 
 
 class Model(Protocol):

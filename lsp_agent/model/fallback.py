@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable
 
 from lsp_agent.model.base import Model, ModelError
 from lsp_agent.model.limits import limits_for
-from lsp_agent.model.types import ModelRequest, ModelStreamEvent
+from lsp_agent.model.types import ModelRequest, ModelStreamEvent, RetryWait
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class FallbackModel:
         started = False
         try:
             async for event in self.inner.stream(request):
-                started = True
+                started = started or not isinstance(event, RetryWait)
                 yield event
             return
         except ModelError as exc:

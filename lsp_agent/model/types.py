@@ -204,4 +204,24 @@ class ResponseDone(BaseModel):
     response: AssistantResponse
 
 
-ModelStreamEvent = TextDelta | ThinkingDelta | ToolUseStart | ToolInputDelta | ResponseDone
+class RetryWait(BaseModel):
+    """The request failed with a retryable error before any of its answer arrived; the client
+    sends it again after ``delay_ms`` (milliseconds). ``attempt`` is the 1-based number of
+    the retry about to be made, of at most ``max_retries``. ``status`` is the HTTP status
+    (``None`` for a refused, broken or timed-out connection); ``error`` is the API's error type
+    (``overloaded_error``, ``rate_limit_error``, ...) or ``connection_error`` /
+    ``timeout_error``; ``message`` is the failure in words. Nothing of the answer precedes it,
+    so a consumer may show it and clear it at the next event."""
+
+    type: Literal["retry_wait"] = "retry_wait"
+    attempt: int
+    max_retries: int
+    delay_ms: int
+    status: int | None = None
+    error: str
+    message: str
+
+
+ModelStreamEvent = (
+    TextDelta | ThinkingDelta | ToolUseStart | ToolInputDelta | ResponseDone | RetryWait
+)

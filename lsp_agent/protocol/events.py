@@ -222,6 +222,24 @@ class SessionInfoUpdate(WireModel):
     title: str | None = None
 
 
+class ModelRetry(WireModel):
+    """The model request failed and will be sent again (our extension; ACP has none; Claude
+    Code's ``system``/``api_retry`` message in ``-p`` output): retry ``attempt`` of at most
+    ``max_retries``, after ``delay_ms`` milliseconds. ``error`` is the API's error type
+    (``overloaded_error``, ``rate_limit_error``, ...) or ``connection_error`` /
+    ``timeout_error``; ``status`` the HTTP status (absent for connection failures);
+    ``message`` the failure in words. Clients show it until the session's next other update
+    or the end of the turn."""
+
+    session_update: Literal["model_retry"] = "model_retry"
+    attempt: int
+    max_retries: int
+    delay_ms: int
+    error: str
+    status: int | None = None
+    message: str
+
+
 SessionUpdate = (
     AgentMessageChunk
     | AgentThoughtChunk
@@ -234,4 +252,5 @@ SessionUpdate = (
     | ContextCompacted
     | AvailableCommandsUpdate
     | SessionInfoUpdate
+    | ModelRetry
 )

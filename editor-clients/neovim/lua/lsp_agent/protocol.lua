@@ -256,6 +256,22 @@ M.commands = {
 ---@field cwd string
 ---@field servers lsp_agent.protocol.McpServerInfo[]
 
+--- The model request failed and will be sent again (our extension; ACP has none; Claude
+--- Code's `system`/`api_retry` message in `-p` output): retry `attempt` of at most
+--- `max_retries`, after `delay_ms` milliseconds. `error` is the API's error type
+--- (`overloaded_error`, `rate_limit_error`, ...) or `connection_error` /
+--- `timeout_error`; `status` the HTTP status (absent for connection failures);
+--- `message` the failure in words. Clients show it until the session's next other update
+--- or the end of the turn.
+---@class lsp_agent.protocol.ModelRetry
+---@field sessionUpdate 'model_retry'
+---@field attempt integer
+---@field maxRetries integer
+---@field delayMs integer
+---@field error string
+---@field status? integer
+---@field message string
+
 --- `lspAgent/session/new`: `cwd` is an absolute path or a `file:` URI; it defaults
 --- to the first workspace folder. `additionalDirectories` default to the other folders.
 ---@class lsp_agent.protocol.NewSessionParams
@@ -478,7 +494,7 @@ M.commands = {
 ---@field interrupted? boolean
 
 --- The `update` of lspAgent/session/update, by its `sessionUpdate` tag (ACP).
----@alias lsp_agent.protocol.SessionUpdate lsp_agent.protocol.AgentMessageChunk|lsp_agent.protocol.AgentThoughtChunk|lsp_agent.protocol.UserMessageChunk|lsp_agent.protocol.ToolCall|lsp_agent.protocol.ToolCallUpdate|lsp_agent.protocol.UsageUpdate|lsp_agent.protocol.Plan|lsp_agent.protocol.CurrentModeUpdate|lsp_agent.protocol.ContextCompacted|lsp_agent.protocol.AvailableCommandsUpdate|lsp_agent.protocol.SessionInfoUpdate
+---@alias lsp_agent.protocol.SessionUpdate lsp_agent.protocol.AgentMessageChunk|lsp_agent.protocol.AgentThoughtChunk|lsp_agent.protocol.UserMessageChunk|lsp_agent.protocol.ToolCall|lsp_agent.protocol.ToolCallUpdate|lsp_agent.protocol.UsageUpdate|lsp_agent.protocol.Plan|lsp_agent.protocol.CurrentModeUpdate|lsp_agent.protocol.ContextCompacted|lsp_agent.protocol.AvailableCommandsUpdate|lsp_agent.protocol.SessionInfoUpdate|lsp_agent.protocol.ModelRetry
 
 --- `lspAgent/session/update`: one update of session `sessionId`; every `path` in it
 --- has a `uri` next to it.

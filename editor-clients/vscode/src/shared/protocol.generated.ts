@@ -314,6 +314,25 @@ export interface McpServersResult {
 }
 
 /**
+ * The model request failed and will be sent again (our extension; ACP has none; Claude
+ * Code's `system`/`api_retry` message in `-p` output): retry `attempt` of at most
+ * `max_retries`, after `delay_ms` milliseconds. `error` is the API's error type
+ * (`overloaded_error`, `rate_limit_error`, ...) or `connection_error` /
+ * `timeout_error`; `status` the HTTP status (absent for connection failures);
+ * `message` the failure in words. Clients show it until the session's next other update
+ * or the end of the turn.
+ */
+export interface ModelRetry {
+  sessionUpdate: 'model_retry';
+  attempt: number;
+  maxRetries: number;
+  delayMs: number;
+  error: string;
+  status?: number;
+  message: string;
+}
+
+/**
  * `lspAgent/session/new`: `cwd` is an absolute path or a `file:` URI; it defaults
  * to the first workspace folder. `additionalDirectories` default to the other folders.
  */
@@ -596,7 +615,7 @@ export interface SessionSummary {
 }
 
 /** The `update` of lspAgent/session/update, by its `sessionUpdate` tag (ACP). */
-export type SessionUpdate = AgentMessageChunk | AgentThoughtChunk | UserMessageChunk | ToolCall | ToolCallUpdate | UsageUpdate | Plan | CurrentModeUpdate | ContextCompacted | AvailableCommandsUpdate | SessionInfoUpdate;
+export type SessionUpdate = AgentMessageChunk | AgentThoughtChunk | UserMessageChunk | ToolCall | ToolCallUpdate | UsageUpdate | Plan | CurrentModeUpdate | ContextCompacted | AvailableCommandsUpdate | SessionInfoUpdate | ModelRetry;
 
 /**
  * `lspAgent/session/update`: one update of session `sessionId`; every `path` in it
