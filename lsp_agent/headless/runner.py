@@ -28,6 +28,7 @@ from lsp_agent.headless.exit_codes import ExitCode, Outcome, classify
 from lsp_agent.headless.input import InputError, prompts
 from lsp_agent.headless.options import HeadlessOptions
 from lsp_agent.headless.render import init_event, make_renderer, result_event
+from lsp_agent.model.retry import max_retries_from
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -42,25 +43,6 @@ if TYPE_CHECKING:
     from lsp_agent.sessions.manager import Session, SessionManager
 
 log = logging.getLogger(__name__)
-
-MAX_RETRIES_ENV = "LSP_AGENT_MAX_RETRIES"
-"""Environment variable: retries of a failed model request (default
-:data:`DEFAULT_MAX_RETRIES`); 0 makes an unreachable endpoint fail at once."""
-
-DEFAULT_MAX_RETRIES = 4
-
-
-def max_retries_from(environ: Mapping[str, str]) -> int:
-    """The model client's retry count from ``LSP_AGENT_MAX_RETRIES`` (default 4).
-
-    Raises ``ValueError`` naming the variable when it is not a non-negative integer.
-    """
-    raw = environ.get(MAX_RETRIES_ENV, "").strip()
-    if not raw:
-        return DEFAULT_MAX_RETRIES
-    if not raw.isdigit():
-        raise ValueError(f"{MAX_RETRIES_ENV} must be a non-negative integer, got {raw!r}")
-    return int(raw)
 
 
 def api_key_source(environ: Mapping[str, str]) -> str:

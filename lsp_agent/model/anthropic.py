@@ -54,7 +54,12 @@ from lsp_agent.model.providers import (
     wants_1m_context,
     wire_model,
 )
-from lsp_agent.model.retry import retry_after_from, status_is_retryable, stream_with_retries
+from lsp_agent.model.retry import (
+    max_retries_from,
+    retry_after_from,
+    status_is_retryable,
+    stream_with_retries,
+)
 from lsp_agent.model.types import (
     ModelRequest,
     ModelStreamEvent,
@@ -262,14 +267,17 @@ class AnthropicModel:
         cls,
         environ: Mapping[str, str] | None = None,
         *,
-        max_retries: int = 4,
+        max_retries: int | None = None,
         timeout_s: float | None = None,
     ) -> AnthropicModel:
         """A model configured from ``ANTHROPIC_API_KEY`` (preferred when both are set, as the
         SDK does), ``ANTHROPIC_AUTH_TOKEN`` and ``ANTHROPIC_BASE_URL`` in ``environ``
         (default ``os.environ``), with the timeouts of :func:`timeouts_from_env` unless
-        ``timeout_s`` is given. Raises ``ValueError`` for a malformed timeout variable."""
+        ``timeout_s`` is given and ``LSP_AGENT_MAX_RETRIES`` unless ``max_retries`` is.
+        Raises ``ValueError`` for a malformed timeout or retry variable."""
         env = os.environ if environ is None else environ
+        if max_retries is None:
+            max_retries = max_retries_from(env)
         provider = provider_from_env(env)
         read_s, connect_s = timeouts_from_env(env)
         if timeout_s is not None:

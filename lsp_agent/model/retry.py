@@ -11,7 +11,7 @@ SDK's own policy (anthropic-python, ``_base_client``: ``_should_retry``,
 - the wait is what the endpoint asked for (``retry-after-ms``, else ``retry-after`` in seconds
   or as an HTTP date) when positive, else 0.5 s doubled per retry up to 8 s, less up to 25 %
   jitter;
-- at most ``max_retries`` retries (``LSP_AGENT_MAX_RETRIES`` for ``run -p``; default 4).
+- at most ``max_retries`` retries (``LSP_AGENT_MAX_RETRIES``; default 4).
 
 Before each wait the loop yields a :class:`~lsp_agent.model.types.RetryWait`, which the agent
 loop turns into a session update. Only a request whose answer has not started is retried: an
@@ -40,6 +40,26 @@ MAX_RETRY_DELAY_S = 8.0
 
 MAX_RETRY_AFTER_S = 4_294_967.0
 """Longest wait a ``retry-after`` header may ask for (seconds; the SDK's bound)."""
+
+MAX_RETRIES_ENV = "LSP_AGENT_MAX_RETRIES"
+"""Environment variable: retries of a failed model request (default
+:data:`DEFAULT_MAX_RETRIES`); 0 makes an unreachable endpoint fail at once."""
+
+DEFAULT_MAX_RETRIES = 4
+
+
+def max_retries_from(environ: Mapping[str, str]) -> int:
+    """The model client's retry count from ``LSP_AGENT_MAX_RETRIES`` (default 4).
+
+    Raises ``ValueError`` naming the variable when it is not a non-negative integer.
+    """
+    raw = environ.get(MAX_RETRIES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_RETRIES
+    if not raw.isdigit():
+        raise ValueError(f"{MAX_RETRIES_ENV} must be a non-negative integer, got {raw!r}")
+    return int(raw)
+
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 """Statuses below 500 that are retried (request timeout, lock timeout, rate limit)."""
