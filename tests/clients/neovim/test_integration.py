@@ -13,7 +13,14 @@ import re
 import sys
 from pathlib import Path
 
-from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
+from lsp_agent.testing.scenario import (
+    ToolResultExpect,
+    error,
+    expecting,
+    reply,
+    scenario,
+    tool_use,
+)
 
 from .conftest import RunIntegration
 
@@ -512,3 +519,13 @@ def test_rewind(run_integration: RunIntegration) -> None:
     assert not (run.root / "made.txt").exists()
     last = run.scripted.requests[-1]["messages"]
     assert len(last) == 1, last
+
+
+def test_retry(run_integration: RunIntegration) -> None:
+    run_integration(
+        "retry",
+        scenario(
+            error(529, "Overloaded", type="overloaded_error", retry_after_s=3),
+            reply("Answered after the retry.", expect=expecting(last_user_contains="hello")),
+        ),
+    )

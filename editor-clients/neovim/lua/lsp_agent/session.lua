@@ -228,6 +228,7 @@ function M.prompt(session, blocks, display, on_done)
   local ok, request_id = compat.request(client, methods.SESSION_PROMPT,
     { sessionId = session.id, prompt = blocks }, function(err, result)
       session.running = false
+      session.retry = nil
       session.request_id = nil
       if err then
         local message = error_message(err)
@@ -428,6 +429,18 @@ function M.handle_update(_, params, ctx)
   end
   local update = params.update
   active(session)
+  -- A retry of the model request is shown until anything else of the session arrives.
+  if type(update) == 'table' and update.sessionUpdate == 'model_retry' then
+    local delay = tonumber(update.delayMs) or 0
+    session.retry = {
+      attempt = update.attempt,
+      max = update.maxRetries,
+      error = update.error,
+      due = compat.uv.now() + delay,
+    }
+  else
+    session.retry = nil
+  end
   local index = session.transcript:apply(update)
   if type(update) == 'table' and update.sessionUpdate == 'current_mode_update' then
     session.modes = session.modes or {}
@@ -537,6 +550,19 @@ function M.format_tokens(n)
   return tostring(math.floor(n))
 end
 
+--- "retrying (2/4) in 3s — overloaded_error": a model request the server retries (the wait
+--- counts down with the status ticker; "now" once it is over).
+function M.retry_text(retry)
+  local left = math.max(0, retry.due - compat.uv.now())
+  local wait = left > 0 and ('in %ds'):format(math.ceil(left / 1000)) or 'now'
+  return ('retrying (%s/%s) %s — %s'):format(
+    tostring(retry.attempt),
+    tostring(retry.max),
+    wait,
+    tostring(retry.error or 'error')
+  )
+end
+
 --- One-line status of a session: "agent default · running · 12.3k/200.0k".
 --- Whether a tool call of the session is running or waits for the user's answer (then a quiet
 --- turn is not waiting for the model).
@@ -558,6 +584,8 @@ function M.status_line(session)
     local quiet = session.last_activity and (compat.uv.now() - session.last_activity) or 0
     if session.cancel_requested then
       table.insert(parts, 'cancelling')
+    elseif session.retry then
+      table.insert(parts, M.retry_text(session.retry))
     elseif quiet >= M.QUIET_MS and not M.tools_busy(session) then
       -- No word from the server for a while: the model endpoint is slow, or being retried.
       table.insert(parts, ('waiting for the model %ds'):format(math.floor(quiet / 1000)))

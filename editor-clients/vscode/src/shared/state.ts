@@ -165,6 +165,8 @@ export interface SessionState {
   running: boolean;
   /** Slash commands the session accepts (`available_commands_update`), for `/` completion. */
   commands: AvailableCommand[];
+  /** The model request being retried (`model_retry`), until the next other update or the turn's end. */
+  retry?: { attempt: number; maxRetries: number; delayMs: number; error: string };
   /** Context window use from the last `usage_update`: `used` of `size` tokens. */
   context?: { used: number; size: number };
   tokens: TokenTotals;
@@ -257,6 +259,7 @@ const STOP_NOTICES: Record<string, { level: NoticeLevel; text: string } | undefi
 /** Mark the turn finished; adds a notice for every stop reason but `end_turn`, and for errors. */
 export function endTurn(session: SessionState, result: TurnResult | { error: string }): void {
   session.running = false;
+  delete session.retry;
   if ('error' in result) {
     const { text, detail } = splitError(result.error);
     const item = addNotice(session, 'error', text);
@@ -375,7 +378,21 @@ function blockText(block: ContentBlock | TextContent): string {
  * send more); returns whether anything changed.
  */
 export function applyUpdate(session: SessionState, update: SessionUpdate): boolean {
+  if (session.retry && update.sessionUpdate !== 'model_retry') {
+    // Anything else from the session means the retried request got through (or the turn moved on).
+    delete session.retry;
+    touch(session);
+  }
   switch (update.sessionUpdate) {
+    case 'model_retry':
+      session.retry = {
+        attempt: update.attempt,
+        maxRetries: update.maxRetries,
+        delayMs: update.delayMs,
+        error: update.error,
+      };
+      touch(session);
+      return true;
     case 'agent_message_chunk':
       appendText(session, 'agent', update.content.text ?? '', update.messageId);
       return true;
@@ -445,6 +462,12 @@ export function applyUpdate(session: SessionState, update: SessionUpdate): boole
     default:
       return false;
   }
+}
+
+/** "Retrying (2/4) in 3 s — overloaded_error": what the panel shows while a model request is retried. */
+export function retryLine(retry: NonNullable<SessionState['retry']>): string {
+  const wait = retry.delayMs >= 1000 ? `${Math.round(retry.delayMs / 1000)} s` : `${retry.delayMs} ms`;
+  return `Retrying (${retry.attempt}/${retry.maxRetries}) in ${wait} — ${retry.error}`;
 }
 
 /** Show a permission question on its tool call card (creating the card if the server sent none). */

@@ -13,6 +13,7 @@ import {
   endTurn,
   formatTokens,
   resolvePermission,
+  retryLine,
   startTurn,
   type SessionState,
   matchingCommands,
@@ -422,12 +423,19 @@ function renderTranscript(): void {
   }
   const typing = transcript.querySelector('.typing');
   const waitingForUser = session.items.some((i) => i.kind === 'tool' && i.permission?.state === 'pending');
-  const needTyping = session.running && !waitingForUser && session.items[lastIndex]?.kind !== 'agent';
+  const needTyping = session.running && !waitingForUser && !session.retry && session.items[lastIndex]?.kind !== 'agent';
   if (needTyping && !typing) {
     transcript.append(h('div', { class: 'typing', 'aria-label': 'Working' }, h('span'), h('span'), h('span')));
   } else if (typing && (!needTyping || typing !== transcript.lastElementChild)) {
     typing.remove();
     if (needTyping) transcript.append(typing);
+  }
+  // A retried model request: one status line under the transcript, gone with the next update.
+  transcript.querySelector('.retry-status')?.remove();
+  if (session.running && session.retry) {
+    transcript.append(
+      h('div', { class: 'retry-status', role: 'status' }, icon('sync', 'codicon-modifier-spin'), h('span', {}, retryLine(session.retry))),
+    );
   }
   if (wasAtBottom) transcript.scrollTop = transcript.scrollHeight;
 }

@@ -149,6 +149,25 @@ describe('chat webview', () => {
     await page.context().close();
   });
 
+  it('shows a retried model request until the answer starts', async () => {
+    const p = await openPanel(harness);
+    const setup = recordedStream().filter((m) => m.type === 'snapshot' || m.type === 'sessionAdded' || m.type === 'turnStarted');
+    await p.send(...setup);
+    const page = p.page;
+    await p.send({
+      type: 'sessionUpdate',
+      sessionId: SESSION_ID,
+      update: { sessionUpdate: 'model_retry', attempt: 2, maxRetries: 4, delayMs: 3000, error: 'overloaded_error', status: 529, message: 'The model endpoint answered HTTP 529' },
+    });
+    assert.equal(await text(p, '.retry-status'), 'Retrying (2/4) in 3 s — overloaded_error');
+    assert.equal(await page.locator('.retry-status').getAttribute('role'), 'status');
+    await p.screenshot('panel-retrying.png');
+    await p.send({ type: 'sessionUpdate', sessionId: SESSION_ID, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Here.' } } });
+    assert.equal(await page.locator('.retry-status').count(), 0, 'the answer clears it');
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
   it('streams Markdown as chunks arrive', async () => {
     const p = await openPanel(harness);
     const stream = recordedStream();
