@@ -450,6 +450,7 @@ class AnthropicModel:
                 f"arrived within the {self._timeout_name(exc)}",
                 retryable=True,
                 kind="timeout_error",
+                mid_stream=True,
             ) from exc
         except httpx2.HTTPError as exc:
             raise ModelError(
@@ -457,6 +458,7 @@ class AnthropicModel:
                 f"{str(exc) or type(exc).__name__}",
                 retryable=True,
                 kind="connection_error",
+                mid_stream=True,
             ) from exc
         except anthropic.AnthropicError as exc:
             raise ModelError(f"Model request to {self.endpoint} failed: {exc}") from exc
@@ -482,6 +484,7 @@ class AnthropicModel:
                 f"The model endpoint {self.endpoint} ended the stream before message_stop",
                 retryable=True,
                 kind="connection_error",
+                mid_stream=True,
             )
         yield ResponseDone(response=accumulator.response())
 

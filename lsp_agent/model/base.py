@@ -16,6 +16,9 @@ class ModelError(Exception):
     ``kind`` is the API's error type (``overloaded_error``, ``rate_limit_error``, ...) or
     ``connection_error`` / ``timeout_error``; ``retry_after_s`` is the wait the endpoint asked
     for (``retry-after-ms`` / ``retry-after`` headers, seconds), ``None`` when it named none.
+    ``mid_stream``: the transport failed after the answer's stream had opened (a stall, a
+    broken connection, a stream cut short); the retry loop leaves those to the caller, as the
+    SDK does, so that a stalled endpoint costs one read timeout, not one per retry.
     The message names the endpoint and the cause, ready to show to a user.
     """
 
@@ -27,12 +30,14 @@ class ModelError(Exception):
         retryable: bool = False,
         kind: str | None = None,
         retry_after_s: float | None = None,
+        mid_stream: bool = False,
     ):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
         self.kind = kind
         self.retry_after_s = retry_after_s
+        self.mid_stream = mid_stream
 
 
 class Model(Protocol):

@@ -15,9 +15,10 @@ SDK's own policy (anthropic-python, ``_base_client``: ``_should_retry``,
 
 Before each wait the loop yields a :class:`~lsp_agent.model.types.RetryWait`, which the agent
 loop turns into a session update. Only a request whose answer has not started is retried: an
-error after the first delta is raised, since part of the answer has been shown. Errors the API
-sends in the stream before any block (``event: error`` with ``overloaded_error``) are retried
-too, which the SDK never does.
+error after the first delta is raised, since part of the answer has been shown, and so is a
+transport failure once the stream is open (a stall, a cut; ``ModelError.mid_stream``), as
+with the SDK. Errors the API sends in the stream before any block (``event: error`` with
+``overloaded_error``) are retried, which the SDK never does.
 """
 
 from __future__ import annotations
@@ -120,8 +121,9 @@ async def stream_with_retries(
     """The events of ``attempt(0)``; when it raises a retryable :class:`ModelError` before
     its first event, a :class:`RetryWait`, the wait, and the events of ``attempt(1)``, and so
     on up to ``attempt(max_retries)``. Raises the last :class:`ModelError` when it is not
-    retryable, came after the answer started, or no retry is left. Each attempt's generator
-    is closed before the next starts; cancellation during a wait ends the loop at once."""
+    retryable, came after the answer started or mid-stream, or no retry is left. Each
+    attempt's generator is closed before the next starts; cancellation during a wait ends the
+    loop at once."""
     retries = 0
     while True:
         started = False
@@ -132,7 +134,7 @@ async def stream_with_retries(
                     yield event
             return
         except ModelError as exc:
-            if started or not exc.retryable or retries >= max_retries:
+            if started or not exc.retryable or exc.mid_stream or retries >= max_retries:
                 raise
             failure = exc
         delay = backoff_s(retries, retry_after_s=failure.retry_after_s, jitter=jitter())

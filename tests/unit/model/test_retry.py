@@ -120,3 +120,14 @@ async def test_a_failure_after_the_answer_started_is_not_retried(
     assert any(isinstance(e, TextDelta) for e in seen)
     assert not any(isinstance(e, RetryWait) for e in seen)
     assert len(server.requests) == 1
+
+
+async def test_a_stall_after_the_stream_opened_is_not_retried(
+    serve: StartServer, make_model: MakeModel
+) -> None:
+    # message_start, then nothing: one read timeout, not one per retry.
+    server = await serve(scenario(reply("never", stall_after_events=1), reply("unused")))
+    with pytest.raises(ModelError, match="stopped sending mid-response") as caught:
+        await collect(make_model(server.base_url, max_retries=3, timeout_s=0.3), simple_request())
+    assert caught.value.mid_stream
+    assert len(server.requests) == 1
