@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.checkpoints.retention import collect
-from lsp_agent.protocol.events import SessionUpdate
+from lsp_agent.protocol.events import SessionInfoUpdate, SessionUpdate
 from lsp_agent.protocol.permissions import PermissionMode
 from lsp_agent.sessions.manager import MODES, Session, SessionError
 from lsp_agent.sessions.replay import replay
@@ -30,10 +30,11 @@ from lsp_agent.store.history import (
     prompt_text,
     since_restart,
 )
-from lsp_agent.store.index import SessionInfo, list_sessions, remove_expired
+from lsp_agent.store.index import SessionInfo, list_sessions, remove_expired, written_title
 from lsp_agent.store.paths import SUFFIX, data_dir, find_transcript, projects_dir, transcript_path
 from lsp_agent.store.records import Record, new_record
 from lsp_agent.store.transcript import Transcript, TranscriptBusyError
+from lsp_agent.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from lsp_agent.sessions.manager import SessionManager
@@ -104,7 +105,11 @@ def resume(manager: SessionManager, session_id: str, *, cwd: Path | None = None)
             return Resumed(session=live, updates=iter(()))
         loaded = load_transcript(path)
         chain = active_chain(loaded.records)
-        return Resumed(session=live, updates=replay(chain, live.tools), warnings=loaded.warnings)
+        return Resumed(
+            session=live,
+            updates=_replay(loaded.records, chain, live.tools),
+            warnings=loaded.warnings,
+        )
     if not manager.config.persist:
         raise SessionError("session persistence is off: no saved sessions to resume")
     path = find_transcript(store_dir(manager), session_id, cwd)
@@ -127,7 +132,11 @@ def resume(manager: SessionManager, session_id: str, *, cwd: Path | None = None)
         writer.close()
         raise
     chain = active_chain(loaded.records)
-    return Resumed(session=session, updates=replay(chain, session.tools), warnings=loaded.warnings)
+    return Resumed(
+        session=session,
+        updates=_replay(loaded.records, chain, session.tools),
+        warnings=loaded.warnings,
+    )
 
 
 def fork(
@@ -175,6 +184,17 @@ def fork(
     return resume(manager, new_id, cwd=source_cwd)
 
 
+def _replay(
+    records: Sequence[Record], chain: Sequence[Record], tools: ToolRegistry
+) -> Iterator[SessionUpdate]:
+    """The replay of ``chain``, then the title the model wrote (``session_info_update``), so a
+    client that titles a chat by its first prompt ends with the written one."""
+    yield from replay(chain, tools)
+    title = written_title(records)
+    if title is not None:
+        yield SessionInfoUpdate(title=title)
+
+
 def _cut(chain: Sequence[Record], message_id: str) -> list[Record]:
     for i, record in enumerate(chain):
         if record.uuid != message_id:
@@ -219,6 +239,7 @@ def _restore(
         session.config = dataclasses.replace(session.config, model=model)
     history, ids = history_of(chain)
     session.history = history
+    session.title = written_title(records)
     session.context.prompts = [
         t for t in (prompt_text(r) for r in since_restart(chain)) if t is not None
     ]

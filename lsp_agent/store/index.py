@@ -79,10 +79,9 @@ def summarize(path: Path, records: Sequence[Record], *, size: int, mtime_ns: int
             mode = record.get("mode")
         elif record.type == "model" and isinstance(record.get("model"), str):
             model = record.get("model")
-    # A title the model wrote is a side record, off the chain: the newest one wins.
-    written = [r.get("title") for r in records if r.type == "title"]
-    if written and isinstance(written[-1], str) and written[-1].strip():
-        title = _title(written[-1])
+    written = written_title(records)
+    if written is not None:
+        title = _title(written)
     first = records[0] if records else None
     last = records[-1] if records else None
     return SessionInfo(
@@ -99,6 +98,16 @@ def summarize(path: Path, records: Sequence[Record], *, size: int, mtime_ns: int
         size=size,
         mtime_ns=mtime_ns,
     )
+
+
+def written_title(records: Sequence[Record]) -> str | None:
+    """The title the model wrote for the session: the newest ``title`` record anywhere in the
+    file (they are side records, off the chain); ``None`` when there is none."""
+    for record in reversed(records):
+        value = record.get("title") if record.type == "title" else None
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
 
 
 def _title(text: str) -> str:
