@@ -13,6 +13,7 @@ import re
 import sys
 from pathlib import Path
 
+from lsp_agent.model.background import BACKGROUND_ENV
 from lsp_agent.testing.scenario import (
     ToolResultExpect,
     error,
@@ -484,6 +485,20 @@ def test_resume_after_restart(run_integration: RunIntegration) -> None:
     sent = run.scripted.requests[0]["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
     assert "pineapple" in json.dumps(sent[2])  # the Read result came back from the transcript
+
+
+def test_written_title(run_integration: RunIntegration) -> None:
+    asked = expecting(last_user_contains="please tidy up notes.txt")
+    run = run_integration(
+        "titles",
+        scenario(
+            reply("Tidied."),
+            background={"title": [reply("Tidy the notes file", expect=asked)]},
+        ),
+        files={"notes.txt": "a, b, c\n"},
+        env={BACKGROUND_ENV: "1"},
+    )
+    assert [e.background for e in run.scripted.exchanges].count("title") == 1
 
 
 def test_rewind(run_integration: RunIntegration) -> None:
