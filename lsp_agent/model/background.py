@@ -126,6 +126,14 @@ class BackgroundRequests:
         for kind in list(self.tasks):
             self.cancel(kind)  # type: ignore[arg-type]
 
+    async def aclose(self) -> None:
+        """Cancel every running request and wait until they have stopped (closing the
+        session: no task outlives it)."""
+        tasks = list(self.tasks.values())
+        self.cancel_all()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
     async def _run(
         self, kind: str, request: ModelRequest, on_done: Done | None
     ) -> BackgroundResult | None:

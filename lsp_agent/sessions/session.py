@@ -426,7 +426,7 @@ class Session:
             return
         self._ended = True
         if self.background is not None:
-            self.background.cancel_all()
+            await self.background.aclose()
         if self._start is not None and not self._start.done():
             self._start.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -127,3 +127,14 @@ def test_off_sends_nothing() -> None:
 )
 def test_switch(env: dict[str, str], setting: bool | None, expected: bool) -> None:
     assert background_enabled(env, setting) is expected
+
+
+async def test_aclose_waits_for_the_cancelled_requests(
+    serve: StartServer, make_model: MakeModel
+) -> None:
+    server = await serve(scenario(background={"title": [reply("late", delay_ms=10_000)]}))
+    requests = BackgroundRequests(model=make_model(server.base_url))
+    task = requests.start("title", simple_request())
+    assert task is not None
+    await requests.aclose()
+    assert task.cancelled() and requests.tasks == {}
