@@ -479,9 +479,9 @@ M.commands = {
 ---@field availableModes lsp_agent.protocol.SessionMode[]
 
 --- One session of `lspAgent/session/list`: its directory, whether it is open in this
---- server (`live`) and runs a turn (`busy`), and for a persisted one its title (the first
---- prompt), ISO 8601 UTC times, number of prompts, and whether its last turn was cut off by
---- the server stopping.
+--- server (`live`) and runs a turn (`busy`), and for a persisted one its title (the one
+--- the model wrote, else the first prompt), ISO 8601 UTC times, number of prompts, and
+--- whether its last turn was cut off by the server stopping.
 ---@class lsp_agent.protocol.SessionSummary
 ---@field sessionId string
 ---@field cwd string

@@ -598,9 +598,9 @@ export interface SessionModeState {
 
 /**
  * One session of `lspAgent/session/list`: its directory, whether it is open in this
- * server (`live`) and runs a turn (`busy`), and for a persisted one its title (the first
- * prompt), ISO 8601 UTC times, number of prompts, and whether its last turn was cut off by
- * the server stopping.
+ * server (`live`) and runs a turn (`busy`), and for a persisted one its title (the one
+ * the model wrote, else the first prompt), ISO 8601 UTC times, number of prompts, and
+ * whether its last turn was cut off by the server stopping.
  */
 export interface SessionSummary {
   sessionId: string;
