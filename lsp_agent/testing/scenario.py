@@ -67,6 +67,9 @@ class Expect(_Strict):
     tool_result blocks of the last user message, in order (their count must match).
     ``max_tokens_at_least``: lower bound on ``max_tokens``. ``system_contains``: substring of the
     system prompt (all text blocks joined). ``stream``: whether the request must stream.
+    ``request_contains`` / ``request_lacks``: a substring that must / must not appear anywhere
+    in the request's system prompt and messages (as JSON text; where a context block is placed
+    does not matter).
     """
 
     tools_include: tuple[str, ...] = ()
@@ -75,6 +78,8 @@ class Expect(_Strict):
     max_tokens_at_least: int | None = None
     system_contains: str | None = None
     stream: bool | None = None
+    request_contains: str | None = None
+    request_lacks: str | None = None
 
 
 # ---- responses --------------------------------------------------------------------------------
@@ -395,6 +400,8 @@ def expecting(
     max_tokens_at_least: int | None = None,
     system_contains: str | None = None,
     stream: bool | None = None,
+    request_contains: str | None = None,
+    request_lacks: str | None = None,
 ) -> Expect:
     """An :class:`Expect` with keyword arguments (sequences accepted for the tuple fields)."""
     return Expect(
@@ -404,4 +411,6 @@ def expecting(
         max_tokens_at_least=max_tokens_at_least,
         system_contains=system_contains,
         stream=stream,
+        request_contains=request_contains,
+        request_lacks=request_lacks,
     )

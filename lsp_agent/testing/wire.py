@@ -70,6 +70,19 @@ def _short(value: str, limit: int = 200) -> str:
     return value if len(value) <= limit else value[:limit] + f"... ({len(value)} chars)"
 
 
+def _whole_request_problems(expect: Expect, body: Mapping[str, Any]) -> list[str]:
+    """``request_contains`` / ``request_lacks`` checked on the system prompt and messages."""
+    if expect.request_contains is None and expect.request_lacks is None:
+        return []
+    whole = json.dumps({"system": body.get("system"), "messages": body.get("messages")})
+    problems = []
+    if expect.request_contains is not None and expect.request_contains not in whole:
+        problems.append(f"the request lacks {expect.request_contains!r}")
+    if expect.request_lacks is not None and expect.request_lacks in whole:
+        problems.append(f"the request contains {expect.request_lacks!r}")
+    return problems
+
+
 def check_expect(expect: Expect | None, body: Mapping[str, Any]) -> list[str]:
     """The ways request ``body`` (parsed ``/v1/messages`` JSON) differs from ``expect``;
     empty when it matches."""
@@ -94,6 +107,7 @@ def check_expect(expect: Expect | None, body: Mapping[str, Any]) -> list[str]:
             f"system prompt lacks {expect.system_contains!r} "
             f"(system: {_short(_system_text(body))!r})"
         )
+    problems += _whole_request_problems(expect, body)
     last_user = _last_user_message(body)
     if expect.last_user_contains is not None:
         user_text = user_message_text(last_user) if last_user is not None else ""

@@ -92,6 +92,18 @@ def test_check_expect_names_every_difference() -> None:
     assert count == ["last user message has 2 tool_result blocks, expected 0"]
 
 
+def test_check_expect_looks_for_text_anywhere_in_the_request() -> None:
+    body = _body({"role": "user", "content": "hello MARKER-1"}, system="base MARKER-2")
+    assert (
+        check_expect(expecting(request_contains="MARKER-1", request_lacks="MARKER-3"), body) == []
+    )
+    assert check_expect(expecting(request_contains="MARKER-2"), body) == []
+    assert check_expect(expecting(request_contains="MARKER-3", request_lacks="MARKER-1"), body) == [
+        "the request lacks 'MARKER-3'",
+        "the request contains 'MARKER-1'",
+    ]
+
+
 async def test_assert_done_reports_unconsumed_steps(
     serve: StartServer, make_model: MakeModel
 ) -> None:

@@ -98,7 +98,7 @@ interface Setup {
 
 let setup: Setup | undefined;
 
-async function launch(steps: unknown[], files: Record<string, string> = {}): Promise<Setup> {
+async function launch(steps: unknown[], files: Record<string, string> = {}, opts: { trusted?: boolean } = {}): Promise<Setup> {
   const dir = mkdtempSync(join(tmpdir(), 'lsp-agent-vscode-'));
   writeFileSync(join(dir, 'cart.py'), CART);
   for (const [rel, body] of Object.entries(files)) {
@@ -107,6 +107,7 @@ async function launch(steps: unknown[], files: Record<string, string> = {}): Pro
   }
   const scripted = await startScripted({ name: 'vscode-integration', steps }, dir);
   fake.reset();
+  fake.isTrusted = opts.trusted ?? true;
   fake.workspaceFolders = [{ uri: Uri.file(dir), name: 'shop', index: 0 }];
   fake.setConfiguration({
     'lspAgent.server.pythonInterpreter': python(),
@@ -208,6 +209,32 @@ describe('extension ↔ lsp-agent serve', () => {
       // Refresh test/fixtures/recorded-turn.json: what the panel received in this real turn.
       writeFileSync(process.env.LSP_AGENT_RECORD, `${JSON.stringify(s.page.posted.map((m) => scrub(m, s.dir)), null, 1)}\n`);
     }
+  });
+
+  it('the project memory reaches the model only once Workspace Trust is granted, without a restart', async () => {
+    const marker = 'PROJECT-MEMORY-VSCODE-71c2';
+    const s = await launch(
+      [
+        { expect: { last_user_contains: 'first, untrusted', request_lacks: marker }, response: { content: [text('one')] } },
+        { expect: { last_user_contains: 'second, trusted', request_contains: marker }, response: { content: [text('two')] } },
+      ],
+      { 'CLAUDE.md': `${marker}: answer briefly\n` },
+      { trusted: false },
+    );
+    const ended = (n: number) => s.page.waitFor(() => s.page.posted.filter((m) => m.type === 'turnEnded').length >= n, `turn ${n}`);
+    s.page.receive({ type: 'prompt', text: 'first, untrusted', mentions: [], includeSelection: false });
+    await ended(1);
+    const client = s.api.client;
+    fake.isTrusted = true;
+    fake.emitters.didGrantTrust.fire();
+    for (let i = 0; i < 200 && !fake.outputLines.some((l) => l.includes('workspace trusted: told the running server')); i += 1) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    s.page.receive({ type: 'prompt', text: 'second, trusted', mentions: [], includeSelection: false });
+    await ended(2);
+    assert.equal(s.api.client, client);
+    assert.equal(client.status.phase, 'running');
+    assert.equal(await s.scripted.stop(), 0, `scripted model: ${s.scripted.stderr()}`);
   });
 
   it("a repository's bypassPermissions default mode asks first, naming the file; declining keeps default", async () => {
