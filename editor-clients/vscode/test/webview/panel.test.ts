@@ -149,6 +149,20 @@ describe('chat webview', () => {
     await page.context().close();
   });
 
+  it('renames the tab when the model wrote a title', async () => {
+    const p = await openPanel(harness);
+    const setup = recordedStream().filter((m) => m.type === 'snapshot' || m.type === 'sessionAdded' || m.type === 'turnStarted');
+    await p.send(...setup);
+    const page = p.page;
+    const first = await text(p, '.tab.active .tab-title');
+    assert.notEqual(first, 'Fix the cart total');
+    await p.send({ type: 'sessionUpdate', sessionId: SESSION_ID, update: { sessionUpdate: 'session_info_update', title: 'Fix the cart total' } });
+    assert.equal(await text(p, '.tab.active .tab-title'), 'Fix the cart total');
+    assert.equal(await page.locator('.tab.active .tab-button').getAttribute('title'), 'Fix the cart total');
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
   it('shows a retried model request until the answer starts', async () => {
     const p = await openPanel(harness);
     const setup = recordedStream().filter((m) => m.type === 'snapshot' || m.type === 'sessionAdded' || m.type === 'turnStarted');
