@@ -40,31 +40,41 @@ def _is_file(text: str) -> bool:
         return False
 
 
-def line_path(line: str) -> Path | None:
-    """The existing file a result line starts with (the whole line, or the text before one of
-    its ``:``), or ``None``."""
-    if not line or "\0" in line or not Path(line.split(":", 1)[0] or line).is_absolute():
+def line_path(line: str, *, checked: dict[str, bool] | None = None) -> Path | None:
+    """The existing file a result line starts with (the text before one of its ``:``, or the
+    whole line), or ``None``. ``checked`` remembers which strings name files, so the many
+    lines of one file in a Grep result cost one ``stat``."""
+    if not line or "\0" in line or not os.path.isabs(line.split(":", 1)[0] or line):
         return None
-    if _is_file(line):
-        return Path(line)
+    known = {} if checked is None else checked
     start = 0
-    while (cut := line.find(":", start)) > 0:
-        if _is_file(line[:cut]):
-            return Path(line[:cut])
+    while True:
+        cut = line.find(":", start)
+        candidate = line if cut < 0 else line[:cut]
+        if candidate not in known:
+            known[candidate] = _is_file(candidate)
+        if known[candidate]:
+            return Path(candidate)
+        if cut < 0:
+            return None
         start = cut + 1
-    return None
 
 
 def result_paths(text: str, *, limit: int = MAX_RESULT_PATHS) -> tuple[Path, ...]:
     """The distinct files ``text`` (a Grep or Glob result) lists, in its order, at most
     ``limit`` of them, from its first :data:`MAX_RESULT_LINES` lines."""
     found: dict[Path, None] = {}
+    checked: dict[str, bool] = {}
+    seen: tuple[str, ...] = ()  # "path:" of the files found: their next lines cost nothing
     for line in text.splitlines()[:MAX_RESULT_LINES]:
         if len(found) >= limit:
             break
-        path = line_path(line)
-        if path is not None:
+        if seen and line.startswith(seen):
+            continue
+        path = line_path(line, checked=checked)
+        if path is not None and path not in found:
             found[path] = None
+            seen = (*seen, f"{path}:")
     return tuple(found)
 
 
