@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
+from lsp_agent.sessions.titles import TITLE_SYSTEM
 from lsp_agent.testing.scenario import ScriptedResponse, ScriptedText, ScriptedToolUse
 
 if TYPE_CHECKING:
@@ -264,6 +265,20 @@ def _after_results(
     return _say(f"The {name} call finished.")
 
 
+def _background_answer(body: Mapping[str, Any], prompt: str) -> ScriptedResponse | None:
+    """The answer to a request made off the user's turn: a session title (the first words of
+    the prompt it quotes) or a compaction summary; ``None`` for the user's own requests."""
+    system = body.get("system")
+    parts = system if isinstance(system, list) else [{"text": system}]
+    if any(TITLE_SYSTEM in str(p.get("text", "")) for p in parts if isinstance(p, Mapping)):
+        quoted = prompt.split("<message>", 1)[-1].split("</message>", 1)[0]
+        title = "Trial: " + " ".join(quoted.split()[:5])
+        return ScriptedResponse(content=(ScriptedText(text=title),))  # a title: no signature
+    if "CONTEXT CHECKPOINT" in prompt:
+        return _say("1. Goal: try lsp-agent with the offline trial model (no model behind it).")
+    return None
+
+
 def respond(body: Mapping[str, Any]) -> ScriptedResponse:
     """The trial model's answer to one ``/v1/messages`` request body (see the module doc)."""
     raw = body.get("messages")
@@ -272,6 +287,9 @@ def respond(body: Mapping[str, Any]) -> ScriptedResponse:
         return _say("Hello! Ask me about a file.")
     last = messages[-1]
     prompt = _prompt(messages)
+    background = _background_answer(body, _text_of(last))
+    if background is not None:
+        return background
     results = [b for b in _blocks(last) if b.get("type") == "tool_result"]
     calls = _calls(messages)
     if last.get("role") == "user" and results:

@@ -241,7 +241,8 @@ class Scenario(_Strict):
     ``routes`` are checked, in order, before the next step (see :class:`Route`).
     ``background`` holds one script per background kind (``summary``, ``title``): a request
     carrying the ``x-lsp-agent-background: <kind>`` header consumes the next step of that
-    script instead of a main step; one with no script (left) is a failure."""
+    script instead of a main step; one with no script (left) is a failure, except that a
+    server with a responder lets it answer the kinds that have no script."""
 
     name: str
     description: str = ""

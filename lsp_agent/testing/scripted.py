@@ -354,7 +354,10 @@ class ScriptedServer:
     def _take_background(
         self, kind: str, body: Mapping[str, Any]
     ) -> tuple[int, Step | None, list[str]]:
-        """The next step of the background script ``kind`` (the caller holds the lock)."""
+        """The next step of the background script ``kind`` (the caller holds the lock); with
+        no script for ``kind``, the responder answers when there is one."""
+        if kind not in self._state.scenario.background and self._responder is not None:
+            return -1, self._respond(body), []
         script = self._state.scenario.background.get(kind, ())
         index = self._state.next_background.get(kind, 0)
         if index >= len(script):

@@ -15,7 +15,9 @@ from lsp_agent.demo.trial import (
     trial_model_factory,
     two_hunk_edit,
 )
+from lsp_agent.model.background import complete_text
 from lsp_agent.model.types import Message, ModelRequest, ResponseDone, TextDelta, ToolUseStart
+from lsp_agent.sessions.titles import clean_title, title_request
 from lsp_agent.testing.scenario import ScriptedText, ScriptedToolUse
 
 SYSTEM = [{"type": "text", "text": "You are a coding agent.\nWorking directory: /home/dev/calc"}]
@@ -120,3 +122,18 @@ async def test_through_the_sdk_on_the_trial_endpoint() -> None:
     assert [s.name for s in starts] == ["Bash"]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "I'll run `echo hi`."
     assert isinstance(events[-1], ResponseDone)
+
+
+async def test_the_trial_model_names_a_session_in_the_background() -> None:
+    with trial_endpoint() as base_url:
+        model = trial_model_factory(base_url)()
+        request = title_request("lsp-agent-offline-trial", "run `ls` in the project please")
+        result = await complete_text(model, request.model_copy(update={"background": "title"}))
+        await model.aclose()
+    assert result.text == "Trial: run `ls` in the project"
+    assert clean_title(result.text) == "Trial: run `ls` in the project"
+
+
+def test_a_summary_request_gets_a_short_summary() -> None:
+    answer = respond(_body(_user("edit calc.py"), _user("CONTEXT CHECKPOINT. Summarise.")))
+    assert _text(list(answer.content)).startswith("1. Goal:")
