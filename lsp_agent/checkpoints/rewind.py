@@ -135,7 +135,41 @@ def plan_rewind(
     for path, content in current.items():
         if content != current_bytes(host, path)[0]:
             plan.targets[path] = content
+        conflict = plan.conflicts.get(path)
+        if conflict is not None and conflict.regions and content is not None:
+            plan.conflicts[path] = _located(conflict, content)
     return plan.targets, tuple(plan.conflicts.values())
+
+
+def marker_lines(content: bytes) -> tuple[tuple[int, int], ...]:
+    """The conflict regions a rewind wrote into ``content``: (first, last) 1-based line
+    numbers of each, from its ``<<<<<<< yours`` line to its ``>>>>>>> checkpoint`` line."""
+    start = f"<<<<<<< {OURS_LABEL}".encode()
+    end = f">>>>>>> {THEIRS_LABEL}".encode()
+    regions: list[tuple[int, int]] = []
+    first: int | None = None
+    for number, line in enumerate(content.splitlines(), start=1):
+        stripped = line.rstrip(b"\r")
+        if stripped == start:
+            first = number
+        elif stripped == end and first is not None:
+            regions.append((first, number))
+            first = None
+    return tuple(regions)
+
+
+def _located(conflict: FileConflict, content: bytes) -> FileConflict:
+    """``conflict`` with the lines of its marker regions in the file as written."""
+    regions = marker_lines(content)
+    if not regions:
+        return conflict
+    spans = [f"{a}-{b}" for a, b in regions]
+    where = spans[0] if len(spans) == 1 else ", ".join(spans[:-1]) + " and " + spans[-1]
+    reason = (
+        f"conflict markers at lines {where}: what you changed there since the checkpoint "
+        "overlaps the turn's change; keep the side you want and delete the markers"
+    )
+    return FileConflict(path=conflict.path, regions=len(regions), reason=reason)
 
 
 async def apply_rewind(

@@ -128,6 +128,11 @@ async def test_user_edits_since_the_checkpoint_are_kept_or_conflict(
     assert "<<<<<<< yours" in text and "e = 500\n" in text and "e = 5\n" in text
     [conflict] = outcome.conflicts
     assert conflict.path == a and conflict.regions == 1
+    # The notice names exactly where the markers are in the file as written.
+    lines = text.splitlines()
+    first = lines.index("<<<<<<< yours (changed since the checkpoint)") + 1
+    last = lines.index(">>>>>>> checkpoint") + 1
+    assert conflict.reason.startswith(f"conflict markers at lines {first}-{last}: ")
 
 
 async def test_unsaved_buffers_are_checkpointed_with_their_text(
