@@ -65,10 +65,13 @@ class TurnUsage(WireModel):
 
 
 class PromptResult(WireModel):
-    """Result of ``lspAgent/session/prompt``: why the turn ended and what it used."""
+    """Result of ``lspAgent/session/prompt``: why the turn ended and what it used, and the
+    prompt's ``messageId`` (what ``lspAgent/session/rewind`` and fork take; absent for a slash
+    command)."""
 
     stop_reason: PromptStopReason
     usage: TurnUsage
+    message_id: str | None = None
 
 
 class EmptyResult(WireModel):

@@ -99,7 +99,7 @@ def session_new(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
 
 
 async def session_prompt(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-    """``lspAgent/session/prompt``: runs the turn; ``{stopReason, usage}``."""
+    """``lspAgent/session/prompt``: runs the turn; ``{stopReason, usage, messageId?}``."""
     params = parse(PromptParams, raw, method=methods.SESSION_PROMPT)
     session = _session(ls, params.session_id)
     if session.busy:
@@ -108,6 +108,7 @@ async def session_prompt(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
     progress = await TurnProgress.start(ls, on_cancel=session.cancel)
     ls.host.progress[session.id] = progress
     stop = "cancelled"
+    marks = len(session.prompt_marks)
     try:
         result = await session.prompt(parts)
         stop = result.stop_reason
@@ -117,10 +118,13 @@ async def session_prompt(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
         progress.end(stop)
         if ls.host.progress.get(session.id) is progress:
             del ls.host.progress[session.id]
-    usage = usage_json(result.usage)
+    answer: dict[str, Any] = {"stopReason": result.stop_reason, "usage": usage_json(result.usage)}
+    if len(session.prompt_marks) > marks:
+        # The prompt's id, so a client maps "Rewind to here" by id, not by the prompt's text.
+        answer["messageId"] = session.prompt_marks[-1].message_id
     if result.error is not None:
-        raise ModelError(result.error, data={"stopReason": result.stop_reason, "usage": usage})
-    return {"stopReason": result.stop_reason, "usage": usage}
+        raise ModelError(result.error, data=answer)
+    return answer
 
 
 def session_cancel(ls: AgentLanguageServer, raw: Any) -> None:

@@ -126,13 +126,15 @@ async def test_a_code_rewind_after_a_restart_keeps_the_conversation(launch: Laun
     )
     root = first.root
     session = await first.new_session(mode="acceptEdits")
-    await first.prompt(session, "write new.py")
+    answered = await first.prompt(session, "write new.py")
     assert (root / "new.py").exists()
     await stop(first)
 
     second = await launch(scenario(reply("Still here.")))
     await second.request(methods.SESSION_LOAD, {"sessionId": session})
     [prompt] = [u for u in replayed(second, session) if u["sessionUpdate"] == "user_message_chunk"]
+    # The id the prompt result gave is the one the replay shows and rewind takes.
+    assert prompt["messageId"] == answered["messageId"]
     result = await second.request(
         methods.SESSION_REWIND,
         {"sessionId": session, "messageId": prompt["messageId"][:8], "restore": "code"},

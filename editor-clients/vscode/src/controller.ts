@@ -14,7 +14,7 @@ import { decisionOrigin, describeOrigin, resolvedLabel } from './shared/permissi
 import { rankPaths, resolvePrompt, type MentionIo, type SelectionBlockInput } from './prompt/mentions';
 import type { ReviewController } from './review/reviewController';
 import type { MentionCandidate, PanelSnapshot, RewindRestore, SelectionInfo, SessionSummary, ToHost, ToWebview } from './shared/messages';
-import { applyRewind, stampPrompts } from './rewind';
+import { applyRewind } from './rewind';
 import type { ContentBlock, McpAction, McpServerInfo, McpServersResult, RewindResult, TurnResult, ModeId, SessionDidEndParams, SessionDidStartParams, SessionUpdateParams } from './shared/protocol';
 import {
   addNotice,
@@ -492,20 +492,7 @@ export class ChatController implements vscode.Disposable {
     endTurn(session, result);
     this.post({ type: 'turnEnded', sessionId: session.id, result });
     this.changed.fire();
-    await this.stampPrompts(session);
     return 'error' in result ? undefined : result;
-  }
-
-  /** Learn the server's ids of the session's prompts, so each shows "Rewind to here". */
-  private async stampPrompts(session: SessionState): Promise<void> {
-    try {
-      const { checkpoints } = await this.deps.client.checkpoints(session.id);
-      if (!stampPrompts(session, checkpoints)) return;
-      this.post({ type: 'snapshot', snapshot: this.snapshot() });
-      this.changed.fire();
-    } catch (error) {
-      this.deps.log.warn(`Listing the checkpoints failed: ${errorMessage(error)}`);
-    }
   }
 
   /** "Rewind to here": the server restores code and/or conversation; the panel follows. */

@@ -1,41 +1,12 @@
 /**
- * "Rewind to here" on the host side: which prompt of the panel is which prompt of the server
- * (ids from `lspAgent/session/checkpoints`), and what a rewind does to the panel's transcript.
- * Pure functions over the session state; the controller does the requests.
+ * "Rewind to here" on the host side: what a rewind does to the panel's transcript. Each prompt
+ * knows its server id (the prompt result's `messageId`, or the replayed `user_message_chunk`'s),
+ * so the button sends that id. Pure functions over the session state; the controller does the
+ * requests.
  */
 
-import type { CheckpointSummary, RewindResult } from './shared/protocol';
-import type { SessionState, UserItem } from './shared/state';
-
-function firstLine(text: string): string {
-  return text.trim().split('\n')[0]?.trim() ?? '';
-}
-
-/**
- * Give the panel's prompts the server's ids: walking both lists from the newest, each
- * checkpoint goes to the newest earlier prompt whose first line it names (slash commands have
- * no checkpoint and are skipped this way). Returns whether an item changed.
- */
-export function stampPrompts(session: SessionState, checkpoints: readonly CheckpointSummary[]): boolean {
-  const prompts = session.items.filter((i): i is UserItem => i.kind === 'user');
-  let at = prompts.length - 1;
-  let changed = false;
-  for (let c = checkpoints.length - 1; c >= 0 && at >= 0; c -= 1) {
-    const checkpoint = checkpoints[c];
-    if (!checkpoint) continue;
-    const wanted = firstLine(checkpoint.prompt);
-    while (at >= 0 && firstLine(prompts[at]?.text ?? '') !== wanted) at -= 1;
-    const item = prompts[at];
-    if (!item) break;
-    if (item.messageId !== checkpoint.messageId) {
-      item.messageId = checkpoint.messageId;
-      item.rev += 1;
-      changed = true;
-    }
-    at -= 1;
-  }
-  return changed;
-}
+import type { RewindResult } from './shared/protocol';
+import type { SessionState } from './shared/state';
 
 /**
  * Apply a rewind's outcome to the panel: when the conversation was cut, the prompt and

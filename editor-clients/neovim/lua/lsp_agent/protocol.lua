@@ -326,10 +326,13 @@ M.commands = {
 ---@field sessionId string
 ---@field prompt lsp_agent.protocol.ContentBlock[]
 
---- Result of `lspAgent/session/prompt`: why the turn ended and what it used.
+--- Result of `lspAgent/session/prompt`: why the turn ended and what it used, and the
+--- prompt's `messageId` (what `lspAgent/session/rewind` and fork take; absent for a slash
+--- command).
 ---@class lsp_agent.protocol.PromptResult
 ---@field stopReason lsp_agent.protocol.StopReason
 ---@field usage lsp_agent.protocol.TurnUsage
+---@field messageId? string
 
 --- Our extension (ACP has none): how a proposed change of `path` that waits for the
 --- user's answer relates to the document now. `current`: the document still holds the text

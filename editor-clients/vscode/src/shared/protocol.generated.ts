@@ -404,10 +404,15 @@ export interface PromptParams {
   prompt: ContentBlock[];
 }
 
-/** Result of `lspAgent/session/prompt`: why the turn ended and what it used. */
+/**
+ * Result of `lspAgent/session/prompt`: why the turn ended and what it used, and the
+ * prompt's `messageId` (what `lspAgent/session/rewind` and fork take; absent for a slash
+ * command).
+ */
 export interface PromptResult {
   stopReason: StopReason;
   usage: TurnUsage;
+  messageId?: string;
 }
 
 /**

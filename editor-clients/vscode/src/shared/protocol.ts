@@ -37,7 +37,7 @@ export type McpAction = 'approve' | 'reject' | 'reconnect';
  * How a turn ended as the extension records it: the server's `PromptResult`, or one made
  * here (a cancel the server did not answer, the `didEnd` of a server-started turn).
  */
-export type TurnResult = Pick<PromptResult, 'stopReason'> & Partial<Pick<PromptResult, 'usage'>>;
+export type TurnResult = Pick<PromptResult, 'stopReason'> & Partial<Pick<PromptResult, 'usage' | 'messageId'>>;
 export const MODE_IDS: readonly ModeId[] = PERMISSION_MODE_VALUES;
 export const RULE_SCOPES = RULE_SCOPE_VALUES;
 

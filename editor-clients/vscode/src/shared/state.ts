@@ -39,7 +39,8 @@ export interface UserItem {
   rev: number;
   text: string;
   attachments: Attachment[];
-  /** The server's id of this prompt (`lspAgent/session/checkpoints`); set once the turn ended. */
+  /** The server's id of this prompt (the prompt result's `messageId`, or the replayed
+   * `user_message_chunk`'s): what "Rewind to here" sends. */
   messageId?: string;
 }
 
@@ -266,6 +267,14 @@ export function endTurn(session: SessionState, result: TurnResult | { error: str
     if (detail) item.detail = detail;
     item.actions = ['retry', 'showLog'];
   } else {
+    if (result.messageId) {
+      // The prompt this turn answered is the newest one the user sent.
+      const prompt = [...session.items].reverse().find((i): i is UserItem => i.kind === 'user');
+      if (prompt && prompt.messageId !== result.messageId) {
+        prompt.messageId = result.messageId;
+        prompt.rev += 1;
+      }
+    }
     const usage = result.usage;
     if (usage) {
       session.tokens.input += usage.inputTokens;
@@ -413,6 +422,7 @@ export function applyUpdate(session: SessionState, update: SessionUpdate): boole
         return true;
       }
       const item: UserItem = { kind: 'user', id: localId(session, 'user'), rev: 1, text, attachments: [] };
+      if (update.messageId) item.messageId = update.messageId;
       if (session.items.every((i) => i.kind !== 'user')) {
         session.title = titleFromPrompt(text);
       }

@@ -522,16 +522,18 @@ describe('stopping and listing', () => {
       s.page.receive({ type: 'permission', requestId: asked.requestId, optionId: 'allow_once' });
       await s.page.waitFor((m: ToWebview) => m.type === 'permissionResolved' && m.requestId === asked.requestId, 'permissionResolved');
     }
-    await s.page.waitFor((m: ToWebview) => m.type === 'turnEnded', 'turnEnded');
+    const ended = await s.page.waitFor((m: ToWebview) => m.type === 'turnEnded', 'turnEnded');
     const doc = fake.documents.find((d) => d.uri.fsPath === join(s.dir, 'cart.py'));
     assert.match(doc?.getText() ?? '', /item\.price \* 2/);
     assert.ok(existsSync(join(s.dir, 'extra.py')));
-    // The prompt learns its server id, so the panel offers "Rewind to here" on it.
+    // The prompt result names the prompt's server id, so the panel offers "Rewind to here" on it.
     const session = s.api.controller.active;
     assert.ok(session);
-    for (let i = 0; i < 200 && !session.items.some((i2) => i2.kind === 'user' && i2.messageId); i += 1) await new Promise((r) => setTimeout(r, 25));
     const prompt = session.items.find((i) => i.kind === 'user');
-    assert.ok(prompt && prompt.kind === 'user' && prompt.messageId, 'the prompt has its id');
+    assert.ok(ended.result.messageId, 'the prompt result carries the id');
+    assert.ok(prompt && prompt.kind === 'user' && prompt.messageId === ended.result.messageId, 'the prompt has its id');
+    const { checkpoints } = await s.api.client.checkpoints(started.sessionId);
+    assert.deepEqual(checkpoints.map((c) => c.messageId), [prompt.messageId], 'the same id as the server lists');
 
     s.page.receive({ type: 'rewind', sessionId: started.sessionId, messageId: prompt.messageId, restore: 'both' });
     const focus = await s.page.waitFor((m: ToWebview) => m.type === 'focusPrompt' && m.text === 'Double the prices', 'the prompt back in the input');

@@ -1,19 +1,24 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyRewind, stampPrompts } from '../../src/rewind';
-import { createSession, type UserItem } from '../../src/shared/state';
+import { applyRewind } from '../../src/rewind';
+import { applyUpdate, createSession, endTurn, startTurn, type UserItem } from '../../src/shared/state';
 
 const user = (id: string, text: string): UserItem => ({ kind: 'user', id, rev: 1, text, attachments: [] });
-const checkpoint = (messageId: string, prompt: string) => ({ messageId, prompt, created: 1, files: [], complete: true });
 
 describe('rewind in the panel', () => {
-  it('stamps prompts with their server ids, skipping slash commands', () => {
+  it('gives each prompt its server id: from the prompt result, and from the replay', () => {
     const session = createSession({ id: 's' });
-    session.items.push(user('u1', 'first\nmore'), user('u2', '/cost'), { kind: 'agent', id: 'a', rev: 1, text: 'ok' }, user('u3', 'second'));
-    assert.equal(stampPrompts(session, [checkpoint('m1', 'first\nmore'), checkpoint('m3', 'second')]), true);
+    startTurn(session, 'first', []);
+    endTurn(session, { stopReason: 'end_turn', messageId: 'm1' });
+    startTurn(session, '/cost', []);
+    endTurn(session, { stopReason: 'end_turn' });
     const ids = session.items.filter((i): i is UserItem => i.kind === 'user').map((i) => i.messageId);
-    assert.deepEqual(ids, ['m1', undefined, 'm3']);
-    assert.equal(stampPrompts(session, [checkpoint('m1', 'first\nmore'), checkpoint('m3', 'second')]), false, 'idempotent');
+    assert.deepEqual(ids, ['m1', undefined], 'a slash command has no id');
+
+    const loaded = createSession({ id: 't' });
+    applyUpdate(loaded, { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'old prompt' }, messageId: 'm0' });
+    const [item] = loaded.items;
+    assert.ok(item?.kind === 'user' && item.messageId === 'm0');
   });
 
   it('cuts the transcript at the prompt when the conversation was rewound, and says what happened', () => {
