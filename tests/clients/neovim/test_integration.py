@@ -508,6 +508,7 @@ def test_rewind(run_integration: RunIntegration) -> None:
         scenario(
             reply(
                 tool_use("Read", {"file_path": "{{root}}/app.py"}, id="toolu_read"),
+                tool_use("Read", {"file_path": "{{root}}/lib.py"}, id="toolu_read_lib"),
                 tool_use(
                     "Edit",
                     {
@@ -518,18 +519,29 @@ def test_rewind(run_integration: RunIntegration) -> None:
                     id="toolu_edit",
                 ),
                 tool_use(
+                    "Edit",
+                    {"file_path": "{{root}}/lib.py", "old_string": "X = 1", "new_string": "X = 2"},
+                    id="toolu_edit_lib",
+                ),
+                tool_use(
                     "Bash",
                     {"command": "rm gone.txt && echo new > made.txt", "description": "Tidy"},
                     id="toolu_bash",
                 ),
                 expect=expecting(last_user_contains="change things"),
             ),
-            reply("Changed.", expect=expecting(tool_results=[ok, ok, ok])),
+            reply("Changed.", expect=expecting(tool_results=[ok, ok, ok, ok, ok])),
             # After the rewind the model sees only the new prompt.
             reply("Fresh.", expect=expecting(last_user_contains="again")),
         ),
-        files={"app.py": "VERSION = 1\n", "gone.txt": "bye\n"},
+        files={
+            "app.py": "VERSION = 1\n\n\nNAME = 'app'\n",
+            "lib.py": "X = 1\n",
+            "gone.txt": "bye\n",
+        },
     )
+    # Both edited files and the removed one are back; the line the user typed stays.
+    assert (run.root / "lib.py").read_text() == "X = 1\n"
     assert (run.root / "gone.txt").read_text() == "bye\n"
     assert not (run.root / "made.txt").exists()
     last = run.scripted.requests[-1]["messages"]
