@@ -149,6 +149,33 @@ describe('chat webview', () => {
     await page.context().close();
   });
 
+  it("shows /memory's list of memory files as a table", async () => {
+    const p = await openPanel(harness);
+    const setup = recordedStream().filter((m) => m.type === 'snapshot' || m.type === 'sessionAdded' || m.type === 'turnStarted');
+    await p.send(...setup);
+    // The server's answer to /memory (the listing, then which file was opened).
+    const listing = [
+      '**Memory files in effect** (2, about 40 tokens)',
+      '',
+      '| File | Scope | Tokens | Imports |',
+      '| --- | --- | ---: | --- |',
+      '| `CLAUDE.md` | project | 25 | `docs/guide.md` |',
+      '| `docs/guide.md` | project, imported by `CLAUDE.md` | 15 |  |',
+      '',
+      '',
+      'Opened `/home/me/shop/CLAUDE.md` in the editor.',
+    ].join('\n');
+    await p.send({ type: 'sessionUpdate', sessionId: SESSION_ID, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: listing } } });
+    const page = p.page;
+    const table = page.locator('.msg.agent table').last();
+    assert.deepEqual(await table.locator('th').allTextContents(), ['File', 'Scope', 'Tokens', 'Imports']);
+    assert.deepEqual(await table.locator('tbody tr td:first-child').allTextContents(), ['CLAUDE.md', 'docs/guide.md']);
+    assert.match((await page.locator('.msg.agent').last().textContent()) ?? '', /Opened \/home\/me\/shop\/CLAUDE\.md in the editor\./);
+    await p.screenshot('memory-listing.png');
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
   it('renames the tab when the model wrote a title', async () => {
     const p = await openPanel(harness);
     const setup = recordedStream().filter((m) => m.type === 'snapshot' || m.type === 'sessionAdded' || m.type === 'turnStarted');
