@@ -82,9 +82,15 @@ async def run(files: int, turns: int, work: Path) -> dict[str, Any]:
     first = time.perf_counter() - start
     disk_first = store.disk_bytes()
 
-    incremental: list[float] = []
-    per_turn: list[float] = []
+    names = ("start", "edit", "edited", "shell", "shelled")
+    phases: dict[str, list[float]] = {k: [] for k in names}
     recorder = Checkpoints(session_id="bench", store=store, host=host)
+
+    async def timed(phase: str, call: Any) -> None:
+        t0 = time.perf_counter()
+        await call
+        phases[phase].append(time.perf_counter() - t0)
+
     for turn in range(turns):
         pick = turn * 37
         while not tracked[pick % len(tracked)].exists():  # deleted by an earlier turn
@@ -92,19 +98,11 @@ async def run(files: int, turns: int, work: Path) -> dict[str, Any]:
         target = tracked[pick % len(tracked)]
         base = read_text_file(target)
         change = FileChange(path=target, base=base, new_text=base.text + f"# turn {turn}\n")
-        begin = time.perf_counter()
-        await recorder.start_turn(message_id=f"m{turn:04d}", prompt=f"turn {turn}")
-        t0 = time.perf_counter()
-        await recorder.before_apply([change])  # the turn's first change: a snapshot
-        incremental.append(time.perf_counter() - t0)
-        spent = time.perf_counter() - begin
+        await timed("start", recorder.start_turn(message_id=f"m{turn:04d}", prompt=f"turn {turn}"))
+        await timed("edit", recorder.before_apply([change]))  # the turn's first change
         await host.apply_changes([change], label="Edit")
-        t0 = time.perf_counter()
-        await recorder.after_apply([target])
-        t1 = time.perf_counter()
-        await recorder.before_shell()
-        incremental.append(time.perf_counter() - t1)
-        spent += time.perf_counter() - t0
+        await timed("edited", recorder.after_apply([target]))
+        await timed("shell", recorder.before_shell())
         # The shell command: edits two files, creates one, deletes one.
         for k in (1, 2):
             victim = tracked[(turn * 53 + k) % len(tracked)]
@@ -113,11 +111,10 @@ async def run(files: int, turns: int, work: Path) -> dict[str, Any]:
         (root / f"pkg0/new_{turn}.py").write_text(f"NEW = {turn}\n")
         gone = tracked[(turn * 71 + 5) % len(tracked)]
         gone.unlink(missing_ok=True)
-        t0 = time.perf_counter()
-        await recorder.after_shell()
-        spent += time.perf_counter() - t0
+        await timed("shelled", recorder.after_shell())
         recorder.end_turn()
-        per_turn.append(spent)
+    per_turn = [sum(values) for values in zip(*phases.values(), strict=True)]
+    per_shell = [a + b for a, b in zip(phases["shell"], phases["shelled"], strict=True)]
     disk_after = store.disk_bytes()
 
     restarted = ShadowStore(path=folder, root=root)
@@ -138,8 +135,12 @@ async def run(files: int, turns: int, work: Path) -> dict[str, Any]:
         "ignored_files": files // 10,
         "turns": turns,
         "first_snapshot_ms": ms(first),
-        "incremental_snapshot_ms_median": ms(statistics.median(incremental)),
-        "incremental_snapshot_ms_p90": ms(p90(incremental)),
+        "edit_snapshot_ms_median": ms(statistics.median(phases["edit"])),
+        "edit_snapshot_ms_p90": ms(p90(phases["edit"])),
+        "shell_snapshot_ms_median": ms(statistics.median(phases["shell"])),
+        "shell_snapshot_ms_p90": ms(p90(phases["shell"])),
+        "shell_call_ms_median": ms(statistics.median(per_shell)),
+        "shell_call_ms_p90": ms(p90(per_shell)),
         "restart_first_snapshot_ms": ms(restart),
         "checkpoint_ms_per_turn_median": ms(statistics.median(per_turn)),
         "checkpoint_ms_per_turn_p90": ms(p90(per_turn)),
@@ -162,15 +163,23 @@ def render(r: dict[str, Any]) -> str:
         ),
         ("first snapshot (empty store)", f"{r['first_snapshot_ms']:,} ms"),
         (
-            "incremental snapshot, median / p90",
-            f"{r['incremental_snapshot_ms_median']} ms / {r['incremental_snapshot_ms_p90']} ms",
+            "incremental snapshot before an edit's first change, median / p90",
+            f"{r['edit_snapshot_ms_median']} ms / {r['edit_snapshot_ms_p90']} ms",
+        ),
+        (
+            "incremental snapshot before a shell command, median / p90",
+            f"{r['shell_snapshot_ms_median']} ms / {r['shell_snapshot_ms_p90']} ms",
+        ),
+        (
+            "checkpoint work around one shell command (before + after), median / p90",
+            f"{r['shell_call_ms_median']} ms / {r['shell_call_ms_p90']} ms",
         ),
         (
             "first snapshot of a new process (saved stat cache)",
             f"{r['restart_first_snapshot_ms']} ms",
         ),
         (
-            "checkpoint work per turn (3 snapshots, 1 comparison, saves), median / p90",
+            "checkpoint work per turn (start, edit, shell command), median / p90",
             f"{r['checkpoint_ms_per_turn_median']} ms / {r['checkpoint_ms_per_turn_p90']} ms",
         ),
         (

@@ -4,12 +4,19 @@ It lives under ``<data folder>/checkpoints/<folder name>-<hash>`` and reads the 
 as its work tree, so the project's ``.git`` is never opened, changed or needed (libgit2 skips
 ``.git`` entries), and nothing here ever deletes untracked files (no ``git clean``, no
 checkout). Snapshots are incremental: the store's own index keeps each file's stat signature
-(size, mtime, inode), so only files whose signature changed are read and hashed; ignored files
+(size, mtime, ctime, inode; libgit2 compares ctime as git does with
+``core.trustctime``), so only files whose signature changed are read and hashed; ignored files
 (``.gitignore`` files in the folder) and files larger than :data:`MAX_FILE_BYTES` are left
 out. Contents are content-addressed, so unchanged files cost nothing per checkpoint.
 
+Why the signature cannot hide a change: every write moves the ctime, which no program can set
+back, so the only blind spot is a second write of the same size within one tick of the clock
+that stamps files (Linux's coarse clock: a few milliseconds) after the signature was taken.
+libgit2 closes it with git's "racy git" rule: an entry whose mtime is not older than the index
+itself is not trusted and its file is hashed again.
+
 A checkpoint is a commit whose tree holds ``manifest.json`` (a :class:`~.records.Checkpoint`),
-``tree`` (the folder's full tree before the turn's first change) and ``blobs/`` (every other
+``tree`` (the folder's tree before the turn's first change) and ``blobs/`` (every other
 content the manifest names, so that all of it stays reachable); it is referenced by
 ``refs/lsp-agent/<session id>/<seq>-<message id>``.
 
@@ -20,9 +27,12 @@ All methods block (disk I/O); callers run them in a worker thread, one at a time
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,6 +115,38 @@ class ShadowStore:
                 continue
         tree = index.write_tree()
         return str(tree)
+
+    def snapshot_paths(self, paths: Iterable[Path]) -> str:
+        """The folder's tree with only ``paths`` (absolute; the files an edit is about to
+        change) read now, as a tree id: every other file keeps the state the last
+        :meth:`snapshot` found, so no directory is walked (a few milliseconds whatever the
+        folder's size). A path outside the folder is left out; one that is missing, ignored,
+        not a regular file or symbolic link, or over the size cap leaves the tree."""
+        from pygit2 import GitError
+
+        index = self.repo.index
+        for path in paths:
+            try:
+                rel = path.relative_to(self.root).as_posix()
+            except ValueError:
+                continue
+            try:
+                info = os.lstat(path)
+                keep = (
+                    (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode))
+                    and info.st_size <= self.max_file_bytes
+                    and not self.repo.path_is_ignored(rel)
+                )
+                if keep:
+                    index.add(rel)
+                elif rel in index:
+                    index.remove(rel)
+            except FileNotFoundError:
+                if rel in index:
+                    index.remove(rel)
+            except (GitError, OSError, KeyError):
+                continue  # unreadable, or inside a nested repository: not snapshotted
+        return str(index.write_tree())
 
     def save_index(self) -> None:
         """Persist the stat cache, so the next process's first snapshot is incremental too."""

@@ -3,8 +3,10 @@
 The session's workspace calls :meth:`Checkpoints.before_apply`/:meth:`Checkpoints.after_apply`
 around every edit it applies (Edit, Write, Rename, ...), and the executor calls
 :meth:`Checkpoints.before_shell`/:meth:`Checkpoints.after_shell` around every tool that may
-write anywhere on disk (Bash, MCP tools). The first such call of a turn snapshots the project folder
-(the state before the prompt's first change); every file an ``Edit``/``Write`` touches keeps
+write anywhere on disk (Bash, MCP tools). The first such call of a turn records the folder's
+tree (the state before the prompt's first change): an edit refreshes only the files it names
+(:meth:`~.objects.ShadowStore.snapshot_paths`, no walk), a shell command's snapshot walks the
+folder comparing stat signatures; every file an ``Edit``/``Write`` touches keeps
 the content it had before its first change in the turn, taken from the change's base, so an
 editor buffer's unsaved text (and its version) is what is kept, not the older disk file; a
 shell command (a tool that writes the disk, such as ``Bash``) is bracketed by two snapshots
@@ -168,10 +170,13 @@ class Checkpoints:
 
     def _take_before(self, turn: _Turn, changes: Sequence[FileChange], shell: bool) -> None:
         with self.store.lock:
-            if turn.tree is None or shell:
+            if shell:
                 tree = self.store.snapshot()
                 turn.tree = turn.tree or tree
-                turn.shell_before = tree if shell else None
+                turn.shell_before = tree
+            elif turn.tree is None:
+                # An edit names its files: only they are read, no directory is walked.
+                turn.tree = self.store.snapshot_paths([c.path for c in changes])
             for change in changes:
                 key = str(change.path)
                 if key in turn.files:
