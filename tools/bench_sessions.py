@@ -10,18 +10,27 @@ session to its first replayed update.
 ``load``
     A generated transcript of N turns (same shape) is resumed by a fresh session manager, as
     ``lspAgent/session/load`` does: read and parse the file, follow the chain, rebuild the
-    history, create the session, then the first replayed update; and the whole replay. Goal:
-    first update within 300 ms for 1,000 turns.
+    history, create the session, then the first replayed update; and the last. The replay is
+    streamed when the code can (``resume(..., stream=True)``, what the LSP door asks for):
+    the history is built while the updates go out. Goal: first update within 300 ms for
+    1,000 turns. Also reported: transcript size per 100 turns.
 
-    python tools/bench_sessions.py [--turns 1000] [--rounds 7]
+    python tools/bench_sessions.py [--turns 1000] [--rounds 7] [--json OUT]
+    python tools/bench_sessions.py --baseline OLD_CHECKOUT [--compare-rounds 3]
+
+``--baseline`` runs this script against another checkout's code and this one in alternation
+(``bench_interleave.py``) and prints both side by side with the machine's load.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
+import json
 import os
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -99,22 +108,23 @@ def write_session(path: Path, session_id: str, turns: int, *, fsync: bool) -> li
     return costs
 
 
-def bench_append(turns: int) -> None:
+def bench_append(turns: int) -> dict[str, float]:
+    out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for fsync in (True, False):
             path = Path(tmp) / f"append-{fsync}.jsonl"
             costs = write_session(path, "a", turns, fsync=fsync)
             costs.sort()
-            p95 = costs[int(len(costs) * 0.95) - 1]
-            size = path.stat().st_size
-            print(
-                f"append per turn ({'with' if fsync else 'without'} fsync, {turns} turns): "
-                f"median {statistics.median(costs):.2f} ms, p95 {p95:.2f} ms; "
-                f"{size / turns / 1024:.1f} KiB per turn"
-            )
+            tag = "fsync" if fsync else "nofsync"
+            out[f"append_ms_{tag}_median"] = statistics.median(costs)
+            out[f"append_ms_{tag}_p95"] = costs[int(len(costs) * 0.95) - 1]
+            out["transcript_kib_per_100_turns"] = path.stat().st_size / turns * 100 / 1024
+    return out
 
 
-async def bench_load(turns: int, rounds: int) -> None:
+async def bench_load(turns: int, rounds: int) -> dict[str, float]:
+    # Streamed when this tree's resume() can (the editor's session/load asks for it).
+    streamed = "stream" in inspect.signature(resume).parameters
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         cwd = Path(tmp) / "project"
@@ -125,7 +135,6 @@ async def bench_load(turns: int, rounds: int) -> None:
         # The transcript's meta names the project folder.
         text = path.read_text().replace('"cwd":"/p"', f'"cwd":"{cwd.resolve()}"', 1)
         path.write_text(text)
-        size = path.stat().st_size
         first: list[float] = []
         whole: list[float] = []
         count = 0
@@ -137,7 +146,11 @@ async def bench_load(turns: int, rounds: int) -> None:
                 managed_memory=Path(tmp) / "none" / "CLAUDE.md",
             )
             start = time.perf_counter()
-            resumed = resume(manager, session_id)
+            resumed = (
+                resume(manager, session_id, stream=True)
+                if streamed
+                else resume(manager, session_id)
+            )
             updates = iter(resumed.updates)
             next(updates)
             first.append((time.perf_counter() - start) * 1000)
@@ -145,12 +158,43 @@ async def bench_load(turns: int, rounds: int) -> None:
             whole.append((time.perf_counter() - start) * 1000)
             assert len(resumed.session.history) == turns * 4
             await manager.aclose()
-        print(
-            f"session/load of {turns} turns ({size / 1e6:.1f} MB, {count} updates): first "
-            f"replayed update median {statistics.median(first):.0f} ms "
-            f"(min {min(first):.0f}, max {max(first):.0f}); whole replay median "
-            f"{statistics.median(whole):.0f} ms"
-        )
+        return {
+            "load_turns": turns,
+            "load_mb": path.stat().st_size / 1e6,
+            "load_updates": count,
+            "load_first_update_ms_median": statistics.median(first),
+            "load_first_update_ms_min": min(first),
+            "load_first_update_ms_max": max(first),
+            "load_last_update_ms_median": statistics.median(whole),
+        }
+
+
+KEYS = [
+    ("append_ms_fsync_median", "append per turn with the turn-end fsync, median ms"),
+    ("append_ms_fsync_p95", "append per turn with the turn-end fsync, p95 ms"),
+    ("append_ms_nofsync_median", "append per turn without fsync, median ms"),
+    ("transcript_kib_per_100_turns", "transcript per 100 turns, KiB"),
+    ("load_first_update_ms_median", "session/load: first replayed update, median ms"),
+    ("load_first_update_ms_max", "session/load: first replayed update, max ms"),
+    ("load_last_update_ms_median", "session/load: last replayed update, median ms"),
+]
+
+
+def render(r: dict[str, float]) -> str:
+    return "\n".join(
+        [
+            f"append per turn (with fsync): median {r['append_ms_fsync_median']:.2f} ms, "
+            f"p95 {r['append_ms_fsync_p95']:.2f} ms",
+            f"append per turn (without fsync): median {r['append_ms_nofsync_median']:.2f} ms, "
+            f"p95 {r['append_ms_nofsync_p95']:.2f} ms",
+            f"transcript: {r['transcript_kib_per_100_turns']:.0f} KiB per 100 turns",
+            f"session/load of {r['load_turns']:.0f} turns ({r['load_mb']:.1f} MB, "
+            f"{r['load_updates']:.0f} updates): first replayed update median "
+            f"{r['load_first_update_ms_median']:.0f} ms (min {r['load_first_update_ms_min']:.0f}, "
+            f"max {r['load_first_update_ms_max']:.0f}); last update median "
+            f"{r['load_last_update_ms_median']:.0f} ms",
+        ]
+    )
 
 
 class _NoModel:
@@ -162,10 +206,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="a checkout of other code: run both, interleaved, and compare",
+    )
+    parser.add_argument("--compare-rounds", type=int, default=3)
     args = parser.parse_args()
-    print(f"python {os.sys.version.split()[0]}, {os.cpu_count()} cpus")
-    bench_append(min(args.turns, 300))
-    asyncio.run(bench_load(args.turns, args.rounds))
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
+    if args.baseline is not None:
+        from bench_interleave import comparison, interleaved
+
+        script_args = ["--turns", str(args.turns), "--rounds", str(args.rounds)]
+        results = interleaved(
+            Path(__file__), script_args, baseline=args.baseline, rounds=args.compare_rounds
+        )
+        print(comparison(results, KEYS))
+        return
+    result = bench_append(min(args.turns, 300)) | asyncio.run(bench_load(args.turns, args.rounds))
+    print(render(result))
+    if args.json is not None:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":

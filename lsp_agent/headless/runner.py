@@ -360,13 +360,13 @@ def _open_session(
             raise SessionError(f"no saved session in {options.cwd} to continue")
         target = saved[0].session_id
     if options.fork_session:
-        resumed = fork(manager, target, cwd=options.cwd, new_id=options.session_id)
+        resumed = fork(manager, target, cwd=options.cwd, new_id=options.session_id, stream=True)
     else:
-        resumed = resume(manager, target, cwd=options.cwd)
+        resumed = resume(manager, target, cwd=options.cwd, stream=True)
+    for _ in resumed.updates:
+        pass  # a headless run prints only the new turn (iterating restores the history)
     for warning in resumed.warnings:
         err.write(f"lsp-agent: {warning}\n")
-    for _ in resumed.updates:
-        pass  # a headless run prints only the new turn
     if mode is not None:
         resumed.session.set_mode(mode)
     return resumed.session

@@ -65,7 +65,7 @@ def session_load(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
     params = parse(LoadSessionParams, raw, method=methods.SESSION_LOAD)
     cwd = path_from(params.cwd, field="cwd") if params.cwd is not None else None
     try:
-        resumed = resume(ls.sessions, params.session_id, cwd=cwd)
+        resumed = resume(ls.sessions, params.session_id, cwd=cwd, stream=True)
     except SessionError as exc:
         raise invalid_params(str(exc)) from None
     _replay(ls, resumed)
@@ -81,7 +81,9 @@ def session_fork(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
     params = parse(ForkSessionParams, raw, method=methods.SESSION_FORK)
     cwd: Path | None = path_from(params.cwd, field="cwd") if params.cwd is not None else None
     try:
-        resumed = fork(ls.sessions, params.session_id, message_id=params.message_id, cwd=cwd)
+        resumed = fork(
+            ls.sessions, params.session_id, message_id=params.message_id, cwd=cwd, stream=True
+        )
     except SessionError as exc:
         raise invalid_params(str(exc)) from None
     _replay(ls, resumed)
@@ -113,9 +115,10 @@ async def close_removed(ls: AgentLanguageServer, uris: list[str]) -> list[str]:
 
 
 def _replay(ls: AgentLanguageServer, resumed: Resumed) -> None:
-    for warning in resumed.warnings:
-        logger.warning("%s", warning)
+    # Each update is written as it comes: the first leaves before the rest is read.
     session_id = resumed.session.id
     for update in resumed.updates:
         ls.host.emit(session_id, update)
+    for warning in resumed.warnings:
+        logger.warning("%s", warning)
     logger.info("session %s resumed in %s", session_id, resumed.session.cwd)

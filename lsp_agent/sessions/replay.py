@@ -13,7 +13,7 @@ Replay starts after the last ``/clear``. A turn the server never finished ends w
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from lsp_agent.model.types import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
@@ -31,7 +31,7 @@ from lsp_agent.protocol.events import (
     UserMessageChunk,
 )
 from lsp_agent.sessions.rewind import describe, outcome_of
-from lsp_agent.store.history import INTERRUPTED_RESULT, interrupted, message_of
+from lsp_agent.store.history import INTERRUPTED_RESULT, message_of
 from lsp_agent.store.records import Record
 from lsp_agent.tools.registry import ToolRegistry
 
@@ -52,9 +52,23 @@ def replay(chain: Sequence[Record], tools: ToolRegistry | None = None) -> Iterat
     for i, record in enumerate(chain):
         if record.type == "clear":
             start = i + 1
+    return replay_pairs(((r, message_of(r)) for r in chain[start:]), tools)
+
+
+def replay_pairs(
+    pairs: Iterable[tuple[Record, Message | None]], tools: ToolRegistry | None = None
+) -> Iterator[SessionUpdate]:
+    """The updates that replay the records after the branch's last ``/clear``, each with its
+    message already read (``None``: not a message), as they come: each record's updates go
+    out before the next record is read."""
     pending: dict[str, None] = {}
-    for record in chain[start:]:
-        for update in _record_updates(record, tools):
+    open_turn = False
+    for record, message in pairs:
+        if record.type == "turn_end":
+            open_turn = False
+        elif record.type == "user" and record.get("prompt"):
+            open_turn = True
+        for update in _record_updates(record, message, tools):
             if isinstance(update, ToolCall):
                 pending[update.tool_call_id] = None
             elif isinstance(update, ToolCallUpdate):
@@ -66,11 +80,13 @@ def replay(chain: Sequence[Record], tools: ToolRegistry | None = None) -> Iterat
             status="failed",
             content=(ContentItem(content=TextContent(text=INTERRUPTED_RESULT)),),
         )
-    if interrupted(chain):
+    if open_turn:
         yield AgentMessageChunk(content=TextContent(text=INTERRUPTED_NOTE))
 
 
-def _record_updates(record: Record, tools: ToolRegistry | None) -> Iterator[SessionUpdate]:
+def _record_updates(
+    record: Record, message: Message | None, tools: ToolRegistry | None
+) -> Iterator[SessionUpdate]:
     if record.type == "compact_boundary":
         yield ContextCompacted(
             trigger=str(record.get("trigger", "auto")),
@@ -90,7 +106,6 @@ def _record_updates(record: Record, tools: ToolRegistry | None) -> Iterator[Sess
     if record.type == "mode" and isinstance(record.get("mode"), str):
         yield CurrentModeUpdate(current_mode_id=record.get("mode"))
         return
-    message = message_of(record)
     if message is None:
         return
     if message.role == "user":

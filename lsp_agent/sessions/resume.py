@@ -18,41 +18,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp_agent.checkpoints.retention import collect
-from lsp_agent.protocol.events import SessionInfoUpdate, SessionUpdate
-from lsp_agent.protocol.permissions import PermissionMode
-from lsp_agent.sessions.manager import MODES, Session, SessionError
-from lsp_agent.sessions.replay import replay
-from lsp_agent.sessions.rewind import restore_marks
-from lsp_agent.store.history import (
-    active_chain,
-    history_of,
-    load_transcript,
-    prompt_text,
-    since_restart,
-)
-from lsp_agent.store.index import SessionInfo, list_sessions, remove_expired, written_title
+from lsp_agent.protocol.events import SessionUpdate
+from lsp_agent.sessions.restore import replay_saved, restore
+from lsp_agent.sessions.session import Session, SessionError
+from lsp_agent.store.history import active_chain, load_transcript
+from lsp_agent.store.index import SessionInfo, list_sessions, remove_expired
+from lsp_agent.store.lazy import scan_transcript
 from lsp_agent.store.paths import SUFFIX, data_dir, find_transcript, projects_dir, transcript_path
 from lsp_agent.store.records import Record, new_record
 from lsp_agent.store.transcript import Transcript, TranscriptBusyError
-from lsp_agent.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from lsp_agent.sessions.manager import SessionManager
 
 log = logging.getLogger(__name__)
 
-NOT_RESTORED: frozenset[str] = frozenset({"bypassPermissions", "plan"})
-"""Modes a resumed session never comes back in."""
-
 
 @dataclass(frozen=True, kw_only=True)
 class Resumed:
-    """A resumed (or forked) session, the updates that replay its history (lazy: iterate
-    them once), and warnings about the transcript (bad lines, newer format)."""
+    """A resumed (or forked) session, the updates that replay its history, and warnings about
+    the transcript (bad lines, newer format).
+
+    ``updates`` is iterated once. When resumed with ``stream``, it must be iterated (to its
+    end or until closed): the history is built as it goes, so the first update leaves before
+    the rest of the transcript is decoded (:mod:`lsp_agent.sessions.restore`). ``warnings``
+    grows while the transcript is decoded (a corrupt line is found then): read it after."""
 
     session: Session
     updates: Iterator[SessionUpdate]
-    warnings: tuple[str, ...] = ()
+    warnings: Sequence[str] = ()
 
 
 def store_dir(manager: SessionManager) -> Path:
@@ -92,8 +86,12 @@ def prune(manager: SessionManager) -> int:
     return removed
 
 
-def resume(manager: SessionManager, session_id: str, *, cwd: Path | None = None) -> Resumed:
-    """Bring session ``session_id`` back (a live one just replays). Raises
+def resume(
+    manager: SessionManager, session_id: str, *, cwd: Path | None = None, stream: bool = False
+) -> Resumed:
+    """Bring session ``session_id`` back (a live one just replays). With ``stream`` the
+    history is restored while ``updates`` is iterated (a door that sends each update as it
+    comes); without, it is complete on return and ``updates`` replays from memory. Raises
     :class:`SessionError` when it is unknown, busy, open in another process, or its directory
     is gone."""
     live = manager.sessions.get(session_id)
@@ -103,20 +101,16 @@ def resume(manager: SessionManager, session_id: str, *, cwd: Path | None = None)
         path = live.recorder.transcript.path if live.recorder is not None else None
         if path is None or not path.is_file():
             return Resumed(session=live, updates=iter(()))
-        loaded = load_transcript(path)
-        chain = active_chain(loaded.records)
-        return Resumed(
-            session=live,
-            updates=_replay(loaded.records, chain, live.tools),
-            warnings=loaded.warnings,
-        )
+        scanned = scan_transcript(path)
+        updates = replay_saved(scanned, live.tools)
+        return Resumed(session=live, updates=updates, warnings=scanned.warnings)
     if not manager.config.persist:
         raise SessionError("session persistence is off: no saved sessions to resume")
     path = find_transcript(store_dir(manager), session_id, cwd)
     if path is None:
         raise SessionError(f"no saved session with id {session_id!r}")
     try:
-        loaded = load_transcript(path)
+        scanned = scan_transcript(path)
     except OSError as exc:
         raise SessionError(f"cannot read the transcript {path}: {exc}") from None
     writer = Transcript(path=path, session_id=session_id)
@@ -127,16 +121,13 @@ def resume(manager: SessionManager, session_id: str, *, cwd: Path | None = None)
     except OSError as exc:
         writer.error = f"cannot write {path}: {exc.strerror or exc}"
     try:
-        session = _restore(manager, session_id, loaded.records, writer, cwd=cwd)
+        session, updates = restore(manager, session_id, scanned, writer, cwd=cwd)
     except BaseException:
         writer.close()
         raise
-    chain = active_chain(loaded.records)
-    return Resumed(
-        session=session,
-        updates=_replay(loaded.records, chain, session.tools),
-        warnings=loaded.warnings,
-    )
+    if not stream:
+        updates = iter(list(updates))
+    return Resumed(session=session, updates=updates, warnings=scanned.warnings)
 
 
 def fork(
@@ -146,6 +137,7 @@ def fork(
     message_id: str | None = None,
     cwd: Path | None = None,
     new_id: str | None = None,
+    stream: bool = False,
 ) -> Resumed:
     """A new session (id ``new_id``, default a fresh one) holding ``session_id``'s branch up
     to ``message_id`` (a message's ``messageId``; default: all of it), with the tool results
@@ -181,18 +173,7 @@ def fork(
     writer.close()
     if writer.error is not None:
         raise SessionError(f"cannot write the fork: {writer.error}")
-    return resume(manager, new_id, cwd=source_cwd)
-
-
-def _replay(
-    records: Sequence[Record], chain: Sequence[Record], tools: ToolRegistry
-) -> Iterator[SessionUpdate]:
-    """The replay of ``chain``, then the title the model wrote (``session_info_update``), so a
-    client that titles a chat by its first prompt ends with the written one."""
-    yield from replay(chain, tools)
-    title = written_title(records)
-    if title is not None:
-        yield SessionInfoUpdate(title=title)
+    return resume(manager, new_id, cwd=source_cwd, stream=stream)
 
 
 def _cut(chain: Sequence[Record], message_id: str) -> list[Record]:
@@ -209,67 +190,3 @@ def _cut(chain: Sequence[Record], message_id: str) -> list[Record]:
             end += 1
         return list(chain[:end])
     raise SessionError(f"no message {message_id!r} in session")
-
-
-def _restore(
-    manager: SessionManager,
-    session_id: str,
-    records: Sequence[Record],
-    writer: Transcript,
-    *,
-    cwd: Path | None,
-) -> Session:
-    chain = active_chain(records)
-    meta = next((r for r in records if r.type == "meta"), None)
-    saved_cwd = Path(str(meta.get("cwd"))) if meta is not None and meta.get("cwd") else None
-    where = saved_cwd if saved_cwd is not None and saved_cwd.is_dir() else cwd
-    if where is None or not where.is_dir():
-        raise SessionError(f"the directory of session {session_id} ({saved_cwd}) is gone")
-    roots = [Path(str(r)) for r in (meta.get("roots") or []) if isinstance(r, str)] if meta else []
-    extra = [r for r in roots if r != where and r.is_dir()]
-    mode, model = _settings(meta, chain)
-    session = manager.new(
-        cwd=where,
-        additional_directories=extra,
-        mode=None if mode is None or mode in NOT_RESTORED else mode,
-        session_id=session_id,
-        source="resume",
-    )
-    if model and model != session.config.model:
-        session.config = dataclasses.replace(session.config, model=model)
-    history, ids = history_of(chain)
-    session.history = history
-    session.title = written_title(records)
-    session.context.prompts = [
-        t for t in (prompt_text(r) for r in since_restart(chain)) if t is not None
-    ]
-    recorder = session.recorder
-    if recorder is not None:
-        recorder.transcript.close()
-        recorder.transcript = writer
-        writer.leaf = chain[-1].uuid if chain else None
-        recorder.started = any(r.type == "meta" for r in records)
-        recorder.recorded = list(history)
-        recorder.ids = list(ids)
-        restart = [r for r in chain if r.type in ("meta", "compact_boundary", "clear")]
-        recorder.base = restart[-1].uuid if restart else None
-        if session.hooks is not None:
-            session.hooks.transcript_path = str(writer.path)
-    else:
-        writer.close()
-    restore_marks(session, chain, ids)
-    return session
-
-
-def _settings(meta: Record | None, chain: Sequence[Record]) -> tuple[PermissionMode | None, str]:
-    """The permission mode and model the branch ended with."""
-    known = {m for m, _, _ in MODES}
-    mode = meta.get("mode") if meta is not None else None
-    model = meta.get("model") if meta is not None else None
-    for record in chain:
-        if record.type == "mode":
-            mode = record.get("mode")
-        elif record.type == "model":
-            model = record.get("model")
-    found: PermissionMode | None = mode if mode in known else None
-    return found, model if isinstance(model, str) else ""

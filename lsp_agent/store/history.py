@@ -9,9 +9,10 @@ just before it in the file rather than dropping the earlier history.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import ValidationError
 
@@ -79,29 +80,43 @@ def load_transcript(path: Path) -> Loaded:
     return Loaded(path=path, records=tuple(records), warnings=tuple(warnings))
 
 
+class Linked(Protocol):
+    """Anything with a record's ``uuid`` and ``parent_uuid`` (a record or its head)."""
+
+    @property
+    def uuid(self) -> str: ...
+
+    @property
+    def parent_uuid(self) -> str | None: ...
+
+
 def active_chain(records: Sequence[Record], leaf: str | None = None) -> tuple[Record, ...]:
     """The branch ending at ``leaf`` (default: the newest record), oldest first.
 
     Follows ``parentUuid``; a parent that is missing, or a cycle, continues with the record
     written just before in the file, so one lost line never hides the history before it.
     """
-    if not records:
-        return ()
-    position = {r.uuid: i for i, r in enumerate(records)}
-    index = position.get(leaf, len(records) - 1) if leaf is not None else len(records) - 1
-    chain: list[Record] = []
+    return tuple(records[i] for i in chain_positions(records, leaf))
+
+
+def chain_positions(items: Sequence[Linked], leaf: str | None = None) -> list[int]:
+    """:func:`active_chain` as positions in ``items`` (records or their heads), oldest first."""
+    if not items:
+        return []
+    position = {r.uuid: i for i, r in enumerate(items)}
+    index = position.get(leaf, len(items) - 1) if leaf is not None else len(items) - 1
+    chain: list[int] = []
     seen: set[int] = set()
     while index >= 0 and index not in seen:
         seen.add(index)
-        record = records[index]
-        chain.append(record)
-        parent = record.parent_uuid
+        chain.append(index)
+        parent = items[index].parent_uuid
         if parent is None:
             break
         found = position.get(parent)
         index = found if found is not None and found not in seen else index - 1
     chain.reverse()
-    return tuple(chain)
+    return chain
 
 
 def message_of(record: Record) -> Message | None:
@@ -131,10 +146,17 @@ def history_of(chain: Sequence[Record]) -> tuple[tuple[Message, ...], tuple[str,
     ``tool_use`` is paired. A leading assistant message is dropped (the API wants a user
     message first).
     """
+    return history_from([(r, message_of(r)) for r in since_restart(chain)])
+
+
+def history_from(
+    pairs: Iterable[tuple[Record, Message | None]],
+) -> tuple[tuple[Message, ...], tuple[str, ...]]:
+    """:func:`history_of` from the records after the last restart, each with its message
+    already read (``None``: not a message)."""
     messages: list[Message] = []
     ids: list[str] = []
-    for record in since_restart(chain):
-        message = message_of(record)
+    for record, message in pairs:
         if message is None:
             continue
         if not messages and message.role == "assistant":
