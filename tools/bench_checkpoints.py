@@ -13,13 +13,20 @@ change of the turn snapshots the folder), ``before_shell``/``after_shell`` aroun
 Reported (Markdown; ``--json OUT`` writes the raw figures):
 
 - the first snapshot into an empty store (every file read and hashed);
-- an incremental snapshot (stat signatures unchanged for all but a few files): median, p90;
+- the incremental snapshot before an edit's first change (only the edited file is read) and
+  before a shell command (the folder's stat signatures compared): median, p90;
+- the checkpoint work around one shell command (the snapshot before, the one after, the
+  tree comparison and the saved checkpoint): median, p90;
 - the first snapshot of a new process over an existing store (its saved stat cache);
 - checkpoint work per turn (all five calls, the saved commit included): median, p90;
 - disk used by the store: after the first snapshot, and added by the turns (per 100 turns);
 - a code rewind of the last turn (plan + apply).
 
     python tools/bench_checkpoints.py [--files 10000] [--turns 100] [--json OUT]
+    python tools/bench_checkpoints.py --baseline OLD_CHECKOUT [--compare-rounds 2] [--turns 30]
+
+``--baseline`` runs this script against another checkout's code and this one in alternation
+(``bench_interleave.py``) and prints both side by side with the machine's load.
 """
 
 from __future__ import annotations
@@ -201,12 +208,42 @@ def render(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+KEYS = [
+    ("first_snapshot_ms", "first snapshot (empty store), ms"),
+    ("edit_snapshot_ms_median", "snapshot before an edit's first change, median ms"),
+    ("edit_snapshot_ms_p90", "snapshot before an edit's first change, p90 ms"),
+    ("shell_snapshot_ms_median", "snapshot before a shell command, median ms"),
+    ("shell_call_ms_median", "checkpoint work around one shell command, median ms"),
+    ("shell_call_ms_p90", "checkpoint work around one shell command, p90 ms"),
+    ("checkpoint_ms_per_turn_median", "checkpoint work per turn, median ms"),
+    ("checkpoint_ms_per_turn_p90", "checkpoint work per turn, p90 ms"),
+    ("restart_first_snapshot_ms", "first snapshot of a new process, ms"),
+    ("store_bytes_per_100_turns", "store growth per 100 turns, bytes"),
+]
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="a checkout of other code: run both, interleaved, and compare",
+    )
+    parser.add_argument("--compare-rounds", type=int, default=2)
     args = parser.parse_args(argv)
+    if args.baseline is not None:
+        from bench_interleave import comparison, interleaved
+
+        script_args = ["--files", str(args.files), "--turns", str(args.turns)]
+        results = interleaved(
+            Path(__file__), script_args, baseline=args.baseline, rounds=args.compare_rounds
+        )
+        print(comparison(results, KEYS))
+        return 0
     work = Path(tempfile.mkdtemp(prefix="lsp-agent-bench-checkpoints-"))
     try:
         result = asyncio.run(run(args.files, args.turns, work))
