@@ -63,6 +63,8 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: AgentLanguageServer, params: None) -> None:
+        if ls._idle_task is not None:
+            ls._idle_task.cancel()
         if ls._sessions is not None:
             # Cancels running turns, runs SessionEnd hooks, closes the model clients.
             await ls._sessions.aclose()

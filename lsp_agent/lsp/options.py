@@ -25,6 +25,12 @@ from lsp_agent.lsp.errors import invalid_params
 
 log = logging.getLogger(__name__)
 
+DEFAULT_SESSION_IDLE_MINUTES = 60.0
+"""Minutes without a request after which a session is closed (``0``: never;
+:mod:`lsp_agent.sessions.idle`). Claude Code keeps no idle sessions (each CLI process is one
+session), so this is our own default: long enough that a session left open over a meeting is
+still there, short enough that a server left running for days does not hold every session it
+ever had."""
 DEFAULT_PERMISSION_TIMEOUT_MS = 30 * 60 * 1000
 """How long a permission prompt may stay unanswered (ms) before it counts as cancelled."""
 
@@ -69,7 +75,10 @@ class InitOptions:
     holds the verification, managed-server and suggestion settings, validated at
     ``initialize`` by :func:`lsp_agent.diagnostics.config.parse_settings`
     (docs/verification.md). ``max_model_requests`` caps the model requests of one prompt
-    (``None``: the core's default, 200). ``extra`` holds keys this server does not know (logged).
+    (``None``: the core's default, 200). ``session_idle_minutes``: a session no request named
+    for that long (minutes, not running a prompt) is closed, transcript kept, and reopened by
+    the next request naming it (``0``: never). ``extra`` holds keys this server does not know
+    (logged).
     """
 
     client_name: str | None = None
@@ -84,6 +93,7 @@ class InitOptions:
     edit_confirm_timeout_ms: int = DEFAULT_EDIT_CONFIRM_TIMEOUT_MS
     diagnostics: dict[str, Any] | None = None
     max_model_requests: int | None = None
+    session_idle_minutes: float = DEFAULT_SESSION_IDLE_MINUTES
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -101,6 +111,7 @@ _FIELDS = {
     "editConfirmTimeoutMs": "edit_confirm_timeout_ms",
     "diagnostics": "diagnostics",
     "maxModelRequests": "max_model_requests",
+    "sessionIdleMinutes": "session_idle_minutes",
 }
 _FEATURES = {"saveDocuments": "save_documents", "reloadDocuments": "reload_documents"}
 
@@ -162,8 +173,9 @@ def _check(name: str, value: Any) -> Any:
         return value if value is None or value in PERMISSION_MODES else _REJECT
     if name == "log_level":
         return value if type(value) is str and value in LOG_LEVEL_NAMES else _REJECT
-    if name == "trusted":
-        return value if type(value) is bool else _REJECT
+    if name in ("trusted", "session_idle_minutes"):
+        number = type(value) in (int, float) and value >= 0
+        return value if (type(value) is bool if name == "trusted" else number) else _REJECT
     if name in ("settings", "diagnostics"):
         if value is None or (type(value) is dict and all(type(k) is str for k in value)):
             return value

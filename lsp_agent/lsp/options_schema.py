@@ -17,6 +17,7 @@ from lsp_agent.lsp.errors import describe_validation_error, invalid_params
 from lsp_agent.lsp.options import (
     DEFAULT_EDIT_CONFIRM_TIMEOUT_MS,
     DEFAULT_PERMISSION_TIMEOUT_MS,
+    DEFAULT_SESSION_IDLE_MINUTES,
     ClientFeatures,
     InitOptions,
     LogLevelName,
@@ -57,6 +58,7 @@ class InitOptionsModel(_Options):
     edit_confirm_timeout_ms: int = Field(default=DEFAULT_EDIT_CONFIRM_TIMEOUT_MS, gt=0)
     diagnostics: dict[str, Any] | None = None
     max_model_requests: int | None = Field(default=None, gt=0)
+    session_idle_minutes: float = Field(default=DEFAULT_SESSION_IDLE_MINUTES, ge=0)
 
 
 def validate(ours: dict[str, Any]) -> InitOptions:
@@ -84,5 +86,6 @@ def validate(ours: dict[str, Any]) -> InitOptions:
         edit_confirm_timeout_ms=model.edit_confirm_timeout_ms,
         diagnostics=model.diagnostics,
         max_model_requests=model.max_model_requests,
+        session_idle_minutes=model.session_idle_minutes,
         extra=dict(model.model_extra or {}),
     )

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from lsp_agent.lsp import methods
 from lsp_agent.lsp.errors import SessionBusyError, invalid_params
 from lsp_agent.lsp.params import ListCheckpointsParams, RewindParams, parse
-from lsp_agent.sessions.manager import SessionError
 from lsp_agent.sessions.rewind import RewindError, list_checkpoints, rewind
 
 if TYPE_CHECKING:
@@ -19,10 +18,9 @@ if TYPE_CHECKING:
 
 
 def _session(ls: AgentLanguageServer, session_id: str) -> Session:
-    try:
-        return ls.sessions.get(session_id)
-    except SessionError:
-        raise invalid_params(f"unknown session id: {session_id!r}") from None
+    from lsp_agent.lsp.sessions_door import live_session
+
+    return live_session(ls, session_id)
 
 
 async def session_checkpoints(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ settings doors, the sessions, the code-action handlers — are created on first 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import sys
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from lsp_agent.lsp.memory_door import MemoryDoor
     from lsp_agent.lsp.settings_door import SettingsDoor
     from lsp_agent.model.base import Model
+    from lsp_agent.sessions.idle import IdleCloser
     from lsp_agent.sessions.manager import Session, SessionManager
 
 logger = logging.getLogger(__name__)
@@ -98,6 +100,9 @@ class AgentLanguageServer(LanguageServer):
         self._mcp_door: McpDoor | None = None
         self._code_actions: CodeActions | None = None
         self._sessions: SessionManager | None = None
+        self.idle: IdleCloser | None = None
+        """Closes sessions no request named for ``sessionIdleMinutes`` (started with them)."""
+        self._idle_task: asyncio.Task[None] | None = None
         self._memory: MemoryDoor | None = None
 
     # ---- components, created on first use --------------------------------------------------
@@ -185,7 +190,20 @@ class AgentLanguageServer(LanguageServer):
                 import_approvals=self.memory.approvals,
                 mode_approvals=ModeApprovals(path=default_approvals_path()),
             )
+            self._close_idle_sessions(self._sessions)
         return self._sessions
+
+    def _close_idle_sessions(self, sessions: SessionManager) -> None:
+        minutes = self.options.session_idle_minutes
+        if minutes <= 0:
+            return
+        from lsp_agent.sessions.idle import IdleCloser
+
+        self.idle = IdleCloser(manager=sessions, idle_s=minutes * 60)
+        try:
+            self._idle_task = asyncio.get_running_loop().create_task(self.idle.run())
+        except RuntimeError:  # no running loop (a synchronous caller): nothing is closed
+            self.idle = None
 
     def existing_sessions(self) -> Iterable[Session]:
         """The sessions created so far (none, without creating the manager)."""

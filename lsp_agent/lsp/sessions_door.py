@@ -58,9 +58,19 @@ def modes_json(session: Session) -> dict[str, Any]:
 
 
 def _session(ls: AgentLanguageServer, session_id: str) -> Session:
+    return live_session(ls, session_id)
+
+
+def live_session(ls: AgentLanguageServer, session_id: str) -> Session:
+    """The session a request names (one closed for idleness is reopened first). Raises
+    ``JsonRpcInvalidParams`` for an unknown id."""
     try:
         return ls.sessions.get(session_id)
     except SessionError:
+        # Closed for idleness: it comes back from its transcript (the client still shows it).
+        reopened = ls.idle.reopen(session_id) if ls.idle is not None else None
+        if reopened is not None:
+            return reopened
         raise invalid_params(f"unknown session id: {session_id!r}") from None
 
 
@@ -143,6 +153,9 @@ async def session_close(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
     """``lspAgent/session/close``: ``{}`` once the session is released (its turn cancelled,
     its processes ended, its model connection and language-server documents closed)."""
     params = parse(SessionIdParams, raw, method=methods.SESSION_CLOSE)
+    if ls.idle is not None and params.session_id in ls.idle.closed:
+        ls.idle.closed.discard(params.session_id)  # closed already, for idleness
+        return {}
     try:
         await ls.sessions.close(params.session_id)
     except SessionError as exc:

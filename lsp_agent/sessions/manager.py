@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -117,6 +118,9 @@ class SessionManager:
         self.mcp = mcp
         """Returns the MCP service of a project directory (shared by its sessions), if any."""
         self.sessions: dict[str, Session] = {}
+        self.last_used: dict[str, float] = {}
+        """When each session was last named by a request (:func:`time.monotonic` seconds);
+        read by :mod:`lsp_agent.sessions.idle`."""
 
     def new(
         self,
@@ -216,6 +220,7 @@ class SessionManager:
         attach_checkpoints(session, self.checkpoints_dir)
         watch_mcp_prompts(session)  # /mcp__server__prompt commands, kept in step
         self.sessions[session_id] = session
+        self.last_used[session_id] = time.monotonic()
         session.start_hooks(source)
         return session
 
@@ -275,6 +280,7 @@ class SessionManager:
         :class:`SessionError` for an unknown id. Closing twice is an unknown id."""
         session = self.get(session_id)
         del self.sessions[session_id]
+        self.last_used.pop(session_id, None)
         session.cancel()
         if session._task is not None:
             await asyncio.gather(session._task, return_exceptions=True)
@@ -290,8 +296,11 @@ class SessionManager:
         return session
 
     def get(self, session_id: str) -> Session:
-        """The session with that id; raises :class:`SessionError` if there is none."""
+        """The session with that id (a request names it: it counts as used now); raises
+        :class:`SessionError` if there is none."""
         try:
-            return self.sessions[session_id]
+            session = self.sessions[session_id]
         except KeyError:
             raise SessionError(f"unknown session id: {session_id!r}") from None
+        self.last_used[session_id] = time.monotonic()
+        return session
