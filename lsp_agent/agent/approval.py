@@ -21,6 +21,7 @@ from lsp_agent.agent.env import ExecutorEnv
 from lsp_agent.hooks.runner import HookOutcome
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
 from lsp_agent.permissions.engine import Decision
+from lsp_agent.permissions.suggestions import rule_label
 from lsp_agent.protocol.events import DiffItem, ToolCall
 from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse, Refusal
 from lsp_agent.tools.base import Prepared, Tool, ToolError
@@ -160,6 +161,7 @@ async def _ask(
         rule=decision.rule,
         source=decision.source,
         suggested_rules=decision.suggestions,
+        suggested_rule_labels=tuple(rule_label(r, env.ctx.cwd) for r in decision.suggestions),
     )
     if env.unattended is not None:
         return env.unattended(tool.name, request)

@@ -338,6 +338,7 @@ class LspHost:
             "options": [option.to_wire() for option in request.options],
             "reason": reason,
             "suggestedRules": list(request.suggested_rules),
+            "suggestedRuleLabels": list(request.suggested_rule_labels),
             "scopes": list(request.scopes),
         }
         if request.rule is not None:

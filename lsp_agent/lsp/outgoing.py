@@ -185,14 +185,18 @@ class PermissionMeta(WireModel):
 class RequestPermissionParams(WireModel):
     """``lspAgent/session/requestPermission`` (ACP ``session/request_permission`` plus why the
     server asks): ``rule``/``source`` name the rule and settings layer that asked, if one did;
-    ``suggestedRules`` are what an "always" answer saves, in one of ``scopes``. The server
-    sends every field; the defaults say how a client reads one an older server left out."""
+    ``suggestedRules`` are what an "always" answer saves, in one of ``scopes``;
+    ``suggestedRuleLabels`` (one per rule) say it as the user knows it: a path rule
+    ``Edit(//home/me/proj/src/calc.py)`` as ``Edit src/calc.py`` (show the label, the rule
+    text as a detail; other rules are their own label). The server sends every field; the
+    defaults say how a client reads one an older server left out."""
 
     session_id: str
     tool_call: ToolCall
     options: tuple[PermissionOption, ...]
     reason: str = ""
     suggested_rules: tuple[str, ...] = ()
+    suggested_rule_labels: tuple[str, ...] = ()
     scopes: tuple[RuleScope, ...] = ("session",)
     rule: str | None = None
     source: str | None = None

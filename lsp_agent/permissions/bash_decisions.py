@@ -140,6 +140,20 @@ def _survey(
     )
 
 
+def plain_reason(command: str, detail: str) -> str:
+    """Why a command asks, for the permission prompt, which already shows the command: the
+    analyser's ``detail`` as a sentence, without the command repeated when it names the whole
+    command (``it can run code or change files (`python -m pytest -q`)`` → ``It can run code
+    or change files.``); a part of a longer command stays named."""
+    whole = f" (`{short(command)}`)"
+    text = detail.removesuffix(whole).strip()
+    if not text:
+        return "Not known to be read-only."
+    # Program names lead many details (``read is not…``): only "it" is capitalised.
+    text = "It" + text[2:] if text.startswith("it ") else text
+    return text if text.endswith((".", ")")) else text + "."
+
+
 def _conclude(
     command: str, analysis: Analysis, units: list[Unit], found: _Findings, grounds: Grounds
 ) -> Decision:
@@ -190,7 +204,7 @@ def _conclude(
         )
         return Decision(
             behavior="ask",
-            reason=f"`{short(command)}`: {reasons[0]}",
+            reason=plain_reason(command, reasons[0]),
             source="default",
             hard=hard,
             suggestions=suggestions,

@@ -80,7 +80,7 @@ def version_only(*accepted: str) -> Checker:
     def check(args: Sequence[str], ctx: Context) -> Verdict:
         if tuple(args) in allowed:
             return yes()
-        return no("only version queries of this program are known to be read-only")
+        return no("it can run code or change files (only its version query is known to be safe)")
 
     return check
 

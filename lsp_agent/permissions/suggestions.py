@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from lsp_agent.permissions.bash_units import Unit, view
 from lsp_agent.permissions.readonly import check_read_only
-from lsp_agent.permissions.rules import quote_words
+from lsp_agent.permissions.rules import RuleSyntaxError, quote_words, split_rule
 
 SUBCOMMAND_TOOLS = frozenset(
     {
@@ -119,3 +119,34 @@ def suggest_bash(argv: Sequence[str]) -> str | None:
     if "\n" in text or len(text) > 300:
         return None
     return f"Bash({text})"
+
+
+def rule_label(rule: str, cwd: Path | None = None) -> str:
+    """A path rule as the path the user recognises, for permission prompts (the rule text
+    stays what is saved): ``Edit(//home/me/proj/src/calc.py)`` → ``Edit src/calc.py`` —
+    relative to ``cwd`` when under it, ``~/…`` under the home folder, else the absolute
+    path; a ``/**`` ending → ``files under src/`` or ``files in the project``. Other rules
+    (``Bash(npm run lint:*)``, tool names, relative patterns) read well as they are and are
+    returned unchanged, as is malformed text."""
+    try:
+        tool, spec = split_rule(rule)
+    except RuleSyntaxError:
+        return rule
+    if spec is not None and spec.startswith("//") and tool != "Bash":
+        return f"{tool} {_shown_path(spec[1:], cwd)}"
+    return rule
+
+
+def _shown_path(path: str, cwd: Path | None) -> str:
+    """An absolute rule path as the user knows it (see :func:`rule_label`)."""
+    under = path.endswith("/**")
+    target = Path(path.removesuffix("/**") if under else path)
+    shown = target.as_posix()
+    home = Path.home()
+    if cwd is not None and target.is_relative_to(cwd):
+        shown = target.relative_to(cwd).as_posix()
+        if shown == "." and under:
+            return "files in the project"
+    elif target.is_relative_to(home):
+        shown = "~/" + target.relative_to(home).as_posix()
+    return f"files under {shown}/" if under else shown

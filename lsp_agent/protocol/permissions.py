@@ -46,7 +46,9 @@ class PermissionRequest(WireModel):
     ``tool_call`` carries the title, the raw input and, for edits, ``diff`` content.
     ``reason`` says why the engine asks (for the prompt UI and logs); ``rule``/``source`` name
     the rule and settings layer that asked, if one did. ``suggested_rules`` are the rules an
-    "always" answer saves (shown before saving); ``scopes`` are where they may be saved.
+    "always" answer saves (shown before saving); ``suggested_rule_labels`` say the same in
+    the user's words, one per rule (``Edit src/calc.py`` for ``Edit(//abs/src/calc.py)``), for
+    the prompt, which keeps the rule text as a detail; ``scopes`` are where they may be saved.
     """
 
     tool_call: ToolCall
@@ -56,6 +58,7 @@ class PermissionRequest(WireModel):
     rule: str | None = None
     source: str | None = None
     suggested_rules: tuple[str, ...] = ()
+    suggested_rule_labels: tuple[str, ...] = ()
     scopes: tuple[RuleScope, ...] = ALL_SCOPES
 
 

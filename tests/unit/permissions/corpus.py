@@ -170,7 +170,7 @@ COMPOUND = [
     B("tool-wide-allow", f"ls && {T}", "allow", "allowed by the rule Bash", allow=("Bash",)),
     B("tool-wide-deny", "ls", "deny", "denies", deny=("Bash",), effect="none"),
     B("comment-hides-nothing", f"ls # && {T}\n{T}", "ask", "touch"),
-    B("while-read-loop", f"ls | while read f; do {T}; done", "ask", "touch"),
+    B("while-read-loop", f"ls | while read f; do {T}; done", "ask", "(`read f`)"),
     B("c-style-for", f"for ((i=0;i<1;i++)); do {T}; done", "ask"),
 ]
 

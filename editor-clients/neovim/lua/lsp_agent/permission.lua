@@ -113,10 +113,13 @@ end
 local function new_pending(params, client_id)
   counter = counter + 1
   local tool_call = type(params.toolCall) == 'table' and params.toolCall or {}
-  local rules = {}
-  for _, rule in ipairs(type(params.suggestedRules) == 'table' and params.suggestedRules or {}) do
+  local rules, labels = {}, {}
+  local given = type(params.suggestedRuleLabels) == 'table' and params.suggestedRuleLabels or {}
+  for i, rule in ipairs(type(params.suggestedRules) == 'table' and params.suggestedRules or {}) do
     if nonempty(rule) then
       table.insert(rules, rule)
+      -- What the rule covers in the user's words ("Edit src/calc.py"); the rule text otherwise.
+      table.insert(labels, nonempty(given[i]) or rule)
     end
   end
   local scopes = offered_scopes(params.scopes)
@@ -130,6 +133,7 @@ local function new_pending(params, client_id)
     rule = nonempty(params.rule),
     source = nonempty(params.source),
     suggested_rules = rules,
+    rule_labels = labels,
     scopes = scopes,
     -- Where "always" answers go unless the user picks another scope.
     scope = vim.tbl_contains(scopes, 'session') and 'session' or scopes[1],

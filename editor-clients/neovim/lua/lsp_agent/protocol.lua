@@ -356,14 +356,18 @@ M.commands = {
 
 --- `lspAgent/session/requestPermission` (ACP `session/request_permission` plus why the
 --- server asks): `rule`/`source` name the rule and settings layer that asked, if one did;
---- `suggestedRules` are what an "always" answer saves, in one of `scopes`. The server
---- sends every field; the defaults say how a client reads one an older server left out.
+--- `suggestedRules` are what an "always" answer saves, in one of `scopes`;
+--- `suggestedRuleLabels` (one per rule) say it as the user knows it: a path rule
+--- `Edit(//home/me/proj/src/calc.py)` as `Edit src/calc.py` (show the label, the rule
+--- text as a detail; other rules are their own label). The server sends every field; the
+--- defaults say how a client reads one an older server left out.
 ---@class lsp_agent.protocol.RequestPermissionParams
 ---@field sessionId string
 ---@field toolCall lsp_agent.protocol.ToolCall
 ---@field options lsp_agent.protocol.PermissionOption[]
 ---@field reason? string
 ---@field suggestedRules? string[]
+---@field suggestedRuleLabels? string[]
 ---@field scopes? lsp_agent.protocol.RuleScope[]
 ---@field rule? string
 ---@field source? string

@@ -119,15 +119,22 @@ function M.build(p)
   if #always > 0 then
     -- The "always" answers, the exact rules they remember and where: shown before answering.
     add(option_labels(keys, always), 'Comment')
-    local rules = #p.suggested_rules > 0 and table.concat(p.suggested_rules, '  ')
+    -- The rules in the user's words ("Edit src/calc.py"); when that differs from the rule
+    -- text that is saved ("Edit(//home/me/proj/src/calc.py)"), the text follows, dimmed.
+    local shown = #p.suggested_rules > 0 and table.concat(p.rule_labels, '  ')
       or '(none suggested by the server)'
-    add((#p.suggested_rules > 1 and '  rules: ' or '  rule:  ') .. rules)
+    add((#p.suggested_rules > 1 and '  rules: ' or '  rule:  ') .. shown)
     dim(0, 9)
-    for _, rule in ipairs(p.suggested_rules) do
-      mark(rule, 'Special')
+    for _, label in ipairs(p.rule_labels) do
+      mark(label, 'Special')
     end
     if #p.suggested_rules == 0 then
       dim(9)
+    end
+    local saved = table.concat(p.suggested_rules, '  ')
+    if #p.suggested_rules > 0 and saved ~= shown then
+      add('         saved as ' .. saved)
+      dim()
     end
     local scopes = {}
     for _, scope in ipairs(p.scopes) do
@@ -287,7 +294,7 @@ local function choose(p)
   table.insert(items, { optionId = '__later', name = 'Decide later' })
   local prompt = 'lsp-agent: ' .. p:title()
   if #always > 0 and #p.suggested_rules > 0 then
-    prompt = prompt .. ' (always: ' .. table.concat(p.suggested_rules, ', ') .. ')'
+    prompt = prompt .. ' (always: ' .. table.concat(p.rule_labels, ', ') .. ')'
   end
   vim.ui.select(items, {
     prompt = prompt,

@@ -356,6 +356,25 @@ H.test('the prompt: reason, who asked, the rule "always" remembers and where', f
     scope = 'project' } })
 end)
 
+H.test('a path rule is shown as the file the user knows, the saved text below it', function()
+  config.set({ permission = { auto_open = true } })
+  local result = request(params({ suggestedRules = { 'Edit(//p/src/f.txt)' },
+    suggestedRuleLabels = { 'Edit src/f.txt' } }))
+  local p = permission.list()[1]
+  local lines = window_lines(p)
+  local at = nil
+  for i, line in ipairs(lines) do
+    if line:find('^  rule:') then
+      at = i
+    end
+  end
+  H.eq(lines[at], '  rule:  Edit src/f.txt')
+  H.eq(lines[at + 1], '         saved as Edit(//p/src/f.txt)')
+  H.eq(range_highlights(p, at - 1)['Edit src/f.txt'], 'Special')
+  H.ok(p:answer('reject_once'))
+  H.eq(select(2, result()).outcome.optionId, 'reject_once')
+end)
+
 H.test('a rule that asks: named in the prompt; no "always allow" when the server left it out', function()
   config.set({ permission = { auto_open = true } })
   local result = request(params(PUSH))

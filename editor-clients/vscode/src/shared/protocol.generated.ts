@@ -442,8 +442,11 @@ export interface Range {
 /**
  * `lspAgent/session/requestPermission` (ACP `session/request_permission` plus why the
  * server asks): `rule`/`source` name the rule and settings layer that asked, if one did;
- * `suggestedRules` are what an "always" answer saves, in one of `scopes`. The server
- * sends every field; the defaults say how a client reads one an older server left out.
+ * `suggestedRules` are what an "always" answer saves, in one of `scopes`;
+ * `suggestedRuleLabels` (one per rule) say it as the user knows it: a path rule
+ * `Edit(//home/me/proj/src/calc.py)` as `Edit src/calc.py` (show the label, the rule
+ * text as a detail; other rules are their own label). The server sends every field; the
+ * defaults say how a client reads one an older server left out.
  */
 export interface RequestPermissionParams {
   sessionId: string;
@@ -451,6 +454,7 @@ export interface RequestPermissionParams {
   options: PermissionOption[];
   reason?: string;
   suggestedRules?: string[];
+  suggestedRuleLabels?: string[];
   scopes?: RuleScope[];
   rule?: string;
   source?: string;

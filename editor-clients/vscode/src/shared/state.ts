@@ -71,6 +71,8 @@ export interface PermissionInfo {
   source?: string;
   /** What an "always" answer saves, and where it may be kept. */
   suggestedRules: string[];
+  /** The same rules as the user knows them ("Edit src/cart.py"), one per rule. */
+  ruleLabels: string[];
   scopes: RuleScope[];
   state: PermissionState;
   /** Name of the chosen option once answered. */
@@ -83,7 +85,16 @@ export interface PermissionInfo {
 
 /** The permission info a request shows (malformed optional fields are dropped). */
 export function permissionInfo(requestId: string, params: RequestPermissionParams): PermissionInfo {
-  const rules = Array.isArray(params.suggestedRules) ? params.suggestedRules.filter((r): r is string => typeof r === 'string' && r !== '') : [];
+  const given = Array.isArray(params.suggestedRules) ? params.suggestedRules : [];
+  const labels = Array.isArray(params.suggestedRuleLabels) ? params.suggestedRuleLabels : [];
+  const rules: string[] = [];
+  const ruleLabels: string[] = [];
+  given.forEach((rule, i) => {
+    if (typeof rule !== 'string' || rule === '') return;
+    const label = labels[i];
+    rules.push(rule);
+    ruleLabels.push(typeof label === 'string' && label !== '' ? label : rule);
+  });
   return {
     requestId,
     reason: typeof params.reason === 'string' ? params.reason : '',
@@ -91,6 +102,7 @@ export function permissionInfo(requestId: string, params: RequestPermissionParam
     ...(typeof params.rule === 'string' && params.rule !== '' ? { rule: params.rule } : {}),
     ...(typeof params.source === 'string' && params.source !== '' ? { source: params.source } : {}),
     suggestedRules: rules,
+    ruleLabels,
     scopes: offeredScopes(params.scopes),
     state: 'pending',
   };

@@ -243,7 +243,7 @@ function alwaysSection(perm: PermissionInfo, always: PermissionOption[], actions
     detail.textContent = current ? scopeChoice(current).detail : '';
     for (const [i, b] of buttons.entries()) {
       const o = always[i] as PermissionOption;
-      const what = rules.length > 0 ? rules.join(', ') : 'this answer';
+      const what = rules.length > 0 ? perm.ruleLabels.join(', ') : 'this answer';
       const where = current === 'project' ? 'project settings' : current === 'user' ? 'user settings' : 'this session';
       b.title = `${o.kind === 'allow_always' ? 'Allow' : 'Reject'} now and remember ${what} in ${where}`;
     }
@@ -274,7 +274,10 @@ function alwaysSection(perm: PermissionInfo, always: PermissionOption[], actions
     h(
       'div',
       { class: 'always-rules' },
-      ...(rules.length > 0 ? rules.map((r) => h('code', { class: 'rule' }, r)) : [h('span', { class: 'muted' }, 'none suggested by the server')]),
+      // The label the user knows ("Edit src/cart.py"); the saved rule text is its tooltip.
+      ...(rules.length > 0
+        ? rules.map((r, i) => h('code', { class: 'rule', title: `Saved as ${r}` }, perm.ruleLabels[i] ?? r))
+        : [h('span', { class: 'muted' }, 'none suggested by the server')]),
     ),
     h('span', { class: 'always-label' }, 'Remember in'),
     h('div', { class: 'always-scope' }, picker, detail),

@@ -120,6 +120,7 @@ describe('session reducer', () => {
       reason: 'asks before edits',
       options,
       suggestedRules: [],
+      ruleLabels: [],
       scopes: ['session'],
       state: 'pending',
     });
@@ -141,13 +142,15 @@ describe('session reducer', () => {
       reason: 'the rule Bash(git push:*) asks before `git push origin main` (project settings)',
       rule: 'Bash(git push:*)',
       source: 'project',
-      suggestedRules: ['Bash(git push:*)', ''],
+      suggestedRules: ['Bash(git push:*)', '', 'Edit(//home/dev/shop/a.py)'],
+      suggestedRuleLabels: ['Bash(git push:*)', 'x', 'Edit a.py'],
       scopes: ['project', 'session', 'galaxy' as never, 'project'],
     });
     const perm = (s.items[0] as ToolItem).permission;
     assert.equal(perm?.rule, 'Bash(git push:*)');
     assert.equal(perm?.source, 'project');
-    assert.deepEqual(perm?.suggestedRules, ['Bash(git push:*)'], 'empty rules are dropped');
+    assert.deepEqual(perm?.suggestedRules, ['Bash(git push:*)', 'Edit(//home/dev/shop/a.py)'], 'empty rules are dropped');
+    assert.deepEqual(perm?.ruleLabels, ['Bash(git push:*)', 'Edit a.py'], 'each label stays with its rule');
     assert.deepEqual(perm?.scopes, ['project', 'session'], 'unknown and repeated scopes are dropped');
     resolvePermission(s, 'perm-2', { state: 'allowed', chosen: 'Always allow', scope: 'project' });
     assert.equal((s.items[0] as ToolItem).permission?.scope, 'project');

@@ -256,7 +256,9 @@ describe('chat webview', () => {
     assert.equal(await card.locator('.diff-stat').first().textContent(), '+4 −6');
     assert.deepEqual(await card.locator('.permission > .permission-actions .button').allTextContents(), ['Allow', 'Reject']);
     assert.deepEqual(await card.locator('.permission-always .button').allTextContents(), ['Always allow', 'Always reject']);
-    assert.deepEqual(await card.locator('.permission-always code.rule').allTextContents(), ['Edit(//home/dev/shop/src/cart.py)']);
+    // The rule as the user knows the file; the saved rule text is the tooltip.
+    assert.deepEqual(await card.locator('.permission-always code.rule').allTextContents(), ['Edit src/cart.py']);
+    assert.equal(await card.locator('.permission-always code.rule').getAttribute('title'), 'Saved as Edit(//home/dev/shop/src/cart.py)');
     assert.equal(await card.locator('.diff-head [data-action="review"]').textContent(), 'Review');
     await card.scrollIntoViewIfNeeded();
     await page.locator('.transcript').evaluate((el) => el.scrollTo(0, el.scrollHeight));
