@@ -29,6 +29,8 @@ import {
   makeWebviewView,
   Range,
   Uri,
+  workspace,
+  WorkspaceEdit,
 } from '../fake-vscode/index';
 
 const EXTENSION_ROOT = resolve(__dirname, '..', '..', '..');
@@ -500,24 +502,34 @@ describe('stopping and listing', () => {
     assert.match(notice.text, /Could not resume the session: .*no saved session with id 'from-another-window'/);
   });
 
-  it('"Rewind to here" restores the buffer and removes the new file; the conversation goes back too', async () => {
-    const s = await launch([
-      { response: { content: [toolUse('toolu_read', 'Read', { file_path: '{{cwd}}/cart.py' })], stop_reason: 'tool_use' } },
-      {
-        expect: { tool_results: [{ is_error: false }] },
-        response: {
-          content: [
-            toolUse('toolu_edit', 'Edit', { file_path: '{{cwd}}/cart.py', old_string: '        result += item.price', new_string: '        result += item.price * 2' }),
-            toolUse('toolu_write', 'Write', { file_path: '{{cwd}}/extra.py', content: 'EXTRA = 1\n' }),
-          ],
-          stop_reason: 'tool_use',
+  it('"Rewind to here" after a turn that edits two files and runs rm restores all three, keeps later typing, and cuts the conversation', async () => {
+    const s = await launch(
+      [
+        {
+          response: {
+            content: [toolUse('toolu_read', 'Read', { file_path: '{{cwd}}/cart.py' }), toolUse('toolu_read_lib', 'Read', { file_path: '{{cwd}}/lib.py' })],
+            stop_reason: 'tool_use',
+          },
         },
-      },
-      { expect: { tool_results: [{ is_error: false }, { is_error: false }] }, response: { content: [text('Doubled.')] } },
-    ]);
+        {
+          expect: { tool_results: [{ is_error: false }, { is_error: false }] },
+          response: {
+            content: [
+              toolUse('toolu_edit', 'Edit', { file_path: '{{cwd}}/cart.py', old_string: '        result += item.price', new_string: '        result += item.price * 2' }),
+              toolUse('toolu_edit_lib', 'Edit', { file_path: '{{cwd}}/lib.py', old_string: 'X = 1', new_string: 'X = 2' }),
+              toolUse('toolu_write', 'Write', { file_path: '{{cwd}}/extra.py', content: 'EXTRA = 1\n' }),
+              toolUse('toolu_rm', 'Bash', { command: 'rm gone.txt' }),
+            ],
+            stop_reason: 'tool_use',
+          },
+        },
+        { expect: { tool_results: [{ is_error: false }, { is_error: false }, { is_error: false }, { is_error: false }] }, response: { content: [text('Doubled.')] } },
+      ],
+      { 'lib.py': 'X = 1\n', 'gone.txt': 'bye\n' },
+    );
     s.page.receive({ type: 'prompt', text: 'Double the prices', mentions: [], includeSelection: false });
     const started = await s.page.waitFor((m: ToWebview) => m.type === 'turnStarted', 'turnStarted');
-    for (let i = 0; i < 2; i += 1) {
+    for (let i = 0; i < 4; i += 1) {
       const asked = await s.page.waitFor((m: ToWebview) => m.type === 'permissionRequested' && !s.page.posted.some((o) => o.type === 'permissionResolved' && o.requestId === m.requestId), 'permissionRequested');
       s.page.receive({ type: 'permission', requestId: asked.requestId, optionId: 'allow_once' });
       await s.page.waitFor((m: ToWebview) => m.type === 'permissionResolved' && m.requestId === asked.requestId, 'permissionResolved');
@@ -526,6 +538,8 @@ describe('stopping and listing', () => {
     const doc = fake.documents.find((d) => d.uri.fsPath === join(s.dir, 'cart.py'));
     assert.match(doc?.getText() ?? '', /item\.price \* 2/);
     assert.ok(existsSync(join(s.dir, 'extra.py')));
+    assert.equal(readFileSync(join(s.dir, 'lib.py'), 'utf8'), 'X = 2\n');
+    assert.equal(existsSync(join(s.dir, 'gone.txt')), false);
     // The prompt result names the prompt's server id, so the panel offers "Rewind to here" on it.
     const session = s.api.controller.active;
     assert.ok(session);
@@ -534,11 +548,20 @@ describe('stopping and listing', () => {
     assert.ok(prompt && prompt.kind === 'user' && prompt.messageId === ended.result.messageId, 'the prompt has its id');
     const { checkpoints } = await s.api.client.checkpoints(started.sessionId);
     assert.deepEqual(checkpoints.map((c) => c.messageId), [prompt.messageId], 'the same id as the server lists');
+    // The user then types in the open buffer, away from the agent's change (not saved).
+    assert.ok(doc);
+    const typing = new WorkspaceEdit();
+    typing.replace(doc.uri, new Range(8, 11, 8, 11), '"mine: " + ');
+    await workspace.applyEdit(typing);
+    const typed = CART.replace('    return f"{len', '    return "mine: " + f"{len');
+    assert.equal(doc.getText(), typed.replace('item.price', 'item.price * 2'));
 
     s.page.receive({ type: 'rewind', sessionId: started.sessionId, messageId: prompt.messageId, restore: 'both' });
     const focus = await s.page.waitFor((m: ToWebview) => m.type === 'focusPrompt' && m.text === 'Double the prices', 'the prompt back in the input');
     assert.ok(focus);
-    assert.equal(doc?.getText(), CART, 'the open buffer is back, through the editor');
+    assert.equal(doc.getText(), typed, 'the open buffer is back, through the editor, with the typing kept');
+    assert.equal(readFileSync(join(s.dir, 'lib.py'), 'utf8'), 'X = 1\n', 'the closed file is back');
+    assert.equal(readFileSync(join(s.dir, 'gone.txt'), 'utf8'), 'bye\n', 'the removed file is back');
     assert.equal(existsSync(join(s.dir, 'extra.py')), false, 'the created file is removed');
     assert.deepEqual(session.items.filter((i) => i.kind !== 'notice'), [], 'the rewound turn left the transcript');
     const notice = s.page.posted.find((m) => m.type === 'notice' && m.text.startsWith('Rewound to before'));
