@@ -82,6 +82,7 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
         ls: AgentLanguageServer, params: types.DidChangeConfigurationParams
     ) -> None:
         ls.settings_door.did_change_configuration(params.settings)
+        ls.mcp_door.did_change_configuration(params.settings)  # settings.lspAgent.mcpServers
         if ls._memory is not None:
             ls._memory.refresh_open()  # trust or settings may have changed what loads
 

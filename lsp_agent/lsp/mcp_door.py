@@ -52,6 +52,10 @@ class McpDoor:
         self.services: dict[Path, McpService] = {}
         self._published: dict[Path, set[str]] = {}
         self._starting: set[asyncio.Task[None]] = set()
+        self.editor_servers: dict[str, Any] | None = server.options.mcp_servers
+        """The editor's ``mcpServers`` (``initializationOptions.lspAgent.mcpServers``, then
+        ``workspace/didChangeConfiguration`` ``settings.lspAgent.mcpServers``)."""
+        self._shown: set[str] = set()
 
     def _sources(self, key: Path) -> McpSources:
         store = self.server.settings_door.store_for(key)
@@ -61,6 +65,7 @@ class McpDoor:
             trusted=store.trusted,
             environ=dict(os.environ),
             settings_files={str(k): v for k, v in store.loader.files().items()},
+            editor_servers=self.editor_servers,
         )
 
     def service_for(self, cwd: Path) -> McpService:
@@ -162,6 +167,38 @@ class McpDoor:
             raise JsonRpcInvalidParams(str(exc)) from None
         return {"cwd": str(key), "servers": service.statuses()}
 
+    def did_change_configuration(self, raw: Any) -> None:
+        """``workspace/didChangeConfiguration``: a new ``settings.lspAgent.mcpServers`` (an
+        object, or ``null`` for none) is adopted by every project at once (servers it adds
+        start, removed ones stop, changed ones restart); without the key nothing changes; a
+        value that is not an object is logged and ignored."""
+        ours = raw.get("lspAgent") if isinstance(raw, dict) else None
+        if not isinstance(ours, dict) or "mcpServers" not in ours:
+            return
+        value = ours["mcpServers"]
+        if value is not None and not isinstance(value, dict):
+            logger.warning(
+                "ignoring settings.lspAgent.mcpServers: it must be an object of server "
+                "definitions (as in .mcp.json), got %s",
+                type(value).__name__,
+            )
+            return
+        if value == self.editor_servers:
+            return
+        self.editor_servers = value
+        for key, service in self.services.items():
+            task = asyncio.get_running_loop().create_task(self._reload(key, service))
+            self._starting.add(task)
+            task.add_done_callback(self._starting.discard)
+
+    async def _reload(self, key: Path, service: McpService) -> None:
+        try:
+            if service.pool is None and self.editor_servers:
+                await asyncio.to_thread(importlib.import_module, "lsp_agent.mcp.pool")
+            await service.reload(self._sources(key))
+        except Exception:
+            logger.exception("applying the editor's mcpServers to %s failed", key)
+
     async def shutdown(self) -> None:
         """Stop every server of every project (bounded)."""
         services = list(self.services.values())
@@ -177,6 +214,17 @@ class McpDoor:
         )
 
     def _publish(self, key: Path, service: McpService) -> None:
+        for problem in service.problems:
+            if problem.path is None and problem.message not in self._shown:
+                # The editor's mcpServers has no file to put a diagnostic in.
+                self._shown.add(problem.message)
+                self.server.window_show_message(
+                    types.ShowMessageParams(
+                        type=types.MessageType.Warning,
+                        message=f"lsp-agent: mcpServers in the editor's settings: "
+                        f"{problem.message}",
+                    )
+                )
         encoding = self.server.settings_door.encoding
         by_uri = problems_to_diagnostics(
             service.problems, files=service.plan.files, encoding=encoding

@@ -77,8 +77,9 @@ class InitOptions:
     (docs/verification.md). ``max_model_requests`` caps the model requests of one prompt
     (``None``: the core's default, 200). ``session_idle_minutes``: a session no request named
     for that long (minutes, not running a prompt) is closed, transcript kept, and reopened by
-    the next request naming it (``0``: never). ``extra`` holds keys this server does not know
-    (logged).
+    the next request naming it (``0``: never). ``mcp_servers`` is the editor's ``mcpServers``
+    object, shaped like ``.mcp.json``'s (the user's own servers: no approval, trust not needed;
+    docs/mcp.md). ``extra`` holds keys this server does not know (logged).
     """
 
     client_name: str | None = None
@@ -94,6 +95,7 @@ class InitOptions:
     diagnostics: dict[str, Any] | None = None
     max_model_requests: int | None = None
     session_idle_minutes: float = DEFAULT_SESSION_IDLE_MINUTES
+    mcp_servers: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -112,6 +114,7 @@ _FIELDS = {
     "diagnostics": "diagnostics",
     "maxModelRequests": "max_model_requests",
     "sessionIdleMinutes": "session_idle_minutes",
+    "mcpServers": "mcp_servers",
 }
 _FEATURES = {"saveDocuments": "save_documents", "reloadDocuments": "reload_documents"}
 
@@ -176,7 +179,7 @@ def _check(name: str, value: Any) -> Any:
     if name in ("trusted", "session_idle_minutes"):
         number = type(value) in (int, float) and value >= 0
         return value if (type(value) is bool if name == "trusted" else number) else _REJECT
-    if name in ("settings", "diagnostics"):
+    if name in ("settings", "diagnostics", "mcp_servers"):
         if value is None or (type(value) is dict and all(type(k) is str for k in value)):
             return value
         return _REJECT

@@ -59,6 +59,7 @@ class InitOptionsModel(_Options):
     diagnostics: dict[str, Any] | None = None
     max_model_requests: int | None = Field(default=None, gt=0)
     session_idle_minutes: float = Field(default=DEFAULT_SESSION_IDLE_MINUTES, ge=0)
+    mcp_servers: dict[str, Any] | None = None
 
 
 def validate(ours: dict[str, Any]) -> InitOptions:
@@ -87,5 +88,6 @@ def validate(ours: dict[str, Any]) -> InitOptions:
         diagnostics=model.diagnostics,
         max_model_requests=model.max_model_requests,
         session_idle_minutes=model.session_idle_minutes,
+        mcp_servers=model.mcp_servers,
         extra=dict(model.model_extra or {}),
     )

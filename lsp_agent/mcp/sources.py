@@ -8,6 +8,7 @@ the highest (Claude Code's rule: no merging across scopes):
 ``local``    ``~/.claude.json`` → ``projects[<project>].mcpServers`` (Claude Code's local scope)
 ``project``  ``<project>/.mcp.json`` — from the repository, see below
 ``user``     ``~/.claude.json`` → ``mcpServers``
+``lsp``      the editor's ``mcpServers`` (:attr:`McpSources.editor_servers`), the user's too
 
 Project servers start only when the workspace is trusted **and** the server is approved:
 by name in ``enabledMcpjsonServers`` or by ``enableAllProjectMcpServers: true`` in a
@@ -103,6 +104,9 @@ class McpSources:
     settings_files: Mapping[str, Path]
     cli_configs: tuple[str, ...] = ()
     strict: bool = False
+    editor_servers: Mapping[str, Any] | None = None
+    """The editor's ``mcpServers`` (VS Code settings, Neovim ``setup{}``): the user's own,
+    like ``~/.claude.json``'s, so they need neither trust nor approval."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -300,6 +304,9 @@ def plan_servers(
             sources.cwd / ".mcp.json", scope="project", environ=sources.environ
         )
         files += [local, project, user]
+        if sources.editor_servers is not None:
+            text = json.dumps({"mcpServers": sources.editor_servers})
+            files.append(read_config_text(text, path=None, scope="lsp", environ=sources.environ))
     switches = _switches(sources, state)
     seen: set[str] = set()
     planned: list[PlannedServer] = []

@@ -212,3 +212,52 @@ async def test_server_prompts_are_slash_commands(launch: Launch, tmp_path: Path)
     else:
         raise AssertionError("a prompt command without its required argument ran")
     editor.scripted.assert_done()
+
+
+@VSCODE_ONLY
+async def test_mcp_servers_from_the_editor_settings(launch: Launch, tmp_path: Path) -> None:
+    # The editor's settings are the user's: no approval, and they run in an untrusted
+    # workspace too (unlike the repository's .mcp.json beside them).
+    _write_mcp_json(_root(tmp_path), {"repo": stdio_entry()})
+    editor = await launch(
+        scenario(
+            reply(
+                tool_use("mcp__ed__echo", {"text": "from settings"}, id="toolu_ed"),
+                expect=expecting(tools_include=["mcp__ed__echo"]),
+            ),
+            reply(
+                "done",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=False, contains="echo: from settings")]
+                ),
+            ),
+        ),
+        init_options={"trusted": False, "mcpServers": {"ed": stdio_entry("--name", "ed")}},
+    )
+    ready = await _until_state(editor, "ed", "ready")
+    assert ready["scope"] == "lsp"
+    assert (await _servers(editor))["repo"]["state"] == "untrusted"
+    session_id = await editor.new_session()
+    answer = await editor.prompt(session_id, "echo from settings")
+    assert answer["stopReason"] == "end_turn"
+    editor.scripted.assert_done()
+
+    # didChangeConfiguration swaps the set: "ed" stops, "ed2" starts; a bad value is ignored.
+    settings = {"lspAgent": {"mcpServers": {"ed2": stdio_entry("--name", "ed2")}}}
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings=settings)
+    )
+    await _until_state(editor, "ed2", "ready")
+    assert "ed" not in await _servers(editor)
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"lspAgent": {"mcpServers": ["x"]}})
+    )
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"lspAgent": {"mcpServers": None}})
+    )
+
+    async def gone() -> None:
+        while "ed2" in await _servers(editor):
+            await asyncio.sleep(0.1)
+
+    await asyncio.wait_for(gone(), MCP_WAIT_S)

@@ -145,3 +145,11 @@ def test_max_model_requests_caps_a_prompt_and_must_be_positive() -> None:
     for bad in (0, -1, "many"):
         with pytest.raises(JsonRpcInvalidParams, match="maxModelRequests"):
             parse_init_options({"lspAgent": {"maxModelRequests": bad}})
+
+
+def test_mcp_servers_are_an_object_or_absent() -> None:
+    servers = {"ed": {"command": "srv", "args": ["--x"]}}
+    assert parse_init_options({"lspAgent": {"mcpServers": servers}}).mcp_servers == servers
+    assert parse_init_options({"lspAgent": {}}).mcp_servers is None
+    with pytest.raises(JsonRpcInvalidParams, match="mcpServers"):
+        parse_init_options({"lspAgent": {"mcpServers": ["ed"]}})

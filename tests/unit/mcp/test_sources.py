@@ -174,3 +174,20 @@ def test_unset_variable_makes_the_server_invalid_with_the_reason(dirs: tuple[Pat
     plan = plan_servers(sources(project, home))
     assert statuses(plan) == {"s": "invalid"}
     assert "NOT_SET_ANYWHERE" in plan.servers[0].reason
+
+
+def test_the_editors_servers_are_the_users_own(dirs: tuple[Path, Path]) -> None:
+    project, home = dirs
+    write(project / ".mcp.json", {"mcpServers": {"both": {"command": "repo-srv"}}})
+    editor = {"ed": {"command": "ed-srv"}, "both": {"command": "editor-srv"}, "bad": {"x": 1}}
+    plan = plan_servers(sources(project, home, trusted=False, editor_servers=editor))
+    by_name = {p.spec.name: p for p in plan.servers}
+    # No approval and no trust needed: the editor's settings are the user's.
+    assert (by_name["ed"].status, by_name["ed"].spec.scope) == ("enabled", "lsp")
+    # A name the repository also defines keeps the repository's (higher scope) definition,
+    # which still waits for trust: the editor cannot be overridden into running repo code.
+    assert (by_name["both"].spec.command, by_name["both"].status) == ("repo-srv", "untrusted")
+    assert any(p.path is None for p in plan.problems)  # "bad" is reported, without a file
+    write(home / "managed.json", {"deniedMcpServers": [{"serverName": "ed"}]})
+    denied = plan_servers(sources(project, home, trusted=False, editor_servers=editor))
+    assert next(p for p in denied.servers if p.spec.name == "ed").status == "denied"
