@@ -29,6 +29,11 @@ export interface ExtensionSettings {
   diagnosticsDebounceMs: number;
   /** Lowest level of server log records shown in the output channel. */
   logLevel: LogLevelSetting;
+  /**
+   * The user's own MCP servers (`lspAgent.mcpServers`, shaped like `.mcp.json`'s
+   * `mcpServers`); user settings only: a workspace's .vscode/settings.json cannot add servers.
+   */
+  mcpServers?: Record<string, unknown>;
 }
 
 const PERMISSION_MODES: readonly string[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions'];
@@ -60,6 +65,8 @@ export function readSettings(config: Pick<vscode.WorkspaceConfiguration, 'get'> 
   const args = config.get<unknown>('server.args');
   const debounce = config.get<unknown>('diagnostics.debounceMs');
   const logLevel = str('server.logLevel', 'warning');
+  // Servers run commands: only the user's own settings may name them, never the repository's.
+  const mcp = config.inspect?.<unknown>('mcpServers')?.globalValue;
   return {
     server: {
       path: str('server.path'),
@@ -75,6 +82,7 @@ export function readSettings(config: Pick<vscode.WorkspaceConfiguration, 'get'> 
     diagnosticsBridge: config.get<unknown>('diagnostics.bridge') !== false,
     diagnosticsDebounceMs: typeof debounce === 'number' && debounce >= 0 ? debounce : 400,
     logLevel: (LOG_LEVELS.includes(logLevel) ? logLevel : 'warning') as LogLevelSetting,
+    ...(typeof mcp === 'object' && mcp !== null && !Array.isArray(mcp) ? { mcpServers: mcp as Record<string, unknown> } : {}),
   };
 }
 
@@ -90,6 +98,7 @@ export interface AgentInitOptions {
   logLevel: LogLevelSetting;
   verificationMode?: VerificationModeSetting;
   trustedHooks?: boolean;
+  mcpServers?: Record<string, unknown>;
   clientCapabilities: { saveDocuments: true; reloadDocuments: true };
 }
 
@@ -104,6 +113,7 @@ export function initializationOptions(settings: ExtensionSettings, trusted: bool
       logLevel: settings.logLevel,
       ...(settings.verificationMode !== 'report' ? { verificationMode: settings.verificationMode } : {}),
       ...(trustedHooks ? { trustedHooks } : {}),
+      ...(settings.mcpServers && Object.keys(settings.mcpServers).length > 0 ? { mcpServers: settings.mcpServers } : {}),
       clientCapabilities: { saveDocuments: true, reloadDocuments: true },
     },
   };

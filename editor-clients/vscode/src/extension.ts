@@ -298,6 +298,9 @@ export function activate(context: vscode.ExtensionContext, createClient: ClientF
       });
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('lspAgent.mcpServers')) {
+        void client.setMcpServers(settings().mcpServers);
+      }
       if (e.affectsConfiguration('lspAgent.server') || e.affectsConfiguration('lspAgent.model') || e.affectsConfiguration('lspAgent.verificationMode') || e.affectsConfiguration('lspAgent.hooks')) {
         if (controller.allSessions.some((s) => s.running)) {
           void vscode.window.showInformationMessage('lsp-agent settings changed; they apply after a server restart.', 'Restart now').then((c) => (c ? client.restart() : undefined));

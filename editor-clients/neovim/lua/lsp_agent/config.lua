@@ -21,6 +21,10 @@ function M.defaults()
     model = nil,
     -- Initial permission mode of new sessions (nil = the server's default).
     permission_mode = nil,
+    -- Your own MCP servers, shaped like `mcpServers` in .mcp.json (nil = none), e.g.
+    -- { github = { type = 'http', url = 'https://example.com/mcp' } }. They run without
+    -- approval, like those in ~/.claude.json (sent as initializationOptions.lspAgent.mcpServers).
+    mcp_servers = nil,
     -- Start the server for file buffers automatically.
     autostart = true,
     -- Files or directories that mark a project root (searched upwards from the buffer).
@@ -128,6 +132,7 @@ local current = nil
 local LEAF_TABLES = {
   cmd = true,
   cmd_env = true,
+  mcp_servers = true,
   version_cmd = true,
   root_markers = true,
   filetypes = true,
@@ -137,6 +142,7 @@ local LEAF_TABLES = {
 -- Options whose default is nil (so they are absent from `defaults()`).
 local OPTIONAL = {
   cmd_env = true,
+  mcp_servers = true,
   version_cmd = true,
   model = true,
   permission_mode = true,
@@ -174,6 +180,7 @@ local function validate(opts)
     error('lsp_agent: option cmd must not be empty', 0)
   end
   check('cmd_env', opts.cmd_env, { 'table' }, true)
+  check('mcp_servers', opts.mcp_servers, { 'table' }, true)
   check('version_cmd', opts.version_cmd, { 'table' }, true)
   check('model', opts.model, { 'string' }, true)
   check('permission_mode', opts.permission_mode, { 'string' }, true)

@@ -83,6 +83,8 @@ function M.client_config(root, trusted)
         permissionMode = opts.permission_mode,
         model = opts.model,
         logLevel = opts.server_log_level,
+        -- nil unless set; an empty table would be sent as [] (not an object), so it is dropped
+        mcpServers = (opts.mcp_servers and next(opts.mcp_servers)) and opts.mcp_servers or nil,
         clientCapabilities = { saveDocuments = true, reloadDocuments = true },
       },
     },

@@ -56,6 +56,11 @@ H.test('the client config carries trust, mode, model, handlers and documentChang
   } })
   H.eq(c.capabilities.workspace.workspaceEdit.documentChanges, true)
   H.eq(c.handlers, server.handlers)
+  config.set({ mcp_servers = { ed = { command = 'srv', args = { '--x' } } } })
+  H.eq(server.client_config('/r', false).init_options.lspAgent.mcpServers,
+    { ed = { command = 'srv', args = { '--x' } } })
+  config.set({ mcp_servers = {} })
+  H.eq(server.client_config('/r', false).init_options.lspAgent.mcpServers, nil)
 end)
 
 H.test('a missing server binary is reported once, without raising', function()

@@ -426,6 +426,18 @@ export class AgentClient implements vscode.Disposable {
     return true;
   }
 
+  /**
+   * Tell the running server the user's `lspAgent.mcpServers` changed
+   * (`workspace/didChangeConfiguration` with `settings.lspAgent.mcpServers`, docs/mcp.md): it
+   * starts, stops and restarts servers at once. Returns false when no server runs (the next
+   * start passes them in `initializationOptions`).
+   */
+  async setMcpServers(servers: Record<string, unknown> | undefined): Promise<boolean> {
+    if (!this.client || this.currentStatus.phase !== 'running') return false;
+    await this.client.sendNotification('workspace/didChangeConfiguration', { settings: { lspAgent: { mcpServers: servers ?? null } } });
+    return true;
+  }
+
   /** Send bridged diagnostics; silently dropped while no server runs (they are re-sent on change). */
   async sendDiagnostics(params: DiagnosticsDidChangeParams): Promise<void> {
     if (!this.client || this.currentStatus.phase !== 'running') return;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { readSettings } from '../../src/config';
+import { initializationOptions, readSettings } from '../../src/config';
 
 /** A configuration whose `permissionMode` has the given user and workspace values. */
 function config(user: unknown, workspace: unknown) {
@@ -31,5 +31,34 @@ describe('permission mode setting', () => {
   it('the manifest declares the setting user-level only (VS Code then ignores workspace values)', () => {
     const manifest = JSON.parse(readFileSync(join(resolve(__dirname, '..', '..', '..'), 'package.json'), 'utf8'));
     assert.equal(manifest.contributes.configuration.properties['lspAgent.permissionMode'].scope, 'application');
+  });
+});
+
+describe('MCP servers setting', () => {
+  /** A configuration whose `mcpServers` has the given user and workspace values. */
+  function servers(user: unknown, workspace: unknown) {
+    return {
+      get<T>(key: string): T | undefined {
+        return (key === 'mcpServers' ? (workspace ?? user) : undefined) as T | undefined;
+      },
+      inspect<T>(key: string) {
+        return key === 'mcpServers' ? { key, globalValue: user as T, workspaceValue: workspace as T } : undefined;
+      },
+    };
+  }
+
+  it("only the user's settings name MCP servers; a workspace's cannot", () => {
+    const mine = { github: { type: 'http', url: 'https://example.com/mcp' } };
+    assert.deepEqual(readSettings(servers(mine, { evil: { command: 'sh' } })).mcpServers, mine);
+    assert.equal(readSettings(servers(undefined, { evil: { command: 'sh' } })).mcpServers, undefined);
+    assert.equal(readSettings(servers(['not', 'an', 'object'], undefined)).mcpServers, undefined);
+    const options = initializationOptions(readSettings(servers(mine, undefined)), false);
+    assert.deepEqual(options.lspAgent.mcpServers, mine);
+    assert.equal('mcpServers' in initializationOptions(readSettings(servers({}, undefined)), true).lspAgent, false);
+  });
+
+  it('the manifest declares mcpServers user-level only', () => {
+    const manifest = JSON.parse(readFileSync(join(resolve(__dirname, '..', '..', '..'), 'package.json'), 'utf8'));
+    assert.equal(manifest.contributes.configuration.properties['lspAgent.mcpServers'].scope, 'application');
   });
 });
