@@ -32,7 +32,7 @@ import re
 import stat
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -231,6 +231,22 @@ class ShadowStore:
             except (KeyError, ValueError, GitError):
                 continue
         return sorted(out, key=lambda c: c.seq)
+
+    def copy_checkpoints(self, source: str, target: str, message_ids: Collection[str]) -> int:
+        """Give session ``target`` the checkpoints of session ``source`` whose prompts are
+        among ``message_ids`` (a fork's copied prompts): new references to the same commits,
+        so nothing is copied but the names. Returns how many."""
+        prefix = f"{REF_PREFIX}{safe_name(source)}/"
+        wanted = {safe_name(m) for m in message_ids}
+        count = 0
+        for name in list(self.repo.references):
+            rest = name[len(prefix) :] if name.startswith(prefix) else None
+            if rest is None or rest.partition("-")[2] not in wanted:
+                continue
+            target_ref = f"{REF_PREFIX}{safe_name(target)}/{rest}"
+            self.repo.references.create(target_ref, self.repo.references[name].target, force=True)
+            count += 1
+        return count
 
     def disk_bytes(self) -> int:
         """Bytes the store uses on disk (objects, index, references)."""

@@ -173,7 +173,23 @@ def fork(
     writer.close()
     if writer.error is not None:
         raise SessionError(f"cannot write the fork: {writer.error}")
-    return resume(manager, new_id, cwd=source_cwd, stream=stream)
+    resumed = resume(manager, new_id, cwd=source_cwd, stream=stream)
+    _share_checkpoints(resumed.session, session_id, chain)
+    return resumed
+
+
+def _share_checkpoints(fork: Session, source: str, chain: Sequence[Record]) -> None:
+    """Give a fork the checkpoints of the prompts it copied, so their code can be rewound in
+    the fork too (a failure only costs that: it is logged)."""
+    checkpoints = fork.checkpoints
+    if checkpoints is None:
+        return
+    prompts = [r.uuid for r in chain if r.get("prompt")]
+    try:
+        with checkpoints.store.lock:
+            checkpoints.store.copy_checkpoints(source, fork.id, prompts)
+    except Exception as exc:
+        log.warning("the fork %s cannot rewind the code of its copied prompts: %s", fork.id, exc)
 
 
 def _cut(chain: Sequence[Record], message_id: str) -> list[Record]:

@@ -16,7 +16,7 @@ from lsp_agent.protocol.events import AgentMessageChunk, UserMessageChunk
 from lsp_agent.protocol.prompt import PromptText
 from lsp_agent.sessions.manager import SessionManager
 from lsp_agent.sessions.replay import replay
-from lsp_agent.sessions.resume import resume
+from lsp_agent.sessions.resume import fork, resume
 from lsp_agent.sessions.rewind import RewindError, outcome_of, rewind
 from lsp_agent.store.history import active_chain, load_transcript
 from lsp_agent.testing.scenario import Scenario, reply, scenario
@@ -105,6 +105,22 @@ async def test_prompts_before_a_clear_rewind_code_only(managers: Make, tmp_path:
     assert done.code is not None and done.conversation is False
     await rewind(resumed, marks[1].message_id, "conversation")
     assert resumed.history == ()
+
+
+async def test_a_fork_rewinds_the_code_of_the_prompts_it_copied(
+    managers: Make, tmp_path: Path
+) -> None:
+    manager = await managers(scenario(reply("One."), reply("Two.")))
+    session = manager.new(cwd=tmp_path)
+    await ask(session, "first")
+    await ask(session, "second")
+    first = session.prompt_marks[0].message_id
+    forked = fork(manager, session.id).session
+    assert forked.prompt_marks[0].message_id == first
+    done = await rewind(forked, first, "both")
+    assert done.code is not None and forked.history == ()
+    # The source keeps its own checkpoints and history.
+    assert len(session.prompt_marks) == 2 and len(session.history) == 4
 
 
 def test_a_rewind_record_this_version_cannot_read_replays_nothing() -> None:
