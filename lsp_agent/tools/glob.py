@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from pydantic import ConfigDict, Field
 
-from lsp_agent.protocol.events import Location, ToolKind
+from lsp_agent.protocol.events import ContentItem, Location, TextContent, ToolKind
 from lsp_agent.tools._globmatch import compile_glob, name_prefilter_args
 from lsp_agent.tools._newest import NewestMatches
 from lsp_agent.tools._paths import display_path, resolve_search_path, search_target
@@ -153,8 +153,13 @@ class GlobTool(Tool[GlobInput, GlobPlan]):
             )
         if incomplete:
             text += "\n" + "\n".join(incomplete)
+        # The model gets absolute paths (as Claude Code's Glob gives); the user sees them as
+        # the tool titles name files, relative to the session's folder.
+        cwd = ctx.cwd.resolve()
+        shown = text.replace("\n".join(paths), "\n".join(display_path(Path(p), cwd) for p in paths))
         return ToolOutput(
             text=text,
+            content=(ContentItem(content=TextContent(text=shown)),),
             raw_output={
                 "count": len(paths),
                 "total": newest.total,

@@ -30,6 +30,10 @@ async def test_matches_sorted_newest_first_absolute(env: Env) -> None:
     out = await env.run(GLOB, {"pattern": "**/*.py"})
     assert out.text.split("\n") == [str(new), str(mid), str(old)]
     assert out.raw_output == {"count": 3, "total": 3, "truncated": False}
+    # The user sees them as the tool titles name files: relative to the session's folder.
+    (shown,) = out.content
+    assert shown.type == "content"
+    assert shown.content.text.split("\n") == ["src/deep/new.py", "mid.py", "src/old.py"]
 
 
 async def test_name_pattern_matches_at_any_depth_and_slash_anchors(env: Env) -> None:
