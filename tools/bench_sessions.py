@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import inspect
 import json
 import os
@@ -123,8 +124,13 @@ def bench_append(turns: int) -> dict[str, float]:
 
 
 async def bench_load(turns: int, rounds: int) -> dict[str, float]:
-    # Streamed when this tree's resume() can (the editor's session/load asks for it).
+    # Streamed when this tree's resume() can (the editor's session/load asks for it), with
+    # the garbage collector paused around the replay as the door does, when it does.
     streamed = "stream" in inspect.signature(resume).parameters
+    try:
+        from lsp_agent.sessions.restore import collector_paused as paused
+    except ImportError:
+        paused = contextlib.nullcontext  # type: ignore[assignment]
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         cwd = Path(tmp) / "project"
@@ -151,11 +157,12 @@ async def bench_load(turns: int, rounds: int) -> dict[str, float]:
                 if streamed
                 else resume(manager, session_id)
             )
-            updates = iter(resumed.updates)
-            next(updates)
-            first.append((time.perf_counter() - start) * 1000)
-            count = 1 + sum(1 for _ in updates)
-            whole.append((time.perf_counter() - start) * 1000)
+            with paused():
+                updates = iter(resumed.updates)
+                next(updates)
+                first.append((time.perf_counter() - start) * 1000)
+                count = 1 + sum(1 for _ in updates)
+                whole.append((time.perf_counter() - start) * 1000)
             assert len(resumed.session.history) == turns * 4
             await manager.aclose()
         return {

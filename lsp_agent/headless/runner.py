@@ -339,6 +339,7 @@ def _open_session(
     ``--resume``, ``--fork-session``). Raises ``SessionError`` for a session that cannot be
     resumed (unknown, none in the directory, open elsewhere)."""
     from lsp_agent.sessions.manager import SessionError
+    from lsp_agent.sessions.restore import collector_paused
     from lsp_agent.sessions.resume import fork, resume, saved_sessions
 
     if not options.continue_session and options.resume is None:
@@ -363,8 +364,9 @@ def _open_session(
         resumed = fork(manager, target, cwd=options.cwd, new_id=options.session_id, stream=True)
     else:
         resumed = resume(manager, target, cwd=options.cwd, stream=True)
-    for _ in resumed.updates:
-        pass  # a headless run prints only the new turn (iterating restores the history)
+    with collector_paused():
+        for _ in resumed.updates:
+            pass  # a headless run prints only the new turn (iterating restores the history)
     for warning in resumed.warnings:
         err.write(f"lsp-agent: {warning}\n")
     if mode is not None:

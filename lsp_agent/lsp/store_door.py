@@ -20,6 +20,7 @@ from lsp_agent.lsp.params import ForkSessionParams, ListSessionsParams, LoadSess
 from lsp_agent.lsp.prompt import path_from
 from lsp_agent.lsp.sessions_door import modes_json
 from lsp_agent.sessions.manager import SessionError
+from lsp_agent.sessions.restore import collector_paused
 from lsp_agent.sessions.resume import Resumed, fork, resume, saved_sessions
 
 if TYPE_CHECKING:
@@ -117,8 +118,9 @@ async def close_removed(ls: AgentLanguageServer, uris: list[str]) -> list[str]:
 def _replay(ls: AgentLanguageServer, resumed: Resumed) -> None:
     # Each update is written as it comes: the first leaves before the rest is read.
     session_id = resumed.session.id
-    for update in resumed.updates:
-        ls.host.emit(session_id, update)
+    with collector_paused():
+        for update in resumed.updates:
+            ls.host.emit(session_id, update)
     for warning in resumed.warnings:
         logger.warning("%s", warning)
     logger.info("session %s resumed in %s", session_id, resumed.session.cwd)

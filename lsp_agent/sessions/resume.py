@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.checkpoints.retention import collect
 from lsp_agent.protocol.events import SessionUpdate
-from lsp_agent.sessions.restore import replay_saved, restore
+from lsp_agent.sessions.restore import collector_paused, replay_saved, restore
 from lsp_agent.sessions.session import Session, SessionError
 from lsp_agent.store.history import active_chain, load_transcript
 from lsp_agent.store.index import SessionInfo, list_sessions, remove_expired
@@ -126,7 +126,8 @@ def resume(
         writer.close()
         raise
     if not stream:
-        updates = iter(list(updates))
+        with collector_paused():
+            updates = iter(list(updates))
     return Resumed(session=session, updates=updates, warnings=scanned.warnings)
 
 
