@@ -1,8 +1,11 @@
-"""The system prompt: a static part, then the session's environment and memory files.
+"""The system prompt: a static part, then a small dynamic part (the session's environment).
 
-The parts are ordered from most to least stable so the request prefix stays byte-identical
-across turns of a session (prompt caching); the memory block changes only when a memory file
-does.
+Two parts, most stable first, each ending with a prompt-cache breakpoint (the Anthropic
+adapter marks the first and the last system part): the static part is the same for every
+session and project, so its cached prefix is shared; the dynamic part (working directory,
+platform, date, ``--append-system-prompt``) is fixed when the session starts. Memory files
+are not here: they open the conversation (:mod:`lsp_agent.context.start`), so editing one
+never rewrites the cached system prompt.
 """
 
 from __future__ import annotations
@@ -54,19 +57,16 @@ def system_prompt(
     cwd: Path,
     roots: Sequence[Path],
     append: str | None = None,
-    memory: str | None = None,
     replace: str | None = None,
+    today: date | None = None,
 ) -> tuple[str, ...]:
-    """The system prompt parts for a session, most stable first. ``memory`` is the rendered
-    memory block (:mod:`lsp_agent.context.memory`), loaded by the caller under the workspace's
-    trust. ``replace`` stands for the built-in prompt and environment block (Claude Code's
-    ``--system-prompt``); memory and ``append`` still follow it."""
+    """The system prompt of a session: ``(static, dynamic)``. The dynamic part is the
+    environment block, then ``append`` (``--append-system-prompt``). ``replace`` stands for the
+    built-in prompt and environment block (Claude Code's ``--system-prompt``); ``append`` still
+    follows it, as its own part."""
     if replace is not None:
-        parts = [replace]
-    else:
-        parts = [STATIC_PROMPT, environment_text(cwd=cwd, roots=roots)]
-    if memory:
-        parts.append(memory)
+        return (replace, append) if append else (replace,)
+    dynamic = environment_text(cwd=cwd, roots=roots, today=today)
     if append:
-        parts.append(append)
-    return tuple(parts)
+        dynamic += "\n\n" + append
+    return (STATIC_PROMPT, dynamic)

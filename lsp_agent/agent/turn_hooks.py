@@ -146,10 +146,23 @@ def note_chunks(notes: Sequence[str]) -> list[AgentMessageChunk]:
     return [AgentMessageChunk(content=TextContent(text=f"\n[hook] {n}\n")) for n in notes]
 
 
+REMINDER_OPEN = "<system-reminder>\n"
+"""Opens the blocks the session adds in front of a prompt (:mod:`lsp_agent.context.start`)."""
+
+
 def _prompt_start(message: Message, marker: str) -> int:
-    """Index of the first content block of the new prompt in ``message``."""
+    """Index of the first content block of the new prompt in ``message``: after the last
+    ``marker``, and after the reminders the session put in front of the prompt (the memory
+    start block, memory changes), which are not the user's words."""
+    start = 0
     for index in range(len(message.content) - 1, -1, -1):
         block = message.content[index]
         if isinstance(block, TextBlock) and block.text == marker:
-            return index + 1
-    return 0
+            start = index + 1
+            break
+    while start < len(message.content) - 1:
+        block = message.content[start]
+        if not (isinstance(block, TextBlock) and block.text.startswith(REMINDER_OPEN)):
+            break
+        start += 1
+    return start

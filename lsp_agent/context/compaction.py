@@ -191,8 +191,11 @@ def compacted_history(
 
 
 def is_compacted_start(message: Message) -> bool:
-    """Whether ``message`` opens a compacted history (see :func:`compacted_history`)."""
-    return message.role == "user" and message.text().startswith(SUMMARY_HEADER)
+    """Whether ``message`` opens a compacted history (see :func:`compacted_history`; the
+    memory start block may come before the summary)."""
+    return message.role == "user" and any(
+        isinstance(b, TextBlock) and b.text.startswith(SUMMARY_HEADER) for b in message.content[:2]
+    )
 
 
 def summary_problem(summary: str, *, tokens_before: int) -> str | None:

@@ -43,6 +43,7 @@ from lsp_agent.context.compaction import (
     with_instruction,
 )
 from lsp_agent.context.early import EARLY_FRACTION, EarlySummary, Ready, tail_after
+from lsp_agent.context.start import with_start
 from lsp_agent.context.tokens import (
     Calibration,
     Observed,
@@ -140,8 +141,9 @@ class Prepared:
 @dataclass(kw_only=True)
 class ContextEngine:
     """See the module doc. ``working_set()`` renders the deterministic working-set block from
-    server state; ``reads()`` what each ``Read`` call saw, by ``tool_use_id``;
-    ``file_state(path)`` a file's current version and digest."""
+    server state; ``start()`` the memory files, re-read, for the compacted history's start
+    block (:mod:`lsp_agent.context.start`; ``None``: none); ``reads()`` what each ``Read``
+    call saw, by ``tool_use_id``; ``file_state(path)`` a file's current version and digest."""
 
     model: Model
     model_name: str
@@ -150,6 +152,7 @@ class ContextEngine:
     policy: CompactPolicy = field(default_factory=CompactPolicy)
     environ: Mapping[str, str] = field(default_factory=dict)
     working_set: Callable[[], str] = lambda: ""
+    start: Callable[[], str | None] = lambda: None
     reads: Callable[[], Mapping[str, ReadRecord]] = dict
     file_state: Callable[[str], FileState | None] | None = None
     pre_compact: PreCompact | None = None
@@ -335,7 +338,7 @@ class ContextEngine:
             omitted=omitted,
             mid_turn=trigger != "manual" and not tail,
         )
-        new = (*new, *tail)
+        new = with_start((*new, *tail), self.start())
         assert not pairing_problems(new)
         self.state.observed = None
         after = self.state.calibration.apply(

@@ -1,11 +1,14 @@
 """Request mapping for the Anthropic Messages API: our :class:`~lsp_agent.model.types.ModelRequest`
 as the keyword arguments of ``messages.create`` (Messages API reference, prompt-caching guide).
 
-- ``system`` parts become text blocks; the last carries ``cache_control: ephemeral``.
+- cache breakpoints (``cache_control: ephemeral``; the API allows four): the first and the last
+  ``system`` part (the static prompt, shared by every session, and the session's environment),
+  the first block of the first message (the conversation's start block: the memory files), and
+  the last cacheable block of the last message (thinking blocks cannot carry it, and empty text
+  blocks are dropped because the API rejects them). A read hits the longest cached prefix, so
+  each request reuses everything the previous one sent and writes only the new turn.
 - tools keep their order (name, description, input_schema); the cache prefix covers them
   because the API orders the prompt tools → system → messages.
-- the last cacheable block of the last message carries ``cache_control`` too (thinking blocks
-  cannot carry it, and empty text blocks are dropped because the API rejects them).
 - lone UTF-16 surrogates are replaced, and a request over :data:`REQUEST_LIMIT_BYTES` is refused
   before it is sent.
 
@@ -125,6 +128,7 @@ def to_api_params(
     }
     if request.system:
         system: list[dict[str, Any]] = [{"type": "text", "text": part} for part in request.system]
+        system[0]["cache_control"] = dict(_CACHE)
         system[-1]["cache_control"] = dict(_CACHE)
         params["system"] = system
     if request.tools:
@@ -133,19 +137,26 @@ def to_api_params(
             for t in request.tools
         ]
     if params["messages"]:
-        # A copy of the last message: the converted messages are shared between requests,
-        # and the breakpoint moves on with the next one.
-        last = dict(params["messages"][-1])
-        content = last["content"] = list(last["content"])
-        for index in reversed(range(len(content))):
-            block = content[index]
-            if block["type"] != "thinking" and not (block["type"] == "text" and not block["text"]):
-                content[index] = {**block, "cache_control": dict(_CACHE)}
-                break
-        params["messages"][-1] = last
+        _mark(params["messages"], 0, first=True)
+        _mark(params["messages"], -1, first=False)
     if request.thinking_budget is not None:
         params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
     return params
+
+
+def _mark(messages: list[dict[str, Any]], position: int, *, first: bool) -> None:
+    """Put a breakpoint on the first (``first``) or last cacheable block of
+    ``messages[position]``. The message is replaced by a copy: the converted messages are
+    shared between requests, and the breakpoints move on with the next one."""
+    message = dict(messages[position])
+    content = message["content"] = list(message["content"])
+    indexes = range(len(content)) if first else reversed(range(len(content)))
+    for index in indexes:
+        block = content[index]
+        if block["type"] != "thinking" and not (block["type"] == "text" and not block["text"]):
+            content[index] = {**block, "cache_control": dict(_CACHE)}
+            break
+    messages[position] = message
 
 
 def refuse_oversized(params: Mapping[str, Any], endpoint: str) -> int:

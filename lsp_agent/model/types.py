@@ -145,8 +145,9 @@ class ToolSpec(BaseModel):
 
 
 class ModelRequest(BaseModel):
-    """Everything one model call needs. ``system`` is a list of text parts; the adapter puts a
-    ``cache_control`` breakpoint after the last one and on the last message block."""
+    """Everything one model call needs. ``system`` is a list of text parts; the adapter puts
+    ``cache_control`` breakpoints after the first and the last of them, on the first block of
+    the first message and on the last block of the last message."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -15,8 +15,9 @@ from lsp_agent.context.commands import CommandOutcome, CommandRegistry, SlashCom
 from lsp_agent.context.memory.init import INIT_PROMPT
 from lsp_agent.context.memory.listing import memory_listing
 from lsp_agent.context.memory.open_choice import chosen_file, open_request, paths_section
-from lsp_agent.context.memory.render import MEMORY_HEADER
+from lsp_agent.context.memory.render import render_memory
 from lsp_agent.context.report import context_report, render_report
+from lsp_agent.context.start import split_start
 from lsp_agent.model.base import TokenCounter
 from lsp_agent.model.types import ModelRequest
 from lsp_agent.protocol.events import AgentMessageChunk, TextContent
@@ -54,12 +55,15 @@ async def _context(session: Session, args: str) -> CommandOutcome:
             exact = await session.model.count_tokens(request)
         except Exception:
             exact = None  # the estimate is still worth showing
+    memory, messages = split_start(session.history)
+    if memory is None and not messages and session.memory is not None:
+        memory = render_memory(session.memory.load().files)  # what the first prompt opens with
     report = context_report(
         model=session.config.model,
         system=system,
-        memory=[p for p in system if p.startswith(MEMORY_HEADER)],
+        memory=[memory] if memory is not None else [],
         tools=tools,
-        messages=session.history,
+        messages=messages,
         window=engine.window,
         threshold=engine.threshold(session.max_tokens),
         calibration=session.context.calibration,

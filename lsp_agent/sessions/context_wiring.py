@@ -71,6 +71,7 @@ def build_engine(session: Session) -> ContextEngine:
         policy=CompactPolicy.from_env(env, auto_setting=session.config.auto_compact),
         environ=env,
         working_set=lambda: _working_set(session),
+        start=session.start_memory,
         reads=lambda: _reads(session),
         file_state=lambda path: _file_state(session, path),
         pre_compact=pre_compact,
@@ -81,8 +82,8 @@ def build_engine(session: Session) -> ContextEngine:
 
 def _working_set(session: Session) -> str:
     session.touched = touched_files(session.history, session.touched)
-    # The memory files are read again for every turn's system prompt, so the working set
-    # does not repeat them.
+    # The memory files are read again for the compacted history's start block, so the
+    # working set does not repeat them.
     return render_working_set(
         touched=session.touched, host=session.host, diagnostics=session.diagnostics
     )

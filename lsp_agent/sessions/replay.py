@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from lsp_agent.context.compaction import is_compacted_start
 from lsp_agent.model.types import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from lsp_agent.protocol.events import (
     AgentMessageChunk,
@@ -129,7 +130,7 @@ def _record_updates(
 
 
 def _user_updates(record: Record, message: Message) -> Iterator[SessionUpdate]:
-    if message.text().startswith("<compact-summary>"):
+    if is_compacted_start(message):
         return  # shown by its context_compacted update
     if record.get("prompt"):
         text = record.get("promptText")

@@ -16,14 +16,15 @@ from typing import Any
 
 from lsp_agent.agent.env import AgentConfig, TurnEnv
 from lsp_agent.agent.loop import LoopState, TurnResult, run_turn, start_messages
-from lsp_agent.agent.prompt import system_prompt
 from lsp_agent.checkpoints.recorder import Checkpoints
 from lsp_agent.config.store import SettingsStore
 from lsp_agent.context.commands import CommandOutcome, CommandRegistry, parse_invocation
 from lsp_agent.context.engine import ContextEngine, ContextState
-from lsp_agent.context.memory.render import render_on_demand
+from lsp_agent.context.memory.changes import changes_reminder, seen
+from lsp_agent.context.memory.render import render_memory, render_on_demand
 from lsp_agent.context.memory.store import MemoryStore, batch_paths, hook_fields
 from lsp_agent.context.memory.types import MemoryFile
+from lsp_agent.context.start import with_start
 from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.mcp.service import McpService
@@ -108,6 +109,9 @@ class Session:
     tools join the built-ins at the start of every turn."""
     memory: MemoryStore | None = None
     """The session's memory files, read again for every turn (live edits, trust changes)."""
+    memory_seen: dict[Path, str] | None = None
+    """Each memory file's text as the conversation holds it (start block, then reminders);
+    ``None``: the conversation has no start block yet (new, cleared or just resumed)."""
     _announced: set[Path] = field(default_factory=set)
     commands: CommandRegistry[Session] = field(default_factory=CommandRegistry)
     context: ContextState = field(default_factory=ContextState)
@@ -253,6 +257,7 @@ class Session:
         self.history = ()
         if self.background is not None:
             self.background.cancel("summary")
+        self.memory_seen = None  # the next prompt opens with the memory as it is then
         self.context.reset()
         self._emit(UsageUpdate(used=0, size=self.limits.context_window))
         self.read_state.digests.clear()
@@ -273,10 +278,11 @@ class Session:
             user = await self._with_start_context(user)
             if self.mcp is not None:
                 user = await self.mcp.with_resources(user)  # @server:uri mentions
+            history, user = self._with_memory(self.history, user)
             if self.hooks is not None and self.settings is not None:
                 self.hooks.env = self.settings.env()  # settings reloads apply per turn
             state = LoopState(
-                messages=start_messages(self.history, user),
+                messages=start_messages(history, user),
                 before=self.history,
                 max_tokens=self.max_tokens,
             )
@@ -336,18 +342,42 @@ class Session:
         return tools, (*system, instructions) if instructions else system
 
     def system_now(self) -> tuple[str, ...]:
-        """The system prompt for this turn: the memory files as they are now."""
+        """The system prompt: fixed for the whole session (byte-stable for the prompt cache;
+        memory files open the conversation instead, see :meth:`_with_memory`)."""
+        return self.system
+
+    def start_memory(self) -> str | None:
+        """The memory files as they are now, rendered for the conversation's start block; the
+        conversation is taken to hold exactly these from now on. Used when the conversation
+        starts again (first prompt, ``/clear``, compaction)."""
         if self.memory is None:
-            return self.system
-        text = self.memory.text()
-        self._announce(self.memory.loaded.files)
-        return system_prompt(
-            cwd=self.cwd,
-            roots=self.roots,
-            append=self.config.append_system_prompt,
-            memory=text,
-            replace=self.config.system_prompt,
-        )
+            return None
+        files = self.memory.load().files
+        self._announce(files)
+        self.memory_seen = seen(files)
+        return render_memory(files)
+
+    def _with_memory(
+        self, history: tuple[Message, ...], user: Message
+    ) -> tuple[tuple[Message, ...], Message]:
+        """The history and prompt of a turn with the memory files in place: a conversation that
+        starts (or was resumed: its cached prefix is long gone) opens with the start block; in
+        a running one, files changed since the conversation last showed them are appended to
+        the prompt as a reminder, so the cached prefix stays as it was."""
+        if self.memory is None:
+            return history, user
+        if self.memory_seen is None or not history:
+            memory = self.start_memory()
+            if history:
+                return with_start(history, memory), user
+            return history, with_start((user,), memory)[0]
+        files = self.memory.load().files
+        self._announce(files)
+        note = changes_reminder(self.memory_seen, files)
+        if note is None:
+            return history, user
+        self.memory_seen = seen(files)
+        return history, Message(role="user", content=(TextBlock(text=note), *user.content))
 
     def _instructions(
         self, calls: tuple[tuple[str, dict[str, Any], str | None], ...]

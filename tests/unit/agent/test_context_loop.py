@@ -10,7 +10,8 @@ import pytest
 
 from lsp_agent.config.store import SettingsStore
 from lsp_agent.context.compaction import SUMMARY_HEADER, pairing_problems
-from lsp_agent.model.types import ToolResultBlock
+from lsp_agent.context.start import START_OPEN, is_start_block, split_start
+from lsp_agent.model.types import TextBlock, ToolResultBlock
 from lsp_agent.protocol.events import (
     AgentMessageChunk,
     AvailableCommandsUpdate,
@@ -73,9 +74,11 @@ async def test_threshold_compacts_before_the_request_and_keeps_instructions(
     requests = h.server.requests
     assert requests[1]["system"] == requests[0]["system"]
     assert requests[1]["tools"] == requests[0]["tools"]
-    # The new history: one user message with the summary and both prompts verbatim.
+    # The new history: one user message with the memory start block, then the summary and
+    # both prompts verbatim.
     first_message = h.session.history[0]
-    text = first_message.text()
+    assert is_start_block(first_message.content[0])
+    text = first_message.content[1].text  # type: ignore[union-attr]
     assert text.startswith(SUMMARY_HEADER)
     assert first in text and "Now add tests." in text
     assert [m.role for m in h.session.history] == ["user", "assistant"]
@@ -179,7 +182,7 @@ async def test_failed_summary_leaves_history_and_says_why(harness: HarnessFactor
     text = "".join(u.content.text for u in h.host.updates if isinstance(u, AgentMessageChunk))
     assert "Automatic compaction failed" in text and "bad summary request" in text
     assert not compacted(h)
-    assert h.session.history[0].text() == "hello"
+    assert split_start(h.session.history)[1][0].text() == "hello"
     h.server.assert_done()
 
 
@@ -231,8 +234,9 @@ async def test_slash_compact_with_focus_and_memory_reread(
     h = await harness(
         scenario(
             reply("Hi.", usage=SMALL),
-            # The memory files are read again for the summary request's system prompt.
-            summary_step(system_contains="Use spaces now."),
+            # The summary request reuses the cached prefix (the memory as the conversation
+            # holds it); the compacted history opens with the memory files read again.
+            summary_step(),
             reply("After.", expect=expecting(last_user_contains="next")),
         ),
         settings=lambda cwd: SettingsStore(
@@ -242,7 +246,8 @@ async def test_slash_compact_with_focus_and_memory_reread(
         max_tokens=MAX_TOKENS,
     )
     await ask(h, "hello there")
-    assert "Use tabs." in str(h.server.requests[0]["system"])
+    assert "Use tabs." not in str(h.server.requests[0]["system"])
+    assert "Use tabs." in h.server.requests[0]["messages"][0]["content"][0]["text"]
     (tmp_path / "CLAUDE.md").write_text("Use spaces now.\n")
     result = await ask(h, "/compact the parser work")
     assert result.error is None, result.final_text
@@ -251,8 +256,11 @@ async def test_slash_compact_with_focus_and_memory_reread(
     text = h.session.history[0].text()
     assert "hello there" in text
     assert "<user-message>\n/compact" not in text  # commands are not user instructions
+    assert "Use spaces now." in text and "Use tabs." not in text
     result = await ask(h, "next")
     assert result.final_text == "After."
+    opening = h.server.requests[2]["messages"][0]["content"][0]["text"]
+    assert is_start_block(TextBlock(text=opening)) and "Use spaces now." in opening
     # The next prompt joins the compacted start without an "interrupted" marker.
     assert "interrupted" not in h.session.history[0].text().lower()
     h.server.assert_done()
@@ -282,7 +290,9 @@ async def test_context_clear_cost_and_unknown(harness: HarnessFactory) -> None:
     assert h.session.history == ()
     result = await ask(h, "again")
     assert result.final_text == "Fresh."
-    assert h.server.requests[-1]["messages"][0]["content"][0]["text"] == "again"
+    # /clear: the conversation starts again, opened by the memory start block.
+    first = h.server.requests[-1]["messages"][0]["content"]
+    assert first[0]["text"].startswith(START_OPEN) and first[-1]["text"] == "again"
     h.server.assert_done()
 
 

@@ -17,6 +17,7 @@ import pytest
 from lsp_agent.agent.env import AgentConfig
 from lsp_agent.agent.turn_hooks import MAX_STOP_CONTINUATIONS, PROMPT_CONTEXT, STOP_FEEDBACK
 from lsp_agent.config.store import SettingsStore
+from lsp_agent.context.start import START_OPEN
 from lsp_agent.model.anthropic import AnthropicModel
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
 from lsp_agent.protocol.events import AgentMessageChunk
@@ -202,7 +203,8 @@ async def test_prompt_hook_context_goes_in_front_of_the_prompt(
     assert result.terminal == "completed"
     r.server.assert_done()
     texts = r.user_texts(0)
-    assert texts[0].startswith(PROMPT_CONTEXT) and "feature/x" in texts[0]
+    assert texts[0].startswith(START_OPEN)  # the memory files open the conversation
+    assert texts[1].startswith(PROMPT_CONTEXT) and "feature/x" in texts[1]
     assert texts[-1] == "what branch am I on?"
 
 
@@ -357,7 +359,9 @@ async def test_session_start_context_reaches_the_first_prompt_only(
     await r.session.prompt([PromptText(text="first")])
     await r.session.prompt([PromptText(text="second")])
     r.server.assert_done()
-    assert r.user_texts(0)[0].startswith(SESSION_START_CONTEXT)
+    opening = r.user_texts(0)
+    assert opening[0].startswith(START_OPEN)  # the memory files first
+    assert opening[1].startswith(SESSION_START_CONTEXT)
     assert not any("uv" in t for t in r.user_texts(1))
     payload = json.loads(seen.read_text())
     assert payload["hook_event_name"] == "SessionStart"

@@ -225,8 +225,9 @@ async def test_request_goes_out_with_cache_breakpoints_and_blocks_converted(
     assert body["model"] == "claude-test"
     assert body["max_tokens"] == 4000
     assert body["stream"] is True
+    # Breakpoints after the static and the dynamic part of the system prompt.
     assert body["system"] == [
-        {"type": "text", "text": "static part"},
+        {"type": "text", "text": "static part", "cache_control": {"type": "ephemeral"}},
         {"type": "text", "text": "dynamic part", "cache_control": {"type": "ephemeral"}},
     ]
     assert [t["name"] for t in body["tools"]] == ["Read", "Bash"]
@@ -239,8 +240,11 @@ async def test_request_goes_out_with_cache_breakpoints_and_blocks_converted(
         {"type": "tool_result", "tool_use_id": "toolu_1", "content": "1 FAILED", "is_error": True},
         {"type": "text", "text": "also look at b.py", "cache_control": {"type": "ephemeral"}},
     ]
-    # Only the last message carries a message-level breakpoint; no sampling parameters.
-    assert "cache_control" not in json.dumps(body["messages"][:2])
+    # Message-level breakpoints: the first block of the first message (the conversation's start
+    # block) and the last message; no sampling parameters.
+    assert body["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in json.dumps(body["messages"][0]["content"][1:])
+    assert "cache_control" not in json.dumps(body["messages"][1])
     assert not {"temperature", "top_p", "top_k", "thinking"} & body.keys()
 
 
@@ -285,8 +289,14 @@ async def test_a_growing_history_moves_the_breakpoint_and_keeps_surrogates_repla
             ],
         }
     ]
-    assert body1[0] == {"role": "user", "content": [{"type": "text", "text": "bad \ufffd text"}]}
+    # The first block of the first message keeps a breakpoint (the conversation's start).
+    assert body1[0] == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "bad \ufffd text", "cache_control": {"type": "ephemeral"}}
+        ],
+    }
     assert body1[2]["content"] == [
         {"type": "text", "text": "next", "cache_control": {"type": "ephemeral"}}
     ]
-    assert "cache_control" not in json.dumps(body1[:2])
+    assert "cache_control" not in json.dumps(body1[1])

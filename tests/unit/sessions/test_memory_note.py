@@ -113,8 +113,9 @@ async def test_note_is_appended_after_approval_and_the_next_turn_sees_it(make: A
         assert len(s.asked) == 2  # which file, then the write asks like any other edit
         assert s.server.requests == []  # the model was not asked
         await s.session.prompt([PromptText(text="hello")])
-        system = json.dumps(s.server.requests[0]["system"])
-        assert "Always run ruff before committing" in system
+        # The conversation opens with the memory files, the note included.
+        opening = json.dumps(s.server.requests[0]["messages"][0]["content"][0])
+        assert "Always run ruff before committing" in opening
 
 
 async def test_rejected_note_leaves_the_file_alone(make: Any) -> None:

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from lsp_agent.agent.env import AgentConfig
+from lsp_agent.context.compaction import is_compacted_start
+from lsp_agent.context.start import split_start
 from lsp_agent.model.anthropic import AnthropicModel
 from lsp_agent.model.types import ToolResultBlock
 from lsp_agent.protocol.events import (
@@ -183,7 +185,8 @@ async def test_fork_from_a_message_gets_a_new_id_and_only_the_history_before_it(
     first_answer = session.recorder.ids[1]  # type: ignore[union-attr]
     forked = fork(manager, session.id, message_id=first_answer)
     assert forked.session.id != session.id
-    assert [m.text() for m in forked.session.history] == ["one", "A1"]
+    history = split_start(forked.session.history)[1]  # without the memory start block
+    assert [m.text() for m in history] == ["one", "A1"]
     await ask(forked.session, "the other way")
     assert [m["role"] for m in server.requests[-1]["messages"]] == ["user", "assistant", "user"]
     # The original is untouched.
@@ -201,7 +204,7 @@ async def test_two_servers_never_write_one_session(managers: Make, tmp_path: Pat
     with pytest.raises(SessionError, match="another lsp-agent process"):
         resume(second, session.id)
     # Forking is the way to continue it elsewhere.
-    assert fork(second, session.id).session.history[0].text() == "hello"
+    assert split_start(fork(second, session.id).session.history)[1][0].text() == "hello"
 
 
 async def test_compaction_and_clear_are_recorded_and_resume_after_them(
@@ -232,7 +235,7 @@ async def test_compaction_and_clear_are_recorded_and_resume_after_them(
     updates = list(resumed.updates)
     assert [type(u) for u in updates if isinstance(u, ContextCompacted)] == [ContextCompacted]
     history = resumed.session.history
-    assert history[0].text().startswith("<compact-summary>")
+    assert is_compacted_start(history[0])
     assert "after" in history[0].text()  # the next prompt merged into the summary message
     assert resumed.session.context.prompts[-1] == "after"
     await ask(resumed.session, "/clear")
