@@ -253,5 +253,6 @@ async def test_hash_prompt_adds_a_note_to_the_open_unsaved_memory_buffer(launch:
     assert editor.scripted.requests == []
 
     await editor.prompt(session, "hello")
-    system = json.dumps(editor.scripted.requests[0]["system"])
-    assert "Unsaved line." in system and "- Always run the tests" in system
+    # The conversation opens with the memory files (the start block), as the buffer holds them.
+    opening = json.dumps(editor.scripted.requests[0]["messages"][0]["content"][0])
+    assert "Unsaved line." in opening and "- Always run the tests" in opening

@@ -78,8 +78,12 @@ async def test_memory_edits_apply_from_the_next_turn(launch: Launch, tmp_path: P
     await _say(editor, session, "third")
     texts = [_request_text(body) for body in editor.scripted.requests]
     assert "VERSION-ONE" in texts[0] and "VERSION-TWO" not in texts[0]
-    assert "VERSION-TWO" in texts[1] and "VERSION-ONE" not in texts[1].split('"messages"')[0]
-    assert "LOCAL-ADDED" in texts[2] and "LOCAL-ADDED" not in texts[1]
+    # An edit is a reminder in front of the next prompt; the start block (and with it the
+    # cached prefix) stays as the conversation began.
+    prompts = [json.dumps(body["messages"][-1]) for body in editor.scripted.requests]
+    assert "VERSION-TWO" in prompts[1] and "VERSION-ONE" not in prompts[1]
+    assert "VERSION-ONE" in json.dumps(editor.scripted.requests[1]["messages"][0]["content"][0])
+    assert "LOCAL-ADDED" in prompts[2] and "LOCAL-ADDED" not in texts[1]
 
 
 async def test_a_subfolder_claude_md_loads_when_a_tool_reads_there(
@@ -140,4 +144,5 @@ async def test_auto_memory_writes_are_reviewed_and_can_be_rejected(
     await _say(editor, session, "ok, save it")
     assert index.read_text() == entry + "\n"
     await _say(editor, session, "what do you remember?")
-    assert entry in _request_text(editor.scripted.requests[4]).split('"messages"')[0]
+    # The saved memory reaches the next prompt as a reminder of the changed index.
+    assert entry in json.dumps(editor.scripted.requests[4]["messages"][-1])
