@@ -43,7 +43,8 @@ async def test_commands_advertised_and_compact_over_lsp(launch: Launch) -> None:
 
     result = await editor.prompt(session, "and now")
     assert result["stopReason"] == "end_turn"
-    first = editor.scripted.requests[-1]["messages"][0]["content"][0]["text"]
+    # The compacted history: the memory start block, then the summary with the prompts.
+    first = "".join(b["text"] for b in editor.scripted.requests[-1]["messages"][0]["content"])
     assert "Always answer in English." in first and "<compact-summary>" in first
 
     with pytest.raises(JsonRpcException) as caught:
