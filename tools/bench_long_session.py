@@ -18,6 +18,10 @@ Reported (Markdown; ``--json OUT`` writes the raw figures):
 - prefix reuse: the share of each request's prompt that repeats the previous request's prompt
   byte for byte (tools, system, then whole messages; ``cache_control`` markers ignored), i.e.
   what the prompt cache would read; given apart for requests right after a compaction;
+- the simulated cache-read share of input tokens (``lsp_agent.testing.prompt_cache``: the
+  API's rule, an entry per breakpoint, reads of the longest written prefix ending at or up to
+  20 blocks before a breakpoint) per request outside compaction and clearing requests, and
+  over all of them;
 - the compaction pause: agent time spent in the engine before the request that compacted,
   apart for compactions that used the summary prepared ahead of time and for those that had to
   wait for a summary request (its round trip included);
@@ -46,6 +50,7 @@ from lsp_agent.model.background import BACKGROUND_ENV
 from lsp_agent.protocol.events import ContextCompacted, SessionUpdate
 from lsp_agent.protocol.prompt import PromptText
 from lsp_agent.sessions.compose import build_sessions
+from lsp_agent.testing.prompt_cache import PromptCache
 from lsp_agent.testing.scenario import Route, Scenario, expecting, reply, text, tool_use
 from lsp_agent.testing.scripted import ScriptedServer
 from lsp_agent.workspace.disk_host import DiskHost
@@ -184,6 +189,9 @@ async def run(turns: int, *, model_ms: int = 20, summary_ms: int = 200) -> dict[
             and e.background is None
         ]
         ahead = [e for e in server.exchanges if e.background == "summary"]
+        cache = PromptCache()
+        usage = {id(e): cache.account(e.body) for e in server.exchanges if e.outcome == "response"}
+        shares = [usage[id(e)] for e in main[1:]]
         bodies = [e.body for e in main]
         sizes = [
             _size(_strip([b.get("tools"), b.get("system"), b["messages"]])) // 4 for b in bodies
@@ -191,6 +199,10 @@ async def run(turns: int, *, model_ms: int = 20, summary_ms: int = 200) -> dict[
         reuse = [prefix_reuse(bodies[i - 1], bodies[i]) for i in range(1, len(bodies))]
         rewritten = [_rewritten(bodies[i - 1], bodies[i]) for i in range(1, len(bodies))]
         steady = [r for r, w in zip(reuse, rewritten, strict=True) if not w]
+        cached = [u for u, w in zip(shares, rewritten, strict=True) if not w]
+        growth = [
+            1 - u.cache_read_input_tokens / u.total for u in cached
+        ]  # the part each request adds to the previous one
         after = [r for r, w in zip(reuse, rewritten, strict=True) if w]
         final_start = session.history[0].text() if session.history else ""
         kept = sum(
@@ -213,6 +225,15 @@ async def run(turns: int, *, model_ms: int = 20, summary_ms: int = 200) -> dict[
             "reuse_steady_median": statistics.median(steady) if steady else 0.0,
             "reuse_steady_min": min(steady) if steady else 0.0,
             "reuse_steady_share_ge_95": sum(r >= 0.95 for r in steady) / max(1, len(steady)),
+            "cache_read_share_steady_median": statistics.median(u.read_share for u in cached),
+            "cache_read_share_steady_min": min(u.read_share for u in cached),
+            "cache_read_share_steady_ge_95": sum(u.read_share >= 0.95 for u in cached)
+            / max(1, len(cached)),
+            "cache_read_share_steady_overall": sum(u.cache_read_input_tokens for u in cached)
+            / max(1, sum(u.total for u in cached)),
+            "cache_read_share_all_overall": sum(u.cache_read_input_tokens for u in shares)
+            / max(1, sum(u.total for u in shares)),
+            "new_part_steady_max": max(growth),
             "rewrites": len(after),
             "reuse_after_rewrite_median": statistics.median(after) if after else 0.0,
             "summaries_prepared_ahead": len(ahead),
