@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from lsp_agent.agent.env import AgentConfig
-from lsp_agent.context.compaction import SUMMARY_HEADER, pairing_problems
+from lsp_agent.context.compaction import is_compacted_start, pairing_problems
 from lsp_agent.model.anthropic import AnthropicModel
 from lsp_agent.model.background import BACKGROUND_ENV
 from lsp_agent.protocol.events import ContextCompacted, SessionUpdate
@@ -149,7 +149,7 @@ async def test_ready_summary_compacts_without_a_blocking_request(start: Any) -> 
     assert len(run.background("summary")) == 1
     assert run.session.context.early_used == 1
     history = run.session.history
-    assert history[0].text().startswith(SUMMARY_HEADER) and PREPARED in history[0].text()
+    assert is_compacted_start(history[0]) and PREPARED in history[0].text()
     assert BLOCKING not in history[0].text()
     assert pairing_problems(history) == []
     assert [m.role for m in history[:2]] == ["user", "assistant"]
