@@ -513,12 +513,15 @@ function renderComposer(): void {
   const modes = session?.availableModes ?? [];
   clear(modeSelect);
   for (const m of modes) {
-    const opt = h('option', { value: m.id, title: m.description ?? '' }, m.name);
+    // Each mode says what it does ("Accept edits — Apply file edits without asking").
+    const opt = h('option', { value: m.id, title: m.description ?? '' }, m.description ? `${m.name} — ${m.description}` : m.name);
     modeSelect.append(opt);
   }
   modeSelect.disabled = !session;
   if (session) modeSelect.value = session.modeId;
-  if (!session) modeSelect.append(h('option', {}, 'Default'));
+  if (!session) modeSelect.append(h('option', {}, 'Default — Ask before edits and commands'));
+  const current = modes.find((m) => m.id === session?.modeId);
+  modeSelect.title = current?.description ? `Permission mode: ${current.name} — ${current.description}` : 'Permission mode';
   // Context meter
   const ctx = session?.context;
   const pct = ctx && ctx.size > 0 ? Math.min(100, Math.round((ctx.used / ctx.size) * 100)) : 0;
@@ -526,10 +529,10 @@ function renderComposer(): void {
   meter.className = `meter${pct >= 90 ? ' high' : pct >= 70 ? ' mid' : ''}`;
   meter.setAttribute('aria-valuenow', String(pct));
   meter.title = ctx ? `${formatTokens(ctx.used)} of ${formatTokens(ctx.size)} tokens in context` : 'Context window';
-  meterLabel.textContent = ctx ? `${pct}%` : '';
+  meterLabel.textContent = ctx ? `${pct}% context` : '';
   meter.hidden = !ctx;
   const t = session?.tokens;
-  tokensLabel.textContent = t && t.input + t.output > 0 ? `↑${formatTokens(t.input)} ↓${formatTokens(t.output)}` : '';
+  tokensLabel.textContent = t && t.input + t.output > 0 ? `${formatTokens(t.input)} in · ${formatTokens(t.output)} out` : '';
   tokensLabel.title = t ? `Input ${t.input} · output ${t.output} · cache read ${t.cacheRead} · cache write ${t.cacheCreation} tokens` : '';
   renderAttachments();
 }

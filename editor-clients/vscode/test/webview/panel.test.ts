@@ -91,9 +91,11 @@ describe('chat webview', () => {
     assert.equal(await page.locator('.plan-head').getAttribute('aria-expanded'), 'true');
     assert.equal(await page.locator('.plan-entry').count(), 4);
     assert.equal(await text(p, '.plan-progress'), '1/4');
-    assert.equal(await text(p, '.meter-label'), '24%');
+    assert.equal(await text(p, '.meter-label'), '24% context');
     assert.equal(await page.locator('.mode-select').inputValue(), 'default');
     assert.equal(await page.locator('.mode-select option').count(), 4);
+    // Each mode says what it does.
+    assert.equal(await page.locator('.mode-select option[value="acceptEdits"]').textContent(), 'Accept edits — Apply file edits without asking');
     assert.match(await text(p, '.chip.toggle'), /cart\.py:4-9/);
     // Running: Stop shown, Send hidden.
     assert.equal(await page.locator('.stop').isVisible(), true);
@@ -232,7 +234,7 @@ describe('chat webview', () => {
     await p.send({ type: 'turnEnded', sessionId: SESSION_ID, result: { stopReason: 'end_turn', usage: { inputTokens: 5120, outputTokens: 380 } } });
     assert.equal(await page.locator('.msg.agent.streaming').count(), 0);
     assert.equal(await page.locator('.send').isVisible(), true);
-    assert.equal(await text(p, '.tokens'), '↑5.1k ↓380');
+    assert.equal(await text(p, '.tokens'), '5.1k in · 380 out');
     // Copy and insert on a code block post the block's text.
     await page.locator('.codeblock [data-action="copy"]').click();
     await page.locator('.codeblock [data-action="insert"]').click();
@@ -254,6 +256,9 @@ describe('chat webview', () => {
     assert.equal(await card.locator('.permission-origin').textContent(), 'Asked by the default policy');
     assert.equal(await card.locator('.diff-line.add').count() > 0, true, 'the diff is shown inline');
     assert.equal(await card.locator('.diff-stat').first().textContent(), '+4 −6');
+    // A long line wraps inside the card instead of being cut off.
+    const wide = await card.locator('.diff-body').evaluate((el) => el.scrollWidth - el.clientWidth);
+    assert.equal(wide, 0, 'no horizontal overflow in the diff');
     assert.deepEqual(await card.locator('.permission > .permission-actions .button').allTextContents(), ['Allow', 'Reject']);
     assert.deepEqual(await card.locator('.permission-always .button').allTextContents(), ['Always allow', 'Always reject']);
     // The rule as the user knows the file; the saved rule text is the tooltip.
