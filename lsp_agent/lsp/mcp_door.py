@@ -85,6 +85,7 @@ class McpDoor:
             ),
             roots=self.server.workspace_roots,
             on_change=lambda s: self._changed(key, s),
+            ask=self._ask,
         )
         self.services[key] = service
         self._publish(key, service)
@@ -166,6 +167,18 @@ class McpDoor:
         except McpError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
         return {"cwd": str(key), "servers": service.statuses()}
+
+    async def _ask(self, message: str, choices: tuple[str, ...]) -> str | None:
+        """A server's elicitation, shown with ``window/showMessageRequest``: the button the
+        user pressed, or ``None``."""
+        chosen = await self.server.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Info,
+                message=message,
+                actions=[types.MessageActionItem(title=c) for c in choices],
+            )
+        )
+        return chosen.title if chosen is not None else None
 
     def did_change_configuration(self, raw: Any) -> None:
         """``workspace/didChangeConfiguration``: a new ``settings.lspAgent.mcpServers`` (an

@@ -32,6 +32,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from lsp_agent import __version__
 from lsp_agent.mcp.config import ServerSpec
+from lsp_agent.mcp.elicitation import question_for
 from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.login_path import LoginPath
 from lsp_agent.mcp.transport import Opened, StderrTail, open_transport
@@ -47,6 +48,9 @@ MAX_TOOLS_PAGES = 100
 
 MAX_TOOLS = 1000
 """Tools taken from one server at most (the rest are ignored with a log line)."""
+
+AskFn = Callable[[str, tuple[str, ...]], Awaitable[str | None]]
+"""Shows ``(message, buttons)`` to the user; returns the button pressed (``None``: none)."""
 
 ProgressFn = Callable[[float, float | None, str | None], None]
 """Receives ``(progress, total, message)`` from a running call."""
@@ -96,8 +100,10 @@ class ServerConnection:
         roots: Callable[[], Sequence[Path]] = tuple,
         on_change: Callable[[ServerConnection], None] = lambda _c: None,
         login_path: LoginPath | None = None,
+        ask: AskFn | None = None,
     ) -> None:
         self.spec = spec
+        self.ask = ask
         self.login_path = login_path
         self.limits = limits
         self.project = project
@@ -444,10 +450,22 @@ class ServerConnection:
     async def _elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
-        log.info(
-            "MCP server %s asked the user for input; declined (not supported yet)", self.spec.name
-        )
-        return types.ElicitResult(action="decline")
+        """Show the request as a question (:mod:`.elicitation`), or decline it."""
+        name = self.spec.name
+        question = None
+        if isinstance(params, types.ElicitRequestFormParams):
+            question = question_for(params.requested_schema)
+        if self.ask is None or question is None:
+            why = "nobody to ask" if self.ask is None else "a form the editor cannot show"
+            log.info("MCP server %s asked the user for input; declined (%s)", name, why)
+            return types.ElicitResult(action="decline")
+        try:
+            choice = await self.ask(f"MCP server {name!r} asks: {params.message}", question.choices)
+        except Exception:
+            log.exception("asking the user for MCP server %s failed", name)
+            choice = None
+        action, content = question.answer(choice)
+        return types.ElicitResult(action=action, content=content)  # type: ignore[arg-type]
 
     # -- calls ------------------------------------------------------------------------------
 

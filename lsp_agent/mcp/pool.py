@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.mcp.connection import ServerConnection, ServerStatus
+from lsp_agent.mcp.connection import AskFn, ServerConnection, ServerStatus
 from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.login_path import LoginPath
 from lsp_agent.mcp.resource_tools import resource_tools
@@ -42,7 +42,9 @@ class McpPool:
         environ: Mapping[str, str],
         roots: Callable[[], Sequence[Path]] = tuple,
         on_change: Callable[[McpPool], None] = lambda _p: None,
+        ask: AskFn | None = None,
     ) -> None:
+        self.ask = ask
         self.plan = plan
         self.limits = limits
         self.project = project
@@ -65,6 +67,7 @@ class McpPool:
             roots=self.roots,
             on_change=lambda _c: self._changed(),
             login_path=self.login_path,
+            ask=self.ask,
         )
 
     def _changed(self) -> None:

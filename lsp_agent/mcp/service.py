@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +48,10 @@ class McpService:
         limits: McpLimits,
         roots: Callable[[], Sequence[Path]] = tuple,
         on_change: Callable[[McpService], None] = lambda _s: None,
+        ask: Callable[[str, tuple[str, ...]], Awaitable[str | None]] | None = None,
     ) -> None:
+        self.ask = ask
+        """Shows a server's elicitation as ``(message, buttons)`` (``None``: declined)."""
         self.sources = sources
         self.limits = limits
         self.roots = roots
@@ -76,6 +79,7 @@ class McpService:
                 environ=self.sources.environ,
                 roots=self.roots,
                 on_change=lambda _p: self._changed(),
+                ask=self.ask,
             )
         return self.pool
 

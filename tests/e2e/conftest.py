@@ -161,6 +161,9 @@ class Editor:
     cancels_received: list[Any] = field(default_factory=list)
     mcp_changes: list[dict[str, Any]] = field(default_factory=list)
     """``lspAgent/mcp/didChange`` notifications received."""
+    message_requests: list[types.ShowMessageRequestParams] = field(default_factory=list)
+    message_answers: list[str | None] = field(default_factory=list)
+    """Titles pressed for ``window/showMessageRequest``, in order (none left: dismissed)."""
     skip_edits: bool = False
     """Answer ``applied: true`` without applying (Neovim skips stale edits silently)."""
     permission: Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]] = (
@@ -413,6 +416,14 @@ def _register_handlers(editor: Editor) -> None:
     @client.feature(methods.SESSION_UPDATE)
     def session_update(params: dict[str, Any]) -> None:
         editor.updates.append(params)
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def show_message_request(
+        params: types.ShowMessageRequestParams,
+    ) -> types.MessageActionItem | None:
+        editor.message_requests.append(params)
+        title = editor.message_answers.pop(0) if editor.message_answers else None
+        return types.MessageActionItem(title=title) if title is not None else None
 
     @client.feature(methods.MCP_DID_CHANGE)
     def mcp_did_change(params: dict[str, Any]) -> None:

@@ -261,3 +261,34 @@ async def test_mcp_servers_from_the_editor_settings(launch: Launch, tmp_path: Pa
             await asyncio.sleep(0.1)
 
     await asyncio.wait_for(gone(), MCP_WAIT_S)
+
+
+@VSCODE_ONLY
+async def test_an_elicitation_is_asked_in_the_editor(launch: Launch, tmp_path: Path) -> None:
+    editor = await launch(
+        scenario(
+            reply(tool_use("mcp__ed__confirm", {}, id="toolu_c1")),
+            reply(
+                tool_use("mcp__ed__confirm", {}, id="toolu_c2"),
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=False, contains="proceed=True")]
+                ),
+            ),
+            reply(
+                "done",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=False, contains="answer: cancel")]
+                ),
+            ),
+        ),
+        init_options={"trusted": True, "mcpServers": {"ed": stdio_entry("--name", "ed")}},
+    )
+    await _until_state(editor, "ed", "ready")
+    editor.message_answers.append("Yes")  # the second question is dismissed
+    session_id = await editor.new_session()
+    answer = await editor.prompt(session_id, "confirm twice")
+    assert answer["stopReason"] == "end_turn"
+    editor.scripted.assert_done()
+    first, _dismissed = editor.message_requests
+    assert first.message == "MCP server 'ed' asks: Delete the build folder?"
+    assert [a.title for a in first.actions or []] == ["Yes", "No", "Decline"]

@@ -10,11 +10,28 @@ import argparse
 import os
 import sys
 import time
+from typing import Annotated
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import (
+    AcceptedElicitation,
+    Context,
+    Elicit,
+    ElicitationResult,
+    MCPServer,
+    Resolve,
+)
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.prompts import Prompt
 from mcp_types import ToolAnnotations
+from pydantic import BaseModel
+
+
+class Confirmation(BaseModel):
+    proceed: bool
+
+
+def ask_confirmation() -> Elicit[Confirmation]:
+    return Elicit("Delete the build folder?", Confirmation)
 
 
 def build(name: str) -> MCPServer:
@@ -102,6 +119,15 @@ def build(name: str) -> MCPServer:
     @server.prompt(description="Review a file with a given focus.")
     def review(path: str, focus: str = "bugs") -> str:
         return f"Please review {path}, looking for {focus}."
+
+    @server.tool()
+    def confirm(
+        answer: Annotated[ElicitationResult[Confirmation], Resolve(ask_confirmation)],
+    ) -> str:
+        """Ask the user to confirm (an elicitation with one boolean field)."""
+        if isinstance(answer, AcceptedElicitation):
+            return f"accepted: proceed={answer.data.proceed}"
+        return f"answer: {answer.action}"
 
     @server.tool()
     async def add_prompt(ctx: Context) -> str:

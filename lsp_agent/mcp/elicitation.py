@@ -1,0 +1,71 @@
+"""A server's elicitation request as a question with buttons, and the answer back.
+
+The editor shows questions with ``window/showMessageRequest`` (a message and buttons, which
+every LSP client has), so the forms it can show are those a few buttons answer: no fields
+(Accept / Decline), one boolean field (Yes / No / Decline) or one field with an ``enum`` of
+strings (one button per value, then Decline). Any other form, and URL-mode requests, are
+declined with a log line, as is every request when nobody can answer (``run -p``). Closing
+the question without a button is ``cancel``. Pure functions; no SDK import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+MAX_CHOICES = 10
+"""Enum values shown as buttons at most (a longer enum cannot be shown)."""
+
+DECLINE = "Decline"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Question:
+    """The buttons to show and, for each, the elicitation ``(action, content)`` it gives."""
+
+    choices: tuple[str, ...]
+    answers: dict[str, tuple[str, dict[str, Any] | None]]
+
+    def answer(self, choice: str | None) -> tuple[str, dict[str, Any] | None]:
+        """``(action, content)`` for the button pressed (``None``: closed without one)."""
+        if choice is None or choice not in self.answers:
+            return "cancel", None
+        return self.answers[choice]
+
+
+def question_for(schema: Any) -> Question | None:
+    """The question that answers a form with ``schema`` (its ``requestedSchema``), or ``None``
+    when buttons cannot (see the module docstring)."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not properties:
+        return Question(
+            choices=("Accept", DECLINE),
+            answers={"Accept": ("accept", {}), DECLINE: ("decline", None)},
+        )
+    if not isinstance(properties, dict) or len(properties) != 1:
+        return None
+    [(name, field)] = properties.items()
+    if not isinstance(field, dict):
+        return None
+    if field.get("type") == "boolean":
+        return Question(
+            choices=("Yes", "No", DECLINE),
+            answers={
+                "Yes": ("accept", {name: True}),
+                "No": ("accept", {name: False}),
+                DECLINE: ("decline", None),
+            },
+        )
+    values = field.get("enum")
+    if (
+        isinstance(values, list)
+        and 0 < len(values) <= MAX_CHOICES
+        and all(isinstance(v, str) and v and v != DECLINE for v in values)
+        and len(set(values)) == len(values)
+    ):
+        answers: dict[str, tuple[str, dict[str, Any] | None]] = {
+            v: ("accept", {name: v}) for v in values
+        }
+        answers[DECLINE] = ("decline", None)
+        return Question(choices=(*values, DECLINE), answers=answers)
+    return None

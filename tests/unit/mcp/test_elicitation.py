@@ -1,0 +1,28 @@
+"""Elicitation forms as button questions: which forms buttons can answer, and the answers."""
+
+from __future__ import annotations
+
+from lsp_agent.mcp.elicitation import question_for
+
+
+def test_forms_buttons_can_answer() -> None:
+    empty = question_for({"type": "object", "properties": {}})
+    assert empty is not None and empty.choices == ("Accept", "Decline")
+    assert empty.answer("Accept") == ("accept", {})
+    flag = question_for({"type": "object", "properties": {"proceed": {"type": "boolean"}}})
+    assert flag is not None and flag.choices == ("Yes", "No", "Decline")
+    assert flag.answer("No") == ("accept", {"proceed": False})
+    assert flag.answer("Decline") == ("decline", None)
+    assert flag.answer(None) == ("cancel", None)  # dismissed
+    assert flag.answer("Something else") == ("cancel", None)
+    pick = question_for({"properties": {"size": {"type": "string", "enum": ["S", "M"]}}})
+    assert pick is not None and pick.choices == ("S", "M", "Decline")
+    assert pick.answer("M") == ("accept", {"size": "M"})
+
+
+def test_other_forms_are_not_shown() -> None:
+    two = {"properties": {"a": {"type": "string"}, "b": {"type": "string"}}}
+    assert question_for(two) is None
+    assert question_for({"properties": {"name": {"type": "string"}}}) is None
+    assert question_for({"properties": {"x": {"enum": ["Decline", "Go"]}}}) is None
+    assert question_for({"properties": {"x": {"enum": [str(i) for i in range(11)]}}}) is None
