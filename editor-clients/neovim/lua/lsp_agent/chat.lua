@@ -270,6 +270,11 @@ local function style(win, role)
   if role == 'transcript' then
     wo.winbar = "%!v:lua.require'lsp_agent.chat'.winbar()"
     wo.conceallevel = 2
+    -- A long tool output line (`    │ …`) or list item wraps under its own text, not under
+    -- the gutter: continuation lines are indented by the match of 'formatlistpat'.
+    wo.breakindent = true
+    wo.breakindentopt = 'list:-1'
+    vim.bo[vim.api.nvim_win_get_buf(win)].formatlistpat = [[^\s*\(│\|[-*+]\|\d\+[.)]\)\s*]]
   else
     wo.winbar = ' prompt — ' .. M.prompt_hint()
   end

@@ -107,6 +107,31 @@ end
 
 local PLAN_MARKS = { pending = '[ ]', in_progress = '[~]', completed = '[x]' }
 
+--- The model's Markdown headings two levels down (at most 6), outside code fences, so they
+--- nest under the transcript's own `## You` / `## Agent` instead of standing beside them.
+--- @param lines string[]
+--- @return string[] a new list
+function M.nest_headings(lines)
+  local out, fence = {}, nil
+  for _, line in ipairs(lines) do
+    local marker = line:match('^%s*(```+)') or line:match('^%s*(~~~+)')
+    if marker then
+      if not fence then
+        fence = marker:sub(1, 1)
+      elseif marker:sub(1, 1) == fence then
+        fence = nil
+      end
+      table.insert(out, line)
+    elseif not fence and line:match('^#+%s') then
+      local hashes, rest = line:match('^(#+)(%s.*)$')
+      table.insert(out, ('#'):rep(math.min(#hashes + 2, 6)) .. rest)
+    else
+      table.insert(out, line)
+    end
+  end
+  return out
+end
+
 --- Lines of one transcript entry (always ending with an empty separator line).
 --- @param entry table a transcript entry
 --- @param opts table|nil { icons, tool_output_lines }
@@ -125,7 +150,7 @@ function M.entry_lines(entry, opts)
     table.insert(lines, '')
     return lines
   elseif kind == 'agent' then
-    local lines = vim.list_slice(entry.lines)
+    local lines = M.nest_headings(entry.lines)
     table.insert(lines, '')
     return lines
   elseif kind == 'thought' then

@@ -24,6 +24,11 @@ H.test(':AgentChat from an empty buffer starts a server for the cwd root', funct
   local transcript_win = vim.fn.bufwinid(c.buf)
   H.ok(transcript_win ~= -1)
   H.eq(vim.w[transcript_win].lsp_agent_chat, 'transcript')
+  -- Wrapped tool output and list items continue under their text, not under the gutter.
+  H.eq(vim.wo[transcript_win].breakindent, true)
+  H.eq(vim.wo[transcript_win].breakindentopt, 'list:-1')
+  H.eq(vim.fn.matchend('    │ output line', vim.bo[c.buf].formatlistpat), #'    │ ')
+  H.eq(vim.fn.matchend('- item', vim.bo[c.buf].formatlistpat), 2)
   vim.g.statusline_winid = transcript_win
   H.eq(chat.winbar(), ' lsp-agent — no session yet')
 end)

@@ -33,6 +33,15 @@ local function list_view(opts)
   end
 end
 
+H.test("the model's headings nest under ## Agent (code fences untouched)", function()
+  local entry = { kind = 'agent', lines = {
+    '# Summary', '## Plan', '###### Deep', '```sh', '# a comment', '```', '#hashtag', 'text',
+  } }
+  H.eq(render.entry_lines(entry), {
+    '### Summary', '#### Plan', '###### Deep', '```sh', '# a comment', '```', '#hashtag', 'text', '',
+  })
+end)
+
 H.test('streamed chunks join across chunk boundaries and newlines', function()
   local t = transcript_mod.new()
   t:add_user('explain')
