@@ -14,12 +14,14 @@ workspace, so an open, unsaved editor buffer is edited rather than overwritten.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 from uuid import uuid4
 
 from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
 from lsp_agent.context.commands import CommandOutcome
+from lsp_agent.context.memory.gitignore import needs_ignore
 from lsp_agent.context.memory.note_target import (
     NoteTarget,
     chosen_target,
@@ -49,9 +51,15 @@ def parse_memory_note(text: str) -> str | None:
 def with_bullet(text: str, note: str) -> str:
     """``text`` with ``- note`` appended as its last line (a separating newline added when
     ``text`` does not end with one)."""
+    return with_line(text, f"- {note}")
+
+
+def with_line(text: str, line: str) -> str:
+    """``text`` with ``line`` appended as its last line (a separating newline added when
+    ``text`` does not end with one)."""
     if text and not text.endswith("\n"):
         text += "\n"
-    return f"{text}- {note}\n"
+    return f"{text}{line}\n"
 
 
 async def choose_target(session: Session, note: str) -> NoteTarget | None:
@@ -73,13 +81,29 @@ async def add_memory_note(session: Session, note: str) -> CommandOutcome:
     if target is None:
         return CommandOutcome(text="The note was not added to memory.")
     path = target.path
+    created = not path.exists()
+    problem = await write_through_executor(session, path, lambda old: with_bullet(old, note))
+    if problem is not None:
+        return CommandOutcome(text=f"The note was not added to {path}: {problem}", is_error=True)
+    text = f"Added to {path} ({target.label.lower()}): - {note}"
+    if target.scope == "local" and created:
+        text += await ignore_local_file(session, path)
+    return CommandOutcome(text=text)
+
+
+async def write_through_executor(
+    session: Session, path: Path, edit: Callable[[str], str]
+) -> str | None:
+    """Write ``edit(old text)`` to ``path`` (``old`` = ``""`` when missing) as a ``Write``
+    call run by the tool executor (permission engine, workspace, edit card). ``None`` when
+    written, else why not (the file is not text, refused, rejected, the write failed)."""
     ctx = session.tool_context()
     try:
         snapshot = session.workspace.read(path)
     except FileNotFoundError:
         old = ""
     except (OSError, ValueError) as exc:
-        return CommandOutcome(text=f"Could not add the note to {path}: {exc}", is_error=True)
+        return str(exc)
     else:
         old = snapshot.text
         # The user saw nothing stale: the new text is built from exactly this snapshot, and
@@ -88,7 +112,7 @@ async def add_memory_note(session: Session, note: str) -> CommandOutcome:
     block = ToolUseBlock(
         id=f"memory_note_{uuid4().hex}",
         name=WriteTool.name,
-        input={"file_path": str(path), "content": with_bullet(old, note)},
+        input={"file_path": str(path), "content": edit(old)},
     )
     env = ExecutorEnv(
         tools=ToolRegistry(tools=[WriteTool()]),
@@ -99,6 +123,22 @@ async def add_memory_note(session: Session, note: str) -> CommandOutcome:
     )
     [result] = await execute_tool_uses([block], env=env, results={})
     if result.is_error:
-        reason = result.content if isinstance(result.content, str) else "the write failed"
-        return CommandOutcome(text=f"The note was not added to {path}: {reason}", is_error=True)
-    return CommandOutcome(text=f"Added to {path} ({target.label.lower()}): - {note}")
+        return result.content if isinstance(result.content, str) else "the write failed"
+    return None
+
+
+async def ignore_local_file(session: Session, path: Path) -> str:
+    """Keep a just-created ``CLAUDE.local.md`` out of version control, as Claude Code does:
+    when its folder is in a git work tree where the file is not ignored yet, append its name
+    to the ``.gitignore`` next to it (so the entry stays inside the project) through the same
+    reviewed ``Write`` path as the note. Returns a sentence for the outcome (``""``: nothing
+    to do)."""
+    if not needs_ignore(path):
+        return ""
+    gitignore = path.parent / ".gitignore"
+    problem = await write_through_executor(
+        session, gitignore, lambda old: with_line(old, path.name)
+    )
+    if problem is not None:
+        return f"\n\n{path.name} was not added to {gitignore}: {problem}"
+    return f"\n\nAdded {path.name} to {gitignore}, so it stays out of version control."

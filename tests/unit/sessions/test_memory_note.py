@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pygit2
 import pytest
 
 from lsp_agent.agent.env import AgentConfig
@@ -145,6 +146,53 @@ async def test_note_goes_to_the_local_file_the_user_picks(make: Any) -> None:
         assert (s.root / "CLAUDE.md").read_text() == "shared\n"
         await s.session.prompt([PromptText(text="hello")])
         assert "my own shortcut: make t" in json.dumps(s.server.requests[0])
+
+
+async def test_a_new_local_file_in_a_git_work_tree_is_added_to_gitignore(make: Any) -> None:
+    async for s in make("allow_once", target="local"):
+        pygit2.init_repository(str(s.root))
+        (s.root / ".gitignore").write_text("*.pyc")
+        result = await s.session.prompt([PromptText(text="# my shortcut: make t")])
+        assert result.error is None, result.error
+        assert (s.root / "CLAUDE.local.md").read_text() == "- my shortcut: make t\n"
+        assert (s.root / ".gitignore").read_text() == "*.pyc\nCLAUDE.local.md\n"
+        assert "stays out of version control" in result.final_text
+        _choice, _note, ignore = s.asked  # the .gitignore edit is reviewed like the note
+        assert ".gitignore" in json.dumps(ignore.tool_call.raw_input)
+        assert pygit2.Repository(str(s.root)).path_is_ignored("CLAUDE.local.md")
+        # The file exists now: a second note does not touch .gitignore again.
+        await s.session.prompt([PromptText(text="# second")])
+        assert (s.root / ".gitignore").read_text() == "*.pyc\nCLAUDE.local.md\n"
+        assert len(s.asked) == 5
+
+
+async def test_gitignore_is_left_alone_when_already_ignored_or_not_a_repository(
+    make: Any,
+) -> None:
+    async for s in make("allow_once", target="local"):
+        result = await s.session.prompt([PromptText(text="# not in git")])
+        assert result.error is None and not (s.root / ".gitignore").exists()
+        assert len(s.asked) == 2
+        (s.root / "CLAUDE.local.md").unlink()
+        pygit2.init_repository(str(s.root))
+        (s.root / ".git" / "info").mkdir(exist_ok=True)
+        (s.root / ".git" / "info" / "exclude").write_text("CLAUDE.local.md\n")
+        result = await s.session.prompt([PromptText(text="# excluded already")])
+        assert result.error is None and not (s.root / ".gitignore").exists()
+        assert len(s.asked) == 4
+
+
+async def test_a_refused_gitignore_edit_keeps_the_note_and_says_so(make: Any) -> None:
+    async for s in make(
+        "allow_once", {"permissions": {"deny": ["Edit(/.gitignore)"]}}, target="local"
+    ):
+        pygit2.init_repository(str(s.root))
+        result = await s.session.prompt([PromptText(text="# mine")])
+        assert result.error is None, result.error
+        assert (s.root / "CLAUDE.local.md").read_text() == "- mine\n"
+        assert not (s.root / ".gitignore").exists()
+        assert "CLAUDE.local.md was not added to" in result.final_text
+        assert len(s.asked) == 2  # the deny rule refuses the .gitignore edit without asking
 
 
 async def test_note_goes_to_the_users_memory_which_always_asks(make: Any, tmp_path: Path) -> None:
