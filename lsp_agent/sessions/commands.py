@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING
 from lsp_agent.context.commands import CommandOutcome, CommandRegistry, SlashCommand
 from lsp_agent.context.memory.init import INIT_PROMPT
 from lsp_agent.context.memory.listing import memory_listing
-from lsp_agent.context.memory.open_choice import chosen_file, open_request, paths_section
+from lsp_agent.context.memory.open_choice import (
+    chosen_file,
+    open_choices,
+    open_request,
+    paths_section,
+)
 from lsp_agent.context.memory.render import render_memory
 from lsp_agent.context.report import context_report, render_report
 from lsp_agent.context.start import split_start
@@ -23,6 +28,7 @@ from lsp_agent.model.types import ModelRequest
 from lsp_agent.protocol.events import AgentMessageChunk, TextContent
 from lsp_agent.protocol.host import DocumentShower
 from lsp_agent.sessions.context_wiring import compact
+from lsp_agent.sessions.memory_note import write_through_executor
 from lsp_agent.sessions.rewind import command as rewind_command
 
 if TYPE_CHECKING:
@@ -114,10 +120,19 @@ async def _memory(session: Session, args: str) -> CommandOutcome:
         return CommandOutcome(text=text + paths_section(files))
     # The list first, then the question which file to open (Claude Code's /memory picker).
     session.tool_context().emit(AgentMessageChunk(content=TextContent(text=text)))
-    request = open_request(session_id=session.id, files=files, cwd=session.cwd, home=home)
-    chosen = chosen_file(await host.request_permission(request), files)
+    choices = open_choices(files, cwd=session.cwd, home=home)
+    request = open_request(session_id=session.id, choices=choices)
+    chosen = chosen_file(await host.request_permission(request), choices)
     if chosen is None:
         return CommandOutcome(text="\n\nNo memory file opened.")
+    if not chosen.exists:
+        # Editors cannot show a file that does not exist: create it empty first, through the
+        # permission engine and the edit review like any write.
+        problem = await write_through_executor(session, chosen.path, lambda old: old)
+        if problem is not None:
+            return CommandOutcome(
+                text=f"\n\nCould not create {chosen.path}: {problem}", is_error=True
+            )
     problem = await host.show_document(chosen.path)
     if problem is not None:
         return CommandOutcome(text=f"\n\nCould not open {chosen.path}: {problem}", is_error=True)

@@ -110,3 +110,49 @@ async def test_memory_lists_the_files_and_opens_the_one_picked(launch: Launch) -
     await _say(editor, session, "/memory")
     assert len(shown) == 1 and "No memory file opened." in _said(editor)
     assert editor.scripted.requests == []  # the model is never asked
+
+
+async def test_memory_offers_to_create_the_missing_claude_md_files_and_opens_the_new_one(
+    launch: Launch, tmp_path: Path
+) -> None:
+    editor = await launch(scenario(), init_options={"trusted": True})
+    root = editor.root
+    user_file = tmp_path / "home" / ".claude" / "CLAUDE.md"
+    session = await editor.new_session()
+    pick: list[str] = []
+
+    def answer(params: dict[str, Any]) -> dict[str, Any]:
+        if not params["toolCall"]["toolCallId"].startswith("memory_open_"):
+            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+        names = {o["name"]: o["optionId"] for o in params["options"]}
+        return {"outcome": {"outcome": "selected", "optionId": names[pick.pop(0)]}}
+
+    editor.permission = answer
+    pick.append("CLAUDE.md (project, new)")
+    await _say(editor, session, "/memory")
+    asked, create = editor.permission_requests
+    names = [o["name"] for o in asked["options"]]
+    assert "CLAUDE.md (project, new)" in names and "~/.claude/CLAUDE.md (user, new)" in names
+    # The auto-memory index is in effect before it exists: it is offered, marked new.
+    assert [n for n in names if "MEMORY.md" in n] == [
+        n for n in names if "MEMORY.md" in n and n.endswith("(auto memory, new)")
+    ]
+    assert create["toolCall"]["kind"] == "edit"  # created through the edit review
+    assert (root / "CLAUDE.md").read_text() == ""
+    shown = editor.client.shown_documents
+    assert [d.uri for d in shown] == [(root / "CLAUDE.md").as_uri()]
+    assert "Opened" in _said(editor)
+
+    pick.append("~/.claude/CLAUDE.md (user, new)")
+    await _say(editor, session, "/memory")
+    again = editor.permission_requests[2]
+    names = [o["name"] for o in again["options"]]
+    assert "CLAUDE.md (project)" in names and "CLAUDE.md (project, new)" not in names
+    assert user_file.read_text() == ""
+    assert [d.uri for d in shown][-1] == user_file.as_uri()
+    assert len(editor.permission_requests) == 4  # ~/.claude always asks before the write
+    pick.append("CLAUDE.md (project)")
+    await _say(editor, session, "/memory")
+    assert len(editor.permission_requests) == 5  # an existing file opens without a write
+    assert not any("(user, new)" in o["name"] for o in editor.permission_requests[4]["options"])
+    assert editor.scripted.requests == []
