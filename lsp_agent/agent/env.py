@@ -78,6 +78,10 @@ class AgentConfig:
     where nobody can answer a permission prompt: the refusal, in the door's words, given
     instead of asking. ``append_system_prompt`` is added to the system prompt;
     ``system_prompt`` replaces the built-in one (``--system-prompt``; memory files still apply).
+    ``tools`` names the built-in tools offered to the model (``None``: all of them; ``()``:
+    none; Claude Code's ``--tools``). ``budget_spent`` is asked before every model request;
+    a message means the door's spending limit is reached and the turn ends with it
+    (``terminal="max_budget"``; ``run -p --max-budget-usd``).
     """
 
     model: str = DEFAULT_MODEL
@@ -98,6 +102,8 @@ class AgentConfig:
     append_system_prompt: str | None = None
     system_prompt: str | None = None
     verify: VerifyConfig = dataclasses.field(default_factory=VerifyConfig)
+    tools: tuple[str, ...] | None = None
+    budget_spent: Callable[[], str | None] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -68,10 +68,12 @@ TerminalReason = Literal[
     "refusal",
     "context_window",
     "hook_stopped",
+    "max_budget",
 ]
 """Why the loop stopped (finer than the stop reason; for logs and the headless door).
 ``hook_stopped``: a UserPromptSubmit hook blocked the prompt, or a tool hook answered
-``continue: false`` (see :mod:`lsp_agent.agent.turn_hooks`)."""
+``continue: false`` (see :mod:`lsp_agent.agent.turn_hooks`). ``max_budget``: the door's
+spending limit was reached (``AgentConfig.budget_spent``)."""
 
 INTERRUPTED = "Interrupted by the user before this tool call finished; it may not have run."
 CONTINUE_NUDGE = (
@@ -285,10 +287,15 @@ class _Turn:
             self.env.aborted(dataclasses.replace(self.state, messages=repaired))
 
     def over_limit(self) -> Finish | None:
-        """The turn's request budget is spent (``max_turns`` model requests): it ends."""
+        """The turn's request budget is spent (``max_turns`` model requests), or the door's
+        spending limit is reached (``budget_spent``): it ends."""
         max_turns = self.env.config.max_turns
         if max_turns is not None and self.state.requests >= max_turns:
             return Finish(stop_reason="max_turn_requests", terminal="max_turns")
+        spent = self.env.config.budget_spent
+        message = spent() if spent is not None else None
+        if message is not None:
+            return Finish(stop_reason="end_turn", terminal="max_budget", error=message)
         return None
 
     async def submit(self) -> Step:

@@ -35,6 +35,7 @@ from lsp_agent.cli.parser import (
     build_parser,
     route_print_mode,
     split_rules,
+    unknown_arguments_error,
 )
 
 __all__ = [
@@ -53,6 +54,8 @@ __all__ = [
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from lsp_agent.headless.options import HeadlessOptions
 
 # Exit codes (the same values as lsp_agent.headless.exit_codes.ExitCode, which this module does
 # not import so that `--version` loads nothing beyond argparse).
@@ -75,7 +78,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     routed = route_print_mode(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(routed)
+    args, extras = parser.parse_known_args(routed)
+    if extras:
+        prog = "lsp-agent run" if args.command == "run" else "lsp-agent"
+        print(unknown_arguments_error(extras, prog=prog), file=sys.stderr)
+        return _EXIT_USAGE
     try:
         if args.command == "serve":
             return _serve(args)
@@ -299,6 +306,13 @@ def _run(args: argparse.Namespace) -> int:
     # parses them (a malformed rule is a usage error, exit 2).
     allowed = split_rules(args.allowed_tools)
     disallowed = split_rules(args.disallowed_tools)
+    system_prompt = _text_flag(args.system_prompt, args.system_prompt_file, flag="--system-prompt")
+    append = _text_flag(
+        args.append_system_prompt, args.append_system_prompt_file, flag="--append-system-prompt"
+    )
+    mcp_configs = tuple(value for group in args.mcp_config for value in group)
+    for value in mcp_configs:
+        _check_mcp_config(value, cwd=cwd)
 
     from lsp_agent.headless.options import HeadlessOptions
     from lsp_agent.headless.runner import run_headless
@@ -315,18 +329,97 @@ def _run(args: argparse.Namespace) -> int:
         verbose=args.verbose,
         settings_file=_settings_file(args.settings),
         diagnostics_file=_existing_file(args.diagnostics, flag="--diagnostics"),
-        mcp_configs=tuple(value for group in args.mcp_config for value in group),
+        mcp_configs=mcp_configs,
         strict_mcp_config=args.strict_mcp_config,
         fallback_model=args.fallback_model,
         **_session_flags(args),
-        append_system_prompt=args.append_system_prompt,
-        system_prompt=args.system_prompt,
+        append_system_prompt=append,
+        system_prompt=system_prompt,
+        tools=_tools_flag(args.tools),
+        max_budget_usd=args.max_budget_usd,
         add_dirs=tuple(add_dirs),
         input_format=args.input_format,
         include_partial_messages=args.include_partial_messages,
         approve_memory_imports=args.approve_memory_imports,
     )
+    if args.offline:
+        return _run_offline(options, args)
     return run_headless(options)
+
+
+def _run_offline(options: HeadlessOptions, args: argparse.Namespace) -> int:
+    """``run -p --offline``: the run against the bundled trial model, served on 127.0.0.1 for
+    the length of the run (the same model as ``serve --offline``)."""
+    import dataclasses
+    import os
+
+    from lsp_agent.demo.trial import TRIAL_MODEL, offline_environ, trial_endpoint
+    from lsp_agent.headless.runner import run_headless
+
+    for flag, value in (("--model", args.model), ("--fallback-model", args.fallback_model)):
+        if value:
+            raise UsageError(f"--offline plays the bundled scripted model; {flag} does not apply")
+    with trial_endpoint() as base_url:
+        return run_headless(
+            dataclasses.replace(options, model=TRIAL_MODEL),
+            environ=offline_environ(os.environ, base_url=base_url),
+        )
+
+
+def _text_flag(text: str | None, file: str | None, *, flag: str) -> str | None:
+    """``FLAG TEXT`` or ``FLAG-file FILE`` (the file's text); both at once is a usage error,
+    as is a missing or unreadable file."""
+    if file is None:
+        return text
+    if text is not None:
+        raise UsageError(f"{flag} and {flag}-file cannot be used together")
+    path = _existing_file(file, flag=f"{flag}-file")
+    assert path is not None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{flag}-file {file!r}: {exc}") from None
+
+
+def _tools_flag(values: list[str] | None) -> tuple[str, ...] | None:
+    """``--tools`` as tool names (``None``: not given or ``default``, every built-in tool;
+    ``()``: none), as Claude Code reads it."""
+    if values is None:
+        return None
+    names = split_rules([values])
+    if names == ("default",):
+        return None
+    if "default" in names:
+        raise UsageError('--tools "default" cannot be combined with tool names')
+    return names
+
+
+def _check_mcp_config(value: str, *, cwd: Path) -> None:
+    """An ``--mcp-config`` value must be a JSON object, given inline or as a file; raises
+    :class:`UsageError` naming the problem otherwise (the run must not start without the
+    servers it was told to use)."""
+    import json
+    from pathlib import Path
+
+    if value.lstrip().startswith("{"):
+        where, text = "--mcp-config (inline JSON)", value
+    else:
+        path = (cwd / Path(value).expanduser()).resolve()
+        where = f"--mcp-config {value!r}"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise UsageError(f"{where}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{where}: {exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"{where}: invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    if not isinstance(data, dict):
+        raise UsageError(f'{where}: expected a JSON object ({{"mcpServers": {{...}}}})')
 
 
 def _session_flags(args: argparse.Namespace) -> dict[str, Any]:
@@ -376,7 +469,6 @@ def _demo(args: argparse.Namespace) -> int:
             yes=args.yes,
             keep=args.keep,
             workdir=workdir,
-            offline=args.offline,
             model=args.model,
         )
     )

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import NoReturn
 
 from lsp_agent import __version__
-
-if TYPE_CHECKING:
-    pass
-
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -42,15 +38,32 @@ exit codes:
   3    the turn stopped at --max-turns
   130  interrupted (SIGINT); the turn was cancelled cleanly
 
-environment:
-  ANTHROPIC_API_KEY   API key for the Messages API
-  ANTHROPIC_BASE_URL  endpoint (any server speaking the Messages API)
-  ANTHROPIC_MODEL     model name or alias (opus, sonnet, haiku) when --model is not given
+environment (every variable lsp-agent reads; a settings file's "env" beats the process's):
+  ANTHROPIC_API_KEY     API key for the Messages API (x-api-key)
+  ANTHROPIC_AUTH_TOKEN  bearer token instead of an API key (Authorization header)
+  ANTHROPIC_BASE_URL    endpoint (any server speaking the Messages API)
+  ANTHROPIC_MODEL       model name or alias (opus, sonnet, haiku) when --model is not given
   ANTHROPIC_DEFAULT_OPUS_MODEL / _SONNET_MODEL / _HAIKU_MODEL  what each alias stands for
-  CLAUDE_CODE_USE_BEDROCK=1 (AWS_REGION)  Amazon Bedrock (extra: bedrock)
-  CLAUDE_CODE_USE_VERTEX=1 (CLOUD_ML_REGION, ANTHROPIC_VERTEX_PROJECT_ID)  Vertex AI (extra: vertex)
+  CLAUDE_CODE_USE_BEDROCK=1  Amazon Bedrock (extra: bedrock): AWS_REGION or
+                        AWS_DEFAULT_REGION, ANTHROPIC_BEDROCK_BASE_URL
+  CLAUDE_CODE_USE_VERTEX=1   Vertex AI (extra: vertex): CLOUD_ML_REGION,
+                        ANTHROPIC_VERTEX_PROJECT_ID, ANTHROPIC_VERTEX_BASE_URL
   HTTPS_PROXY, SSL_CERT_FILE  proxy and trusted certificates
-  LSP_AGENT_MAX_RETRIES  retries of a failed model request (default 4)
+  API_TIMEOUT_MS        read timeout of a model request (ms)
+  LSP_AGENT_CONNECT_TIMEOUT_MS  connect timeout of a model request (ms)
+  LSP_AGENT_MAX_RETRIES retries of a failed model request (default 4)
+  LSP_AGENT_DATA_DIR    where sessions and checkpoints are saved (default: the user data
+                        folder)
+  LSP_AGENT_NO_DAEMON=1 never hand the run to the background daemon
+  XDG_RUNTIME_DIR       where the daemon's socket lives
+  MCP_TIMEOUT, MCP_TOOL_TIMEOUT, MAX_MCP_OUTPUT_TOKENS  MCP server start-up and call
+                        timeouts (ms), largest MCP tool result (tokens)
+  BASH_MAX_OUTPUT_LENGTH  Bash output kept inline (characters)
+  DISABLE_AUTO_COMPACT, DISABLE_COMPACT, CLAUDE_AUTOCOMPACT_PCT_OVERRIDE  compaction
+  CLAUDE_CODE_DISABLE_AUTO_MEMORY=1  no auto memory folder
+
+no API key? `lsp-agent run -p --offline PROMPT` answers with a bundled scripted model, and
+`lsp-agent demo` shows the agent fixing a bug through the editor door.
 """
 
 
@@ -58,9 +71,63 @@ class UsageError(Exception):
     """Bad command-line input found after parsing; the message names the problem (exit 2)."""
 
 
+UNSUPPORTED_CLAUDE_CODE_FLAGS = frozenset(
+    {
+        "--allow-dangerously-skip-permissions",
+        "--setting-sources",
+        "--permission-prompt-tool",
+        "--json-schema",
+        "--replay-user-messages",
+        "--agents",
+        "--agent",
+        "--betas",
+        "--debug",
+        "--debug-file",
+        "--effort",
+        "--bare",
+        "--disable-slash-commands",
+        "--plugin-dir",
+        "--chrome",
+        "--ide",
+        "--name",
+        "--append-subagent-system-prompt",
+    }
+)
+"""Flags of Claude Code's CLI reference that lsp-agent does not have (README: "Claude Code's
+-p flags" says why, flag by flag)."""
+
+
+class CliParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line naming the problem and where help is,
+    not the whole usage (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``PROG: error: MESSAGE (see PROG --help)`` to stderr and exit 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def unknown_arguments_error(extras: Sequence[str], *, prog: str) -> str:
+    """The one-line error for arguments no parser took (``extras`` of ``parse_known_args``):
+    the first unknown option by name (a Claude Code flag lsp-agent lacks says so), else the
+    stray argument."""
+    options = [arg for arg in extras if arg.startswith("-") and arg != "-"]
+    if options:
+        name = options[0].split("=", 1)[0]
+        if name in UNSUPPORTED_CLAUDE_CODE_FLAGS:
+            return (
+                f"{prog}: error: {name} is a Claude Code flag lsp-agent does not support "
+                '(README: "Claude Code\'s -p flags")'
+            )
+        return f"{prog}: error: unknown option {name} (see {prog} --help)"
+    return (
+        f"{prog}: error: unexpected argument {extras[0]!r}: the prompt is one argument "
+        f"(quote it; see {prog} --help)"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The complete argument parser (no side effects; cheap to build)."""
-    parser = argparse.ArgumentParser(
+    parser = CliParser(
         prog="lsp-agent",
         description="A coding agent that lives inside a language server. "
         "`lsp-agent -p [flags] PROMPT` is `lsp-agent run -p [flags] PROMPT` (Claude Code's -p).",
@@ -248,6 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
         "per permission decision",
     )
     _add_print_mode_flags(run)
+    _add_tool_and_budget_flags(run)
 
     daemon = commands.add_parser(
         "daemon",
@@ -359,6 +427,43 @@ def _add_print_mode_flags(run: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_tool_and_budget_flags(run: argparse.ArgumentParser) -> None:
+    """Claude Code's ``--tools``, ``--max-budget-usd`` and the system prompt file flags, and
+    ``--offline`` (lsp-agent's own)."""
+    run.add_argument(
+        "--tools",
+        dest="tools",
+        action="append",
+        default=None,
+        metavar="TOOLS",
+        help='the built-in tools the model may use, e.g. "Bash,Edit,Read" (comma or space '
+        'separated); "" for none, "default" for all (MCP tools are not affected)',
+    )
+    run.add_argument(
+        "--max-budget-usd",
+        type=_positive_float,
+        metavar="USD",
+        help="stop the run once its model requests cost more than USD dollars (list "
+        "prices of the model table; result subtype error_max_budget_usd, exit code 1)",
+    )
+    run.add_argument(
+        "--system-prompt-file",
+        metavar="FILE",
+        help="replace the built-in system prompt with the text of FILE",
+    )
+    run.add_argument(
+        "--append-system-prompt-file",
+        metavar="FILE",
+        help="append the text of FILE to the system prompt",
+    )
+    run.add_argument(
+        "--offline",
+        action="store_true",
+        help="try it without an API key: a bundled scripted model answers (not Claude; it "
+        "knows a few questions about a file, an edit and a command)",
+    )
+
+
 def route_print_mode(argv: Sequence[str]) -> list[str]:
     """``argv`` with ``run`` put in front when it is Claude Code's form ``-p [flags] PROMPT``
     (a ``-p``/``--print`` anywhere and no subcommand first); otherwise unchanged."""
@@ -413,6 +518,16 @@ def _host_port(text: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise argparse.ArgumentTypeError(f"expected HOST:PORT (e.g. 127.0.0.1:2087), got {text!r}")
     return host.strip("[]"), int(port)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
 
 
 def _positive_int(text: str) -> int:

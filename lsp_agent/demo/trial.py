@@ -336,6 +336,27 @@ def trial_endpoint() -> Iterator[str]:
         server.stop()
 
 
+_PROVIDER_VARIABLES = (
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_MODEL",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+)
+
+
+def offline_environ(environ: Mapping[str, str], *, base_url: str) -> dict[str, str]:
+    """``environ`` pointed at the trial endpoint at ``base_url`` (for ``run -p --offline``):
+    its base URL and the scripted server's key, no retries, and none of the variables that
+    would pick another provider, credential or model."""
+    from lsp_agent.testing.scripted import SCRIPTED_API_KEY
+
+    env = {k: v for k, v in environ.items() if k not in _PROVIDER_VARIABLES}
+    env["ANTHROPIC_BASE_URL"] = base_url
+    env["ANTHROPIC_API_KEY"] = SCRIPTED_API_KEY
+    env["LSP_AGENT_MAX_RETRIES"] = "0"
+    return env
+
+
 def trial_model_factory(base_url: str) -> Callable[[], Model]:
     """Model clients for the trial endpoint at ``base_url``: the real SDK client, with the
     scripted server's key (the endpoint accepts any) and no retries."""

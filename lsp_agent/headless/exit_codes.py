@@ -22,7 +22,9 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
-ResultSubtype = Literal["success", "error_max_turns", "error_during_execution"]
+ResultSubtype = Literal[
+    "success", "error_max_turns", "error_during_execution", "error_max_budget_usd"
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,12 +41,18 @@ class Outcome:
 
 
 def classify(
-    *, stop_reason: str, error: str | None, interrupted: bool, max_turns: int | None = None
+    *,
+    stop_reason: str,
+    error: str | None,
+    interrupted: bool,
+    max_turns: int | None = None,
+    budget_exceeded: bool = False,
 ) -> Outcome:
     """Map a turn's ``stop_reason`` (``end_turn``, ``max_tokens``, ``max_turn_requests``,
     ``refusal``, ``cancelled``) and ``error`` to an :class:`Outcome`.
 
-    Precedence: an interrupt (SIGINT) wins, then an error, then the max-turns stop. A
+    Precedence: an interrupt (SIGINT) wins, then ``--max-budget-usd`` (``budget_exceeded``:
+    ``error_max_budget_usd``, exit 1), then an error, then the max-turns stop. A
     ``refusal`` or ``max_tokens`` stop is a successful run whose ``stop_reason`` says why it is
     short, as in Claude Code.
     """
@@ -54,6 +62,13 @@ def classify(
             is_error=True,
             exit_code=ExitCode.INTERRUPTED,
             error=error or "interrupted: the turn was cancelled",
+        )
+    if budget_exceeded:
+        return Outcome(
+            subtype="error_max_budget_usd",
+            is_error=True,
+            exit_code=ExitCode.ERROR,
+            error=error or "reached the maximum budget",
         )
     if error is not None:
         return Outcome(

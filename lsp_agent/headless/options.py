@@ -36,6 +36,9 @@ class HeadlessOptions:
     built-in one. ``add_dirs`` are more roots of the session (absolute, existing).
     ``input_format`` ``stream-json`` reads the user messages from stdin (``prompt`` may then be
     empty); ``include_partial_messages`` adds the model's stream events to ``stream-json``.
+    ``tools`` (``--tools``) names the built-in tools offered to the model (``None``: all;
+    ``()``: none). ``max_budget_usd`` stops the run once its model requests cost more (list
+    prices, :mod:`lsp_agent.model.pricing`).
     ``permission_mode`` ``dontAsk`` is Claude Code's name for what a headless run does anyway:
     whatever would ask is denied.
     """
@@ -69,3 +72,5 @@ class HeadlessOptions:
     approve_memory_imports: bool = False
     """``--approve-memory-imports``: memory files of the project may import files from outside
     it in this run (otherwise such imports are left out with a notice, as nobody can be asked)."""
+    tools: tuple[str, ...] | None = None
+    max_budget_usd: float | None = None

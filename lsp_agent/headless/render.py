@@ -136,6 +136,8 @@ def result_event(
     usage: dict[str, int],
     stop_reason: str | None,
     permission_denials: list[dict[str, Any]],
+    total_cost_usd: float = 0.0,
+    model_usage: dict[str, Any] | None = None,
 ) -> Event:
     """The final ``result`` event.
 
@@ -144,7 +146,9 @@ def result_event(
     spent waiting on the model's answers); ``usage`` sums the token counts of every response;
     ``stop_reason`` is the API's stop reason of the last response (``None`` when the turn got
     none, e.g. the endpoint was unreachable). ``errors`` (Claude Code's field) lists the error
-    message when the run failed.
+    message when the run failed. ``total_cost_usd`` (US dollars) and ``model_usage``
+    (Claude Code's ``modelUsage``, per model) cover every response of the run so far, priced
+    from list prices (:mod:`lsp_agent.headless.cost`).
     """
     event: Event = {
         "type": "result",
@@ -156,7 +160,9 @@ def result_event(
         "result": result,
         "stop_reason": stop_reason,
         "session_id": session_id,
+        "total_cost_usd": total_cost_usd,
         "usage": usage,
+        "modelUsage": model_usage or {},
         "permission_denials": permission_denials,
         "uuid": str(uuid.uuid4()),
     }

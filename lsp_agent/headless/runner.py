@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lsp_agent import __version__
+from lsp_agent.headless.cost import Budget, model_usage, total_cost_usd
 from lsp_agent.headless.exit_codes import ExitCode, Outcome, classify
 from lsp_agent.headless.input import InputError, prompts
 from lsp_agent.headless.options import HeadlessOptions
@@ -109,7 +110,7 @@ async def _run(
     from lsp_agent.headless.responses import ResponseLog, TimedModel
     from lsp_agent.model.anthropic import AnthropicModel, apply_settings_env, resolve_model_name
     from lsp_agent.protocol.prompt import PromptText
-    from lsp_agent.sessions.compose import build_sessions
+    from lsp_agent.sessions.compose import build_sessions, session_tools
     from lsp_agent.sessions.manager import SessionError
     from lsp_agent.workspace.disk_host import DiskHost
 
@@ -139,6 +140,12 @@ async def _run(
     # dontAsk (Claude Code: deny whatever is not pre-approved) is what an unattended session
     # does in default mode: asks become denials.
     requested_mode = options.permission_mode
+    responses = ResponseLog(model=model_name)
+    budget: Budget | None = None
+    if options.max_budget_usd is not None:
+        budget = Budget(
+            limit_usd=options.max_budget_usd, model=model_name, responses=responses.responses
+        )
     engine_mode = "default" if requested_mode == "dontAsk" else requested_mode
     mode: PermissionMode | None = engine_mode  # type: ignore[assignment]
     config = AgentConfig(
@@ -150,11 +157,20 @@ async def _run(
         persist=options.persist,
         append_system_prompt=options.append_system_prompt,
         system_prompt=options.system_prompt,
+        tools=options.tools,
+        budget_spent=budget.spent if budget is not None else None,
     )
     if diagnostics is not None:
         config = diagnostics.agent_config(config)
+    unknown = _unknown_tools(
+        options.tools, session_tools(diagnostics.service if diagnostics else None).names()
+    )
+    if unknown is not None:
+        err.write(f"lsp-agent: error: {unknown}\n")
+        if diagnostics is not None:
+            await diagnostics.aclose()
+        return ExitCode.USAGE
     models: list[TimedModel] = []
-    responses = ResponseLog(model=model_name)
     stream: EventStream | None = None
 
     def on_switch(primary: str, fallback: str, error: Exception) -> None:
@@ -269,9 +285,10 @@ async def _run(
             stream.finish()
             outcome: Outcome = classify(
                 stop_reason=stop_reason,
-                error=error,
+                error=_with_hint(error),
                 interrupted=interrupts > 0,
                 max_turns=options.max_turns or DEFAULT_MAX_MODEL_REQUESTS,
+                budget_exceeded=budget is not None and budget.exceeded,
             )
             turn = responses.responses[before:]
             renderer.result(
@@ -287,6 +304,8 @@ async def _run(
                     # null when the turn failed before any response.
                     stop_reason=turn[-1].stop_reason if turn else None,
                     permission_denials=stream.permission_denials(),
+                    total_cost_usd=total_cost_usd(responses.responses, model=model_name),
+                    model_usage=model_usage(responses.responses, model=model_name),
                 )
             )
             code = outcome.exit_code
@@ -307,6 +326,8 @@ async def _run(
                 usage={},
                 stop_reason=None,
                 permission_denials=[],
+                total_cost_usd=total_cost_usd(responses.responses, model=model_name),
+                model_usage=model_usage(responses.responses, model=model_name),
             )
         )
         code = ExitCode.USAGE
@@ -317,6 +338,8 @@ async def _run(
             await session.end()  # SessionEnd hooks, bounded by their timeouts
         except Exception:
             log.debug("SessionEnd hooks failed", exc_info=True)
+        if code != ExitCode.OK and not responses.responses and _new_session(options):
+            _discard_transcript(session)
         for model in models:
             with contextlib.suppress(Exception):
                 await model.aclose()
@@ -330,6 +353,39 @@ async def _run(
         except Exception:
             log.debug("stopping the MCP servers failed", exc_info=True)
     return int(code)
+
+
+_NO_KEY = "No credentials for the model endpoint"
+
+
+def _with_hint(error: str | None) -> str | None:
+    """``error``, with the ways to try lsp-agent without a key when it is the no-key error."""
+    if error is not None and error.startswith(_NO_KEY):
+        return f"{error}; no key? `lsp-agent -p --offline PROMPT` or `lsp-agent demo` work without"
+    return error
+
+
+def _unknown_tools(wanted: tuple[str, ...] | None, known: tuple[str, ...]) -> str | None:
+    """The usage error for ``--tools`` names that are no built-in tool (``None``: all known)."""
+    unknown = [name for name in wanted or () if name not in known]
+    if not unknown:
+        return None
+    return f"--tools: unknown tool {', '.join(unknown)} (built-in tools: {', '.join(known)})"
+
+
+def _new_session(options: HeadlessOptions) -> bool:
+    """Whether the run started a session of its own (not ``--continue``/``--resume``; a fork
+    is new too)."""
+    return options.fork_session or (not options.continue_session and options.resume is None)
+
+
+def _discard_transcript(session: Session) -> None:
+    """Delete the transcript of a new session whose run failed before any model answer (no
+    key, endpoint down), so ``-p --continue`` never continues an empty session."""
+    if session.recorder is None:
+        return
+    with contextlib.suppress(OSError):
+        session.recorder.transcript.path.unlink(missing_ok=True)
 
 
 def _open_session(

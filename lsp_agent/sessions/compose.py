@@ -58,7 +58,7 @@ def build_sessions(
         host=host,
         model_factory=model_factory,
         config=config,
-        tools_factory=lambda: session_tools(diagnostics),
+        tools_factory=lambda: session_tools(diagnostics, only=config.tools),
         settings=settings,
         mcp=mcp,
         diagnostics=diagnostics,
@@ -70,10 +70,15 @@ def build_sessions(
     return manager
 
 
-def session_tools(diagnostics: DiagnosticsService | None) -> ToolRegistry:
+def session_tools(
+    diagnostics: DiagnosticsService | None, *, only: tuple[str, ...] | None = None
+) -> ToolRegistry:
     """The built-in tools, plus ``LSP`` and ``Rename`` when ``diagnostics`` has managed
-    language servers configured."""
+    language servers configured; with ``only``, just the tools it names (offer order kept;
+    unknown names are ignored here, the door reports them)."""
     tools: list[Tool[Any, Any]] = list(default_tools())
     if diagnostics is not None and diagnostics.settings.servers:
         tools += lsp_tools()
+    if only is not None:
+        tools = [tool for tool in tools if tool.name in only]
     return ToolRegistry(tools=tools)
