@@ -45,9 +45,12 @@ environment (every variable lsp-agent reads; a settings file's "env" beats the p
   ANTHROPIC_MODEL       model name or alias (opus, sonnet, haiku) when --model is not given
   ANTHROPIC_DEFAULT_OPUS_MODEL / _SONNET_MODEL / _HAIKU_MODEL  what each alias stands for
   CLAUDE_CODE_USE_BEDROCK=1  Amazon Bedrock (extra: bedrock): AWS_REGION or
-                        AWS_DEFAULT_REGION, ANTHROPIC_BEDROCK_BASE_URL
+                        AWS_DEFAULT_REGION, ANTHROPIC_BEDROCK_BASE_URL,
+                        CLAUDE_CODE_SKIP_BEDROCK_AUTH=1 (unsigned, for a gateway)
   CLAUDE_CODE_USE_VERTEX=1   Vertex AI (extra: vertex): CLOUD_ML_REGION,
-                        ANTHROPIC_VERTEX_PROJECT_ID, ANTHROPIC_VERTEX_BASE_URL
+                        VERTEX_REGION_CLAUDE_<MODEL> (one model's region),
+                        ANTHROPIC_VERTEX_PROJECT_ID, ANTHROPIC_VERTEX_BASE_URL,
+                        CLAUDE_CODE_SKIP_VERTEX_AUTH=1 (no Google credentials, for a gateway)
   HTTPS_PROXY, SSL_CERT_FILE  proxy and trusted certificates
   API_TIMEOUT_MS        read timeout of a model request (ms)
   LSP_AGENT_CONNECT_TIMEOUT_MS  connect timeout of a model request (ms)

@@ -39,6 +39,7 @@ refused, timed-out or broken connections, and for a stream that ends before ``me
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
@@ -243,6 +244,8 @@ class AnthropicModel:
         self._timeout_s = timeout_s
         self._connect_timeout_s = min(connect_timeout_s, timeout_s)
         self._client: AsyncAnthropic | None = None
+        self._regional: dict[str, AsyncAnthropic] = {}
+        """Clients of the Vertex regions that ``VERTEX_REGION_CLAUDE_*`` send a model to."""
         self._converted: ConvertedMessages = {}
 
     def use_settings_env(self, env: Mapping[str, str]) -> None:
@@ -319,20 +322,25 @@ class AnthropicModel:
             "/"
         )
 
-    def _new_client(self) -> AsyncAnthropic:
+    def _new_client(self, region: str | None = None) -> AsyncAnthropic:
         """The SDK client for the provider (``ValueError``/``RuntimeError`` from the SDK for
-        missing settings; :class:`ModelError` when the provider's extra is missing)."""
+        missing settings; :class:`ModelError` when the provider's extra is missing); ``region``
+        overrides the provider's (a per-model Vertex region)."""
         import anthropic
+
+        from lsp_agent.model.unsigned import bedrock_class, vertex_class
 
         timeout = anthropic.Timeout(self._timeout_s, connect=self._connect_timeout_s)
         settings = self._provider
+        if region is not None:
+            settings = dataclasses.replace(settings, region=region)
         if settings.problem is not None:
             raise ModelError(settings.problem)
         hint = settings.missing_extra()
         if hint is not None:
             raise ModelError(hint)
         if settings.provider == "bedrock":
-            client: Any = anthropic.AsyncAnthropicBedrock(
+            client: Any = bedrock_class(skip_auth=settings.skip_auth)(
                 aws_region=settings.region,
                 base_url=settings.base_url,
                 max_retries=0,
@@ -342,7 +350,7 @@ class AnthropicModel:
         if settings.provider == "vertex":
             if settings.region is None:
                 raise ModelError("Google Vertex AI needs a region: set CLOUD_ML_REGION")
-            client = anthropic.AsyncAnthropicVertex(
+            client = vertex_class(skip_auth=settings.skip_auth)(
                 region=settings.region,
                 project_id=settings.project_id or anthropic.NOT_GIVEN,
                 base_url=settings.base_url,
@@ -358,28 +366,40 @@ class AnthropicModel:
             timeout=timeout,
         )
 
-    def _get_client(self) -> AsyncAnthropic:
+    def _get_client(self, model: str | None = None) -> AsyncAnthropic:
+        region = self._provider.region_for(model)
+        if region is not None and region != self._provider.region:
+            regional = self._regional.get(region)
+            if regional is None:
+                regional = self._regional[region] = self._checked_client(region)
+            return regional
         if self._client is None:
-            import anthropic
-
-            try:
-                self._client = self._new_client()
-            except anthropic.CredentialsError as exc:
-                raise ModelError(
-                    f"No credentials for the model endpoint {self.endpoint}: set "
-                    f"ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN ({exc})"
-                ) from exc
-            except (anthropic.AnthropicError, ValueError, RuntimeError) as exc:
-                raise ModelError(
-                    f"Cannot set up the {self._provider.display} client for {self.endpoint}: {exc}"
-                ) from exc
+            self._client = self._checked_client(None)
         return self._client
+
+    def _checked_client(self, region: str | None) -> AsyncAnthropic:
+        """:meth:`_new_client`, its failures as :class:`ModelError` naming the problem."""
+        import anthropic
+
+        try:
+            return self._new_client(region)
+        except anthropic.CredentialsError as exc:
+            raise ModelError(
+                f"No credentials for the model endpoint {self.endpoint}: set "
+                f"ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN ({exc})"
+            ) from exc
+        except (anthropic.AnthropicError, ValueError, RuntimeError) as exc:
+            raise ModelError(
+                f"Cannot set up the {self._provider.display} client for {self.endpoint}: {exc}"
+            ) from exc
 
     async def aclose(self) -> None:
         """Close the SDK client's connection pool (idempotent)."""
         client, self._client = self._client, None
-        if client is not None:
-            await client.close()
+        regional, self._regional = list(self._regional.values()), {}
+        for each in [client, *regional]:
+            if each is not None:
+                await each.close()
 
     def _convert(self, request: ModelRequest) -> list[dict[str, Any]]:
         """The request's messages in API form, reusing earlier conversions. A background
@@ -396,7 +416,7 @@ class AnthropicModel:
 
         Raises :class:`ModelError` (see the module doc); cancellation closes the HTTP stream.
         """
-        client = self._get_client()
+        client = self._get_client(request.model)
         messages = self._convert(request)
         params = to_api_params(request, converted=messages)
         params["model"] = wire_model(request.model, self._provider, self._environ)
@@ -493,7 +513,7 @@ class AnthropicModel:
         :class:`ModelError` when the call fails."""
         import anthropic
 
-        client = self._get_client().with_options(max_retries=self._max_retries)
+        client = self._get_client(request.model).with_options(max_retries=self._max_retries)
         params = to_api_params(request)
         params["model"] = wire_model(request.model, self._provider, self._environ)
         if wants_1m_context(request.model):

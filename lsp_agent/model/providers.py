@@ -6,11 +6,16 @@ one is sent.
   (``anthropic[bedrock]``, our ``bedrock`` extra). Region: ``AWS_REGION``, else
   ``AWS_DEFAULT_REGION`` or the AWS profile's. Credentials: the AWS chain (``AWS_ACCESS_KEY_ID``
   …, ``AWS_PROFILE``) or ``AWS_BEARER_TOKEN_BEDROCK``. Endpoint override:
-  ``ANTHROPIC_BEDROCK_BASE_URL``.
+  ``ANTHROPIC_BEDROCK_BASE_URL``. ``CLAUDE_CODE_SKIP_BEDROCK_AUTH=1``: requests are sent
+  unsigned (an LLM gateway in front of Bedrock adds its own credentials).
 - ``CLAUDE_CODE_USE_VERTEX=1``: Vertex AI through ``AnthropicVertex`` (``anthropic[vertex]``,
   our ``vertex`` extra). ``CLOUD_ML_REGION`` (e.g. ``global``, ``us-east5``),
   ``ANTHROPIC_VERTEX_PROJECT_ID``; credentials: Google Application Default Credentials
   (``GOOGLE_APPLICATION_CREDENTIALS`` …). Endpoint override: ``ANTHROPIC_VERTEX_BASE_URL``.
+  ``VERTEX_REGION_CLAUDE_<MODEL>`` (:data:`VERTEX_REGION_VARIABLES`, Claude Code's names)
+  sends one model's requests to another region than ``CLOUD_ML_REGION``.
+  ``CLAUDE_CODE_SKIP_VERTEX_AUTH=1``: no Google credentials are looked up and requests carry
+  no ``Authorization`` header (a gateway adds its own).
 - otherwise the Claude API (``ANTHROPIC_API_KEY``/``ANTHROPIC_AUTH_TOKEN``,
   ``ANTHROPIC_BASE_URL``).
 
@@ -65,6 +70,23 @@ _DISPLAY: dict[Provider, str] = {
 }
 
 
+VERTEX_REGION_VARIABLES: dict[str, str] = {
+    "claude-opus-4-8": "VERTEX_REGION_CLAUDE_4_8_OPUS",
+    "claude-opus-4-7": "VERTEX_REGION_CLAUDE_4_7_OPUS",
+    "claude-opus-4-6": "VERTEX_REGION_CLAUDE_4_6_OPUS",
+    "claude-opus-4-5": "VERTEX_REGION_CLAUDE_4_5_OPUS",
+    "claude-opus-4-1": "VERTEX_REGION_CLAUDE_4_1_OPUS",
+    "claude-opus-4": "VERTEX_REGION_CLAUDE_4_0_OPUS",
+    "claude-sonnet-4-6": "VERTEX_REGION_CLAUDE_4_6_SONNET",
+    "claude-sonnet-4-5": "VERTEX_REGION_CLAUDE_4_5_SONNET",
+    "claude-sonnet-4": "VERTEX_REGION_CLAUDE_4_0_SONNET",
+    "claude-3-7-sonnet": "VERTEX_REGION_CLAUDE_3_7_SONNET",
+    "claude-haiku-4-5": "VERTEX_REGION_CLAUDE_HAIKU_4_5",
+    "claude-3-5-haiku": "VERTEX_REGION_CLAUDE_3_5_HAIKU",
+}
+"""Claude Code's per-model Vertex AI region variables, by the model table's name."""
+
+
 def _flag(environ: Mapping[str, str], name: str) -> bool:
     return environ.get(name, "").strip().lower() in _TRUE
 
@@ -75,13 +97,28 @@ class ProviderSettings:
     region (Bedrock) or the Vertex location; ``project_id`` the Google Cloud project (Vertex);
     ``base_url`` the endpoint override (``None``: the SDK's default for the provider).
     ``problem`` names a configuration that cannot work (both providers selected), else
-    ``None``."""
+    ``None``. ``skip_auth``: requests go out without the cloud's credentials
+    (``CLAUDE_CODE_SKIP_BEDROCK_AUTH``/``_VERTEX_AUTH``). ``model_regions``: (model table
+    name, Vertex region) pairs from ``VERTEX_REGION_CLAUDE_*``."""
 
     provider: Provider = "anthropic"
     region: str | None = None
     project_id: str | None = None
     base_url: str | None = None
     problem: str | None = None
+    skip_auth: bool = False
+    model_regions: tuple[tuple[str, str], ...] = ()
+
+    def region_for(self, model: str | None) -> str | None:
+        """The region requests for ``model`` go to: its ``VERTEX_REGION_CLAUDE_*`` override
+        (Vertex AI only), else :attr:`region`."""
+        if model is None or not self.model_regions:
+            return self.region
+        entry = entry_for(model)
+        overrides = dict(self.model_regions)
+        if entry is not None and entry.name in overrides:
+            return overrides[entry.name]
+        return self.region
 
     @property
     def display(self) -> str:
@@ -122,6 +159,7 @@ def provider_from_env(environ: Mapping[str, str] | None = None) -> ProviderSetti
             provider="bedrock",
             region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
             base_url=env.get("ANTHROPIC_BEDROCK_BASE_URL") or None,
+            skip_auth=_flag(env, "CLAUDE_CODE_SKIP_BEDROCK_AUTH"),
         )
     if vertex:
         return ProviderSettings(
@@ -129,6 +167,12 @@ def provider_from_env(environ: Mapping[str, str] | None = None) -> ProviderSetti
             region=env.get("CLOUD_ML_REGION") or None,
             project_id=env.get("ANTHROPIC_VERTEX_PROJECT_ID") or None,
             base_url=env.get("ANTHROPIC_VERTEX_BASE_URL") or None,
+            skip_auth=_flag(env, "CLAUDE_CODE_SKIP_VERTEX_AUTH"),
+            model_regions=tuple(
+                (name, env[variable].strip())
+                for name, variable in VERTEX_REGION_VARIABLES.items()
+                if env.get(variable, "").strip()
+            ),
         )
     return ProviderSettings(base_url=env.get("ANTHROPIC_BASE_URL") or None)
 

@@ -36,6 +36,8 @@ _CLOUD_VARS = (
     "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CONFIG", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY",
     "ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL",
     "ANTHROPIC_DEFAULT_HAIKU_MODEL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CODE_SKIP_BEDROCK_AUTH", "CLAUDE_CODE_SKIP_VERTEX_AUTH", "CLOUD_ML_REGION",
+    "VERTEX_REGION_CLAUDE_HAIKU_4_5", "VERTEX_REGION_CLAUDE_4_5_SONNET",
 )  # fmt: skip
 
 
@@ -238,6 +240,59 @@ async def test_vertex_without_region_names_the_variable(monkeypatch: pytest.Monk
     model = AnthropicModel.from_env(os.environ, max_retries=0)
     with pytest.raises(ModelError, match="CLOUD_ML_REGION"):
         await collect(model, simple_request())
+
+
+async def test_bedrock_skip_auth_sends_unsigned_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with CloudStandIn(ANSWER) as standin:
+        monkeypatch.setenv("CLAUDE_CODE_USE_BEDROCK", "1")
+        monkeypatch.setenv("CLAUDE_CODE_SKIP_BEDROCK_AUTH", "1")
+        monkeypatch.setenv("AWS_REGION", "us-east-1")
+        monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", standin.base_url)
+        model = AnthropicModel.from_env(os.environ, max_retries=0)  # no AWS credentials at all
+        try:
+            events = await collect(model, simple_request(model="sonnet"))
+        finally:
+            await model.aclose()
+    assert _text(events) == "Hello from the cloud stand-in."
+    [seen] = standin.seen
+    assert seen.path == "/model/us.anthropic.claude-sonnet-4-6/invoke-with-response-stream"
+    assert "authorization" not in seen.headers
+    assert not any(name.startswith("x-amz-") for name in seen.headers)
+
+
+async def test_vertex_skip_auth_and_per_model_regions(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with CloudStandIn(ANSWER) as standin:
+        monkeypatch.setenv("CLAUDE_CODE_USE_VERTEX", "1")
+        monkeypatch.setenv("CLAUDE_CODE_SKIP_VERTEX_AUTH", "1")
+        monkeypatch.setenv("CLOUD_ML_REGION", "us-east5")
+        monkeypatch.setenv("VERTEX_REGION_CLAUDE_HAIKU_4_5", "europe-west1")
+        monkeypatch.setenv("ANTHROPIC_VERTEX_PROJECT_ID", "my-project")
+        monkeypatch.setenv("ANTHROPIC_VERTEX_BASE_URL", standin.base_url + "/v1")
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", "/nonexistent/key.json")
+        model = AnthropicModel.from_env(os.environ, max_retries=0)
+        try:
+            await collect(model, simple_request(model="haiku"))
+            await collect(model, simple_request(model="claude-sonnet-4-5"))
+        finally:
+            await model.aclose()
+    haiku, sonnet = standin.seen  # no token request: credentials were never looked up
+    assert "/locations/europe-west1/" in haiku.path
+    assert haiku.path.endswith("/claude-haiku-4-5@20251001:streamRawPredict")
+    assert "/locations/us-east5/" in sonnet.path
+    assert "authorization" not in haiku.headers and "authorization" not in sonnet.headers
+
+
+def test_vertex_region_variables_cover_the_vertex_models() -> None:
+    from lsp_agent.model.limits import MODELS
+    from lsp_agent.model.providers import VERTEX_REGION_VARIABLES
+
+    with_vertex = {e.name for e in MODELS if e.vertex_id is not None}
+    assert with_vertex <= set(VERTEX_REGION_VARIABLES)
+    settings = provider_from_env(
+        {"CLAUDE_CODE_USE_VERTEX": "1", "VERTEX_REGION_CLAUDE_4_5_SONNET": "asia-east1"}
+    )
+    assert settings.region_for("claude-sonnet-4-5@20250929") == "asia-east1"
+    assert settings.region_for("opus") is None
 
 
 # ---- fallback model -----------------------------------------------------------------------------
