@@ -185,6 +185,13 @@ def _register_sessions(server: AgentLanguageServer) -> None:
 
         return store_door.session_load(ls, raw)
 
+    @server.feature(methods.SESSION_COMMAND)
+    async def session_command(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+        ls.warm_up.wait_for_core()
+        from lsp_agent.lsp import command_door
+
+        return await command_door.session_command(ls, raw)
+
     @server.feature(methods.SESSION_FORK)
     def session_fork(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
         ls.warm_up.wait_for_core()

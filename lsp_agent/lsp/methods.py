@@ -54,6 +54,7 @@ SESSION_LIST = "lspAgent/session/list"
 SESSION_LOAD = "lspAgent/session/load"
 SESSION_CLOSE = "lspAgent/session/close"
 SESSION_FORK = "lspAgent/session/fork"
+SESSION_COMMAND = "lspAgent/session/command"
 SESSION_CHECKPOINTS = "lspAgent/session/checkpoints"
 SESSION_REWIND = "lspAgent/session/rewind"
 MCP_LIST = "lspAgent/mcp/list"
@@ -166,6 +167,15 @@ METHODS: tuple[Method, ...] = (
         capability=CAP_LOAD_SESSION,
         section="4.9",
         summary="A new session from a session's history up to a message (optional).",
+    ),
+    Method(
+        name=SESSION_COMMAND,
+        direction=_C2S,
+        kind="request",
+        params="SessionCommandParams",
+        result="SessionCommandResult",
+        section="4.10",
+        summary="Run a slash command of a session; the result is its outcome.",
     ),
     Method(
         name=SESSION_REQUEST_PERMISSION,

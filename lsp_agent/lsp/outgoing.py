@@ -74,6 +74,17 @@ class PromptResult(WireModel):
     message_id: str | None = None
 
 
+class SessionCommandResult(WireModel):
+    """Result of ``lspAgent/session/command``: the command's answer (Markdown), whether it
+    failed, why its turn ended and what it used (a command that asks the model, such as
+    ``compact`` or ``init``, uses tokens; the others none)."""
+
+    text: str
+    is_error: bool
+    stop_reason: PromptStopReason
+    usage: TurnUsage
+
+
 class EmptyResult(WireModel):
     """An empty result object (``lspAgent/session/setMode``)."""
 

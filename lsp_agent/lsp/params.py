@@ -73,6 +73,15 @@ class SessionIdParams(_Params):
     session_id: str
 
 
+class SessionCommandParams(_Params):
+    """``lspAgent/session/command``: run slash command ``command`` (its name, with or without
+    the leading ``/``) with ``args`` in session ``sessionId``."""
+
+    session_id: str
+    command: str
+    args: str = ""
+
+
 class SetModeParams(_Params):
     """``lspAgent/session/setMode``."""
 

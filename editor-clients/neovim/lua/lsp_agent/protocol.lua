@@ -20,6 +20,7 @@ M.methods = {
   SESSION_LOAD = 'lspAgent/session/load',
   SESSION_CLOSE = 'lspAgent/session/close',
   SESSION_FORK = 'lspAgent/session/fork',
+  SESSION_COMMAND = 'lspAgent/session/command',
   SESSION_REQUEST_PERMISSION = 'lspAgent/session/requestPermission',
   WORKSPACE_SAVE_DOCUMENTS = 'lspAgent/workspace/saveDocuments',
   WORKSPACE_DID_CHANGE_FILES = 'lspAgent/workspace/didChangeFiles',
@@ -445,6 +446,23 @@ M.commands = {
 ---@field feedback? string
 ---@field editedText? table<string, string>
 ---@field scope? lsp_agent.protocol.RuleScope
+
+--- `lspAgent/session/command`: run slash command `command` (its name, with or without
+--- the leading `/`) with `args` in session `sessionId`.
+---@class lsp_agent.protocol.SessionCommandParams
+---@field _meta? table<string, any>
+---@field sessionId string
+---@field command string
+---@field args? string
+
+--- Result of `lspAgent/session/command`: the command's answer (Markdown), whether it
+--- failed, why its turn ended and what it used (a command that asks the model, such as
+--- `compact` or `init`, uses tokens; the others none).
+---@class lsp_agent.protocol.SessionCommandResult
+---@field text string
+---@field isError boolean
+---@field stopReason lsp_agent.protocol.StopReason
+---@field usage lsp_agent.protocol.TurnUsage
 
 --- `lspAgent/session/didEnd`: a turn the server started is over; `error` says why it
 --- failed, when it did.

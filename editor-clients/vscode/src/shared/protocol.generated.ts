@@ -14,6 +14,7 @@ export const Methods = {
   sessionLoad: 'lspAgent/session/load',
   sessionClose: 'lspAgent/session/close',
   sessionFork: 'lspAgent/session/fork',
+  sessionCommand: 'lspAgent/session/command',
   sessionRequestPermission: 'lspAgent/session/requestPermission',
   workspaceSaveDocuments: 'lspAgent/workspace/saveDocuments',
   workspaceDidChangeFiles: 'lspAgent/workspace/didChangeFiles',
@@ -555,6 +556,29 @@ export interface SelectedOutcome {
 }
 
 /**
+ * `lspAgent/session/command`: run slash command `command` (its name, with or without
+ * the leading `/`) with `args` in session `sessionId`.
+ */
+export interface SessionCommandParams {
+  _meta?: Record<string, unknown> | null;
+  sessionId: string;
+  command: string;
+  args?: string;
+}
+
+/**
+ * Result of `lspAgent/session/command`: the command's answer (Markdown), whether it
+ * failed, why its turn ended and what it used (a command that asks the model, such as
+ * `compact` or `init`, uses tokens; the others none).
+ */
+export interface SessionCommandResult {
+  text: string;
+  isError: boolean;
+  stopReason: StopReason;
+  usage: TurnUsage;
+}
+
+/**
  * `lspAgent/session/didEnd`: a turn the server started is over; `error` says why it
  * failed, when it did.
  */
@@ -743,6 +767,7 @@ export interface ClientRequests {
   'lspAgent/session/load': { params: LoadSessionParams; result: LoadSessionResult };
   'lspAgent/session/close': { params: SessionIdParams; result: EmptyResult };
   'lspAgent/session/fork': { params: ForkSessionParams; result: ForkSessionResult };
+  'lspAgent/session/command': { params: SessionCommandParams; result: SessionCommandResult };
   'lspAgent/mcp/list': { params: McpListParams; result: McpServersResult };
   'lspAgent/mcp/approve': { params: McpApproveParams; result: McpServersResult };
   'lspAgent/mcp/reconnect': { params: McpReconnectParams; result: McpServersResult };
