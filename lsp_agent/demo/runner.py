@@ -212,13 +212,19 @@ class _Demo:
             f"project: {self.root} (a copy of the bundled 'inventory' library; "
             + ("kept afterwards)" if kept else "removed afterwards unless --keep)")
         )
-        from lsp_agent.demo.verification import diagnostics_options, find_ruff, scenario_variables
+        from lsp_agent.demo.verification import (
+            diagnostics_options,
+            find_ruff,
+            ruff_install_hint,
+            scenario_variables,
+        )
 
         ruff = find_ruff()
         if ruff is None:
             t.warning(
                 f"verification unavailable: no ruff next to {sys.executable} or on PATH, so the "
-                "agent's edits are not checked against diagnostics (pip install ruff); going on"
+                f"agent's edits are not checked against diagnostics ({ruff_install_hint()}); "
+                "going on"
             )
         else:
             t.info(

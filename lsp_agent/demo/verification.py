@@ -39,6 +39,20 @@ def find_ruff(*, python: str | None = None, path: str | None = None) -> str | No
     return shutil.which("ruff", path=path)
 
 
+def ruff_install_hint(*, prefix: str | None = None, python: str | None = None) -> str:
+    """The command that makes ruff available to the demo, for the way lsp-agent was installed:
+    ``prefix`` (default ``sys.prefix``) inside pipx's ``pipx/venvs/`` folder → ``pipx install
+    ruff`` (ruff on ``PATH``, which :func:`find_ruff` searches); inside uv's ``uv/tools/``
+    folder → ``uv tool install ruff``; otherwise ``pip install ruff`` run by ``python``
+    (default: the running interpreter), so it lands next to it."""
+    where = Path(prefix or sys.prefix).as_posix()
+    if "/pipx/venvs/" in where:
+        return "pipx install ruff"
+    if "/uv/tools/" in where:
+        return "uv tool install ruff"
+    return f"{python or sys.executable} -m pip install ruff"
+
+
 def diagnostics_options(ruff: str) -> dict[str, Any]:
     """``initializationOptions.lspAgent.diagnostics`` with ``ruff server`` as the managed
     server for Python files and ``verify.mode`` ``fix``."""

@@ -17,6 +17,7 @@ from lsp_agent.demo.verification import (
     BUGGY_FILE_VERSION,
     diagnostics_options,
     find_ruff,
+    ruff_install_hint,
     scenario_variables,
 )
 from lsp_agent.diagnostics.config import parse_settings
@@ -123,3 +124,18 @@ def test_a_verdict_reads_as_one_line_per_file_and_source(tmp_path: Path) -> None
         "  ✓ Diagnostics: no new problems in money.py",
         f"      ruff: clean for version {BUGGY_FILE_VERSION} of {BUGGY_FILE}",
     ]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "hint"),
+    [
+        ("/home/me/.local/share/pipx/venvs/lsp-agent", "pipx install ruff"),
+        ("/home/me/.local/pipx/venvs/lsp-agent", "pipx install ruff"),
+        ("/home/me/.local/share/uv/tools/lsp-agent", "uv tool install ruff"),
+        ("/home/me/project/.venv", "/home/me/project/.venv/bin/python -m pip install ruff"),
+    ],
+    ids=["pipx", "pipx-old-home", "uv-tool", "venv"],
+)
+def test_ruff_hint_follows_the_way_lsp_agent_was_installed(prefix: str, hint: str) -> None:
+    python = f"{prefix}/bin/python"
+    assert ruff_install_hint(prefix=prefix, python=python) == hint
