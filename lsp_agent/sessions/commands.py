@@ -24,6 +24,7 @@ from lsp_agent.context.memory.render import render_memory
 from lsp_agent.context.report import context_report, render_report
 from lsp_agent.context.start import split_start
 from lsp_agent.model.base import TokenCounter
+from lsp_agent.model.pricing import cost_usd
 from lsp_agent.model.types import ModelRequest
 from lsp_agent.protocol.events import AgentMessageChunk, TextContent
 from lsp_agent.protocol.host import DocumentShower
@@ -97,6 +98,9 @@ async def _cost(session: Session, args: str) -> CommandOutcome:
         f"| Cache writes | {u.cache_creation_input_tokens:,} |",
         f"| Cache reads | {u.cache_read_input_tokens:,} |",
         f"| Output | {u.output_tokens:,} |",
+        "",
+        f"Estimated cost: ${cost_usd(session.config.model, u):.4f} "
+        f"(list prices of {session.config.model}).",
     ]
     summary = session.context.summary_usage
     if summary.context_tokens or summary.output_tokens:

@@ -26,6 +26,8 @@ async def test_session_command_answers_with_the_outcome(launch: Launch) -> None:
     cost = await editor.request(methods.SESSION_COMMAND, {"sessionId": session, "command": "cost"})
     assert cost["isError"] is False and cost["stopReason"] == "end_turn"
     assert "Tokens used in this session" in cost["text"] and "1,000" in cost["text"]
+    # claude-test is not in the model table: priced as the default model ($5 / $25 per MTok).
+    assert "Estimated cost: $0.0055" in cost["text"]
     assert cost["usage"]["inputTokens"] == 0  # the command itself asked the model nothing
 
     context = await editor.request(
