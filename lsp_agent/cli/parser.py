@@ -58,6 +58,8 @@ environment (every variable lsp-agent reads; a settings file's "env" beats the p
   LSP_AGENT_DATA_DIR    where sessions and checkpoints are saved (default: the user data
                         folder)
   LSP_AGENT_NO_DAEMON=1 never hand the run to the background daemon
+  LSP_AGENT_BACKGROUND_REQUESTS=0  no model requests off the turn (session titles,
+                        summaries prepared ahead; the backgroundRequests setting)
   XDG_RUNTIME_DIR       where the daemon's socket lives
   MCP_TIMEOUT, MCP_TOOL_TIMEOUT, MAX_MCP_OUTPUT_TOKENS  MCP server start-up and call
                         timeouts (ms), largest MCP tool result (tokens)

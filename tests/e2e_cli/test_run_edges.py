@@ -292,6 +292,7 @@ def test_help_lists_the_environment_and_the_new_flags(project: Path) -> None:
         "LSP_AGENT_MAX_RETRIES",
         "LSP_AGENT_NO_DAEMON",
         "LSP_AGENT_DATA_DIR",
+        "LSP_AGENT_BACKGROUND_REQUESTS",
         "MCP_TIMEOUT",
         "BASH_MAX_OUTPUT_LENGTH",
         "CLAUDE_CODE_SKIP_BEDROCK_AUTH",
