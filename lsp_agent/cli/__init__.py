@@ -53,9 +53,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from lsp_agent.headless.options import HeadlessOptions
+    from lsp_agent.model.base import Model
 
 # Exit codes (the same values as lsp_agent.headless.exit_codes.ExitCode, which this module does
 # not import so that `--version` loads nothing beyond argparse).
@@ -131,6 +133,10 @@ def _serve(args: argparse.Namespace) -> int:
 
     settings_file = _settings_file(args.settings)
     log_file = Path(args.log_file) if args.log_file else None
+    if args.offline and args.fallback_model:
+        raise UsageError(
+            "--offline plays the bundled scripted model; --fallback-model does not apply"
+        )
     if args.offline:
         from lsp_agent.agent.env import AgentConfig
         from lsp_agent.demo.trial import TRIAL_MODEL, trial_endpoint, trial_model_factory
@@ -149,7 +155,30 @@ def _serve(args: argparse.Namespace) -> int:
         log_file=log_file,
         log_level=getattr(logging, args.log_level),
         settings_file=settings_file,
+        model_factory=_fallback_factory(args.fallback_model) if args.fallback_model else None,
     )
+
+
+def _fallback_factory(fallback: str) -> Callable[[], Model]:
+    """``serve --fallback-model``: each session's Anthropic client (from the environment),
+    moving to ``fallback`` after an overload; the switch is logged."""
+    import logging
+
+    from lsp_agent.model.anthropic import AnthropicModel
+    from lsp_agent.model.base import ModelError
+    from lsp_agent.model.fallback import FallbackModel
+
+    log = logging.getLogger("lsp_agent.model.fallback")
+
+    def on_switch(primary: str, to: str, error: ModelError) -> None:
+        log.warning("%s is overloaded (%s); using %s instead", primary, error, to)
+
+    def make() -> Model:
+        return FallbackModel(
+            inner=AnthropicModel.from_env(), fallback=fallback, on_switch=on_switch
+        )
+
+    return make
 
 
 def _settings_file(value: str | None) -> Path | None:

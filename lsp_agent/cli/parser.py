@@ -154,12 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--tcp", metavar="HOST:PORT", type=_host_port, help="listen on a TCP socket instead"
     )
     serve.add_argument("--log-file", metavar="FILE", help="write the log to FILE")
-    serve.add_argument(
-        "--offline",
-        action="store_true",
-        help="try it without an API key: a bundled scripted model answers (questions about "
-        "a file, a two-hunk edit, a command), not Claude",
-    )
+    _add_serve_model_flags(serve)
     serve.add_argument(
         "--settings",
         metavar="FILE",
@@ -388,6 +383,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--model", help="model name when using Claude")
     return parser
+
+
+def _add_serve_model_flags(serve: argparse.ArgumentParser) -> None:
+    """``serve --offline`` and ``serve --fallback-model``."""
+    serve.add_argument(
+        "--offline",
+        action="store_true",
+        help="try it without an API key: a bundled scripted model answers (questions about "
+        "a file, a two-hunk edit, a command), not Claude",
+    )
+    serve.add_argument(
+        "--fallback-model",
+        metavar="MODEL",
+        help="switch a session to MODEL when its model is overloaded (HTTP 529 after the "
+        "retries), as `run -p --fallback-model` does",
+    )
 
 
 def _add_print_mode_flags(run: argparse.ArgumentParser) -> None:

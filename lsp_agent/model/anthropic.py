@@ -139,10 +139,13 @@ ModelT = TypeVar("ModelT")
 
 def apply_settings_env(model: ModelT, env: Mapping[str, str]) -> ModelT:
     """``model`` with the timeout variables of a settings ``env`` applied when it is an
-    :class:`AnthropicModel` (see :meth:`AnthropicModel.use_settings_env`); other models are
-    returned unchanged. Raises ``ValueError`` naming the variable for a malformed value."""
-    if isinstance(model, AnthropicModel):
-        model.use_settings_env(env)
+    :class:`AnthropicModel` or wraps one as ``inner`` (a fallback model; see
+    :meth:`AnthropicModel.use_settings_env`); other models are returned unchanged. Raises
+    ``ValueError`` naming the variable for a malformed value."""
+    # A fallback wrapper (``--fallback-model``) holds the client the settings apply to.
+    target = getattr(model, "inner", model)
+    if isinstance(target, AnthropicModel):
+        target.use_settings_env(env)
     return model
 
 
