@@ -83,7 +83,7 @@ def test_compact_on_a_continued_session(project: Path, output_format: str) -> No
         cwd=project,
     )
     assert later.code == 0, later.proc.stderr
-    first = later.server.requests[0]["messages"][0]["content"][0]["text"]
+    first = json.dumps(later.server.requests[0]["messages"][0]["content"])
     assert "<compact-summary>" in first and "Always answer in English." in first
 
 
