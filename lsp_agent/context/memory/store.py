@@ -1,16 +1,22 @@
 """One session's memory, kept current: reloaded for every turn, on demand as tools touch files.
 
 The store holds no copy of the files between turns that could go stale: :meth:`MemoryStore.load`
-reads them again (editor buffers first), so an edit to a loaded file, made in the editor or on
-disk, applies from the next turn, and trusting the workspace loads its files without a restart.
-Parsing is cached by text, so an unchanged file costs a stat and a read.
+reads them again (editor buffers first) when anything they came from changed, so an edit to a
+loaded file, made in the editor or on disk, applies from the next turn, and trusting the
+workspace loads its files without a restart. "Changed" is decided by a fingerprint taken before
+each load: the spec (trust, settings), the editor text or the stat (mtime, size, inode) of
+every path the last load consulted (missing candidates and imports included), of their folders
+(a file created there) and of every folder under a ``.claude/rules`` folder (a new rule).
+Parsing is cached by text too.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lsp_agent.context.memory.loader import MemorySpec, ParseCache, load_memory, load_on_demand
 from lsp_agent.context.memory.read import Overlay, no_overlay
@@ -45,9 +51,17 @@ class MemoryStore:
     triggers: dict[Path, Path] = field(default_factory=dict)
     """For each file added on demand, the touched path that brought it in."""
 
+    _key: object = None
+
     def load(self) -> LoadedMemory:
-        """Read the memory that loads at session start, as it is now. Never raises."""
-        self.loaded = load_memory(self.spec(), overlay=self.overlay, cache=self.cache)
+        """The memory that loads at session start, as it is now: read again only when its
+        fingerprint changed (module docstring). Never raises."""
+        spec = self.spec()
+        # Taken before the load: a change made while loading shows at the next call.
+        key = (spec, fingerprint(self.loaded.consulted, self.overlay))
+        if key != self._key:
+            self.loaded = load_memory(spec, overlay=self.overlay, cache=self.cache)
+            self._key = key
         return self.loaded
 
     def text(self) -> str | None:
@@ -75,6 +89,32 @@ class MemoryStore:
         """The message text for files that the finished tool calls ``calls`` (name, input,
         result text) bring in, or ``None``."""
         return render_on_demand(self.touch(batch_paths(calls)))
+
+
+def _stat(path: Path | str) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_mtime_ns, info.st_size, info.st_ino)
+
+
+def fingerprint(paths: Sequence[Path], overlay: Overlay) -> tuple[Any, ...]:
+    """What the memory read from ``paths`` depends on: each path's editor text or stat, the
+    stat of each folder holding one, and of every folder under a ``.claude/rules`` folder
+    among them (new rule files). Equal fingerprints: the same memory would load."""
+    files = tuple((p, overlay(p) if overlay(p) is not None else _stat(p)) for p in paths)
+    folders = {p.parent for p in paths}
+    rules = {f / "rules" for f in folders if f.name == ".claude"}
+    rules |= {f for f in folders if ".claude" in f.parts and "rules" in f.parts}
+    trees: list[tuple[str, tuple[int, int, int] | None]] = []
+    for top in sorted(rules):
+        for folder, dirs, _ in os.walk(top, followlinks=True):
+            dirs.sort()
+            trees.append((folder, _stat(folder)))
+            if len(trees) > 1000:  # a pathological tree: the load itself caps it too
+                break
+    return (files, tuple((f, _stat(f)) for f in sorted(folders)), tuple(trees))
 
 
 def touched_paths(uses: Sequence[tuple[str, dict[str, object]]]) -> tuple[Path, ...]:
