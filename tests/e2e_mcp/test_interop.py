@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -51,8 +52,18 @@ async def test_the_everything_server(make_pool: Any, tmp_path: Path) -> None:
     roots = await call(by_name(tools, "mcp__everything__get-roots-list"), {})
     assert tmp_path.as_uri() in roots.text  # the workspace folders are the roots
     elicit = await call(by_name(tools, "mcp__everything__trigger-elicitation-request"), {})
-    assert "decline" in elicit.text.lower()  # no editor prompt yet: declined
+    assert "decline" in elicit.text.lower()  # nobody to ask (no editor): declined
     assert "everything" in pool.instructions()
+    # Resources and prompts of a server nobody here wrote.
+    listed = (await call(by_name(tools, "ListMcpResourcesTool"), {})).text
+    assert '"server": "everything"' in listed
+    uri = json.loads(listed)[0]["uri"]
+    read = await call(by_name(tools, "ReadMcpResourceTool"), {"server": "everything", "uri": uri})
+    assert read.text and not read.is_error
+    from lsp_agent.mcp.prompts import prompt_commands
+
+    commands = prompt_commands(pool.connections)
+    assert commands and all(c.name.startswith("mcp__everything__") for c in commands)
 
 
 async def test_mcp_server_time_from_pypi(make_pool: Any) -> None:
