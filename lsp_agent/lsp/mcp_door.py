@@ -181,12 +181,20 @@ class McpDoor:
         return chosen.title if chosen is not None else None
 
     def did_change_configuration(self, raw: Any) -> None:
-        """``workspace/didChangeConfiguration``: a new ``settings.lspAgent.mcpServers`` (an
-        object, or ``null`` for none) is adopted by every project at once (servers it adds
+        """``workspace/didChangeConfiguration``: a change of ``settings.lspAgent.trusted``
+        reaches every project's servers at once (an untrusted workspace's ``.mcp.json``
+        servers stop; a trusted one's ask for approval); a new
+        ``settings.lspAgent.mcpServers`` (an object, or ``null`` for none) is adopted by every
+        project at once (servers it adds
         start, removed ones stop, changed ones restart); without the key nothing changes; a
         value that is not an object is logged and ignored."""
         ours = raw.get("lspAgent") if isinstance(raw, dict) else None
-        if not isinstance(ours, dict) or "mcpServers" not in ours:
+        if not isinstance(ours, dict):
+            return
+        if type(ours.get("trusted")) is bool:
+            # The settings door took the new trust first: .mcp.json servers follow it now.
+            self._reload_all()
+        if "mcpServers" not in ours:
             return
         value = ours["mcpServers"]
         if value is not None and not isinstance(value, dict):
@@ -199,6 +207,10 @@ class McpDoor:
         if value == self.editor_servers:
             return
         self.editor_servers = value
+        self._reload_all()
+
+    def _reload_all(self) -> None:
+        """Every project's service reads its sources again (in the background)."""
         for key, service in self.services.items():
             task = asyncio.get_running_loop().create_task(self._reload(key, service))
             self._starting.add(task)

@@ -292,3 +292,16 @@ async def test_an_elicitation_is_asked_in_the_editor(launch: Launch, tmp_path: P
     first, _dismissed = editor.message_requests
     assert first.message == "MCP server 'ed' asks: Delete the build folder?"
     assert [a.title for a in first.actions or []] == ["Yes", "No", "Decline"]
+
+
+@VSCODE_ONLY
+async def test_trusting_the_workspace_at_runtime_reaches_its_servers(
+    launch: Launch, tmp_path: Path
+) -> None:
+    _write_mcp_json(_root(tmp_path), {"fx": stdio_entry()})
+    editor = await launch(scenario(), init_options={"trusted": False})
+    assert (await _servers(editor))["fx"]["state"] == "untrusted"
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"lspAgent": {"trusted": True}})
+    )
+    await _until_state(editor, "fx", "needs_approval")
