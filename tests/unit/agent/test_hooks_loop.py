@@ -447,3 +447,34 @@ async def test_settings_rules_decide_tool_calls(rig: RigFactory) -> None:
     r.server.assert_done()
     assert r.bash.ran == ["make test -k fast"]
     assert r.host.permission_requests == []
+
+
+async def test_compaction_runs_real_post_compact_and_session_start_hook_commands(
+    rig: RigFactory, tmp_path: Path
+) -> None:
+    # Shell scripts from the project's .claude/settings.json, each writing what it read.
+    def shell_hook(name: str) -> str:
+        script = tmp_path / f"{name}.sh"
+        script.write_text(f"#!/bin/sh\ncat > {tmp_path / (name + '.json')}\n")
+        script.chmod(0o755)
+        return str(script)
+
+    r = await rig(
+        scenario(
+            reply("Answer one."),
+            reply("Goal: test. Pending: none.", expect=expecting(last_user_contains="CONTEXT")),
+        ),
+        project=hooks_settings(
+            PostCompact=("manual", shell_hook("post")),
+            SessionStart=("compact", shell_hook("start")),
+        ),
+    )
+    await r.session.prompt([PromptText(text="one " + "word " * 300)])
+    result = await r.session.prompt([PromptText(text="/compact")])
+    assert result.final_text.startswith("Compacted:"), result.final_text
+    r.server.assert_done()
+    post = json.loads((tmp_path / "post.json").read_text())
+    assert post["hook_event_name"] == "PostCompact" and post["trigger"] == "manual"
+    assert post["compact_summary"] == "Goal: test. Pending: none."
+    start = json.loads((tmp_path / "start.json").read_text())
+    assert start["hook_event_name"] == "SessionStart" and start["source"] == "compact"
