@@ -176,7 +176,8 @@ function M.omnifunc(findstart, base)
   return command_items(vim.b[buf].lsp_agent_client_id, base)
 end
 
---- Show all output of the tool call under the cursor in the transcript, or fold it again.
+--- Show all output of the tool call under the cursor in the transcript (or the summary of the
+--- compaction under it), or fold it again.
 --- @return boolean toggled (false: the cursor is not on a tool call)
 function M.toggle_output(client_id)
   local chat = chats[client_id]
@@ -194,7 +195,8 @@ function M.toggle_output(client_id)
     end
   end
   local entry = index and session.transcript.entries[index]
-  if not entry or entry.kind ~= 'tool' then
+  -- A tool call's output, or a compaction's summary.
+  if not entry or not (entry.kind == 'tool' or (entry.kind == 'info' and entry.summary)) then
     return false
   end
   entry.expanded = not entry.expanded or nil

@@ -175,6 +175,14 @@ function M.entry_lines(entry, opts)
     for _, line in ipairs(vim.split(entry.text, '\n', { plain = true })) do
       table.insert(lines, '-- ' .. line)
     end
+    if entry.summary and entry.expanded then
+      -- A compaction's summary, shown under its line on request (<CR>, as a tool's output).
+      for _, line in ipairs(vim.split(entry.summary, '\n', { plain = true })) do
+        table.insert(lines, '   ' .. line)
+      end
+    elseif entry.summary then
+      lines[#lines] = lines[#lines] .. ' (<CR>: summary)'
+    end
     table.insert(lines, '')
     return lines
   end

@@ -9,8 +9,8 @@
 ---   tool    {id, title, tool_kind, status, content, locations, raw_input, raw_output, awaiting,
 ---            expanded (the user asked to see all of its output)}
 ---   plan    {plan_entries}
----   info    {text, summary}             stop reasons, mode changes, errors, compactions
----                                       (summary: the compaction's summary, kept with the entry; not shown yet)
+---   info    {text, summary, expanded}   stop reasons, mode changes, errors, compactions
+---                                       (summary: the compaction's summary, shown when expanded)
 --- `apply()` returns the index of the entry it changed or added (nil when nothing visible
 --- changed), which the view re-renders.
 local M = {}

@@ -30,6 +30,32 @@ H.test('a compaction shows as one line keeping its summary', function()
     'Compacted: 900 → 1 tokens; kept 1 instruction, 1 file')
 end)
 
+H.test('the compaction line expands to its summary', function()
+  local render = require('lsp_agent.render')
+  local t = transcript.new()
+  local index = t:apply({
+    sessionUpdate = 'context_compacted',
+    trigger = 'manual',
+    tokensBefore = 182000,
+    tokensAfter = 31000,
+    promptsKept = 4,
+    files = 7,
+    summary = 'Goal: ship it.\nPending: tests.',
+  })
+  local entry = t.entries[index]
+  H.eq(render.entry_lines(entry), {
+    '-- Compacted: 182.0k → 31.0k tokens; kept 4 instructions, 7 files (<CR>: summary)',
+    '',
+  })
+  entry.expanded = true
+  H.eq(render.entry_lines(entry), {
+    '-- Compacted: 182.0k → 31.0k tokens; kept 4 instructions, 7 files',
+    '   Goal: ship it.',
+    '   Pending: tests.',
+    '',
+  })
+end)
+
 H.test('advertised commands complete after "/"', function()
   local t = transcript.new()
   H.eq(t:apply({ sessionUpdate = 'available_commands_update', availableCommands = COMMANDS }), nil)
