@@ -101,13 +101,21 @@ def _result_text(block: Mapping[str, Any]) -> str:
 
 
 def _prompt(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The user's last typed prompt (the last user message without tool results)."""
+    """The user's last typed prompt (the last user message without tool results), without the
+    ``<system-reminder>`` blocks the agent puts in front of it (memory files, whose paths
+    would otherwise be taken for the file asked about)."""
     for message in reversed(messages):
+        blocks = _blocks(message)
         if message.get("role") != "user":
             continue
-        if any(b.get("type") == "tool_result" for b in _blocks(message)):
+        if any(b.get("type") == "tool_result" for b in blocks):
             continue
-        return _text_of(message)
+        return "\n".join(
+            str(b.get("text", ""))
+            for b in blocks
+            if b.get("type") == "text"
+            and not str(b.get("text", "")).lstrip().startswith("<system-reminder>")
+        )
     return ""
 
 

@@ -75,6 +75,18 @@ def test_a_question_reads_the_file_then_describes_it() -> None:
     assert text.endswith(SIGNATURE)
 
 
+def test_memory_reminders_in_front_of_the_prompt_are_not_the_question() -> None:
+    memory = (
+        "<system-reminder>\nContents of /home/dev/.claude/CLAUDE.md:\nBe brief.\n</system-reminder>"
+    )
+    message = {
+        "role": "user",
+        "content": [{"type": "text", "text": memory}, {"type": "text", "text": "Explain calc.py"}],
+    }
+    name, tool_input = _tool(list(respond(_body(message)).content))
+    assert (name, tool_input) == ("Read", {"file_path": "/home/dev/calc/calc.py"})
+
+
 def test_an_edit_has_two_hunks_far_enough_apart() -> None:
     lines = [f"line {n}" for n in range(1, 15)]
     edit = two_hunk_edit("/p/a.lua", lines)
