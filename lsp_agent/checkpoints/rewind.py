@@ -12,7 +12,9 @@ back to that prompt's, one by one, for every file one of them changed:
   (:func:`~lsp_agent.workspace.merge.merge3`) with the turn's result as the base, the file now
   as ours and the content before the turn as theirs: what does not overlap is kept from both;
   overlapping regions get conflict markers with both versions, for the user to choose. Nothing
-  the user wrote is dropped. A binary file (or a file deleted on one side and changed on the
+  the user wrote is dropped. A door that can ask the user
+  (:mod:`lsp_agent.sessions.rewind_review`) may instead resolve a file's overlapping regions to
+  one side (:data:`Resolution`). A binary file (or a file deleted on one side and changed on the
   other) that changed since is left as it is and reported as a conflict.
 
 Reverting is idempotent: a file already back to its earlier content merges to itself. Files
@@ -25,15 +27,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from lsp_agent.checkpoints.recorder import current_bytes
 from lsp_agent.checkpoints.records import Checkpoint
 from lsp_agent.protocol.documents import FileChange
 from lsp_agent.protocol.host import Host
-from lsp_agent.workspace.merge import merge3
+from lsp_agent.workspace.merge import MergeResult, merge3
 from lsp_agent.workspace.textfile import (
     NotTextError,
     StaleChangeError,
@@ -45,6 +48,10 @@ from lsp_agent.workspace.textfile import (
 
 OURS_LABEL = "yours (changed since the checkpoint)"
 THEIRS_LABEL = "checkpoint"
+
+Resolution = Literal["checkpoint", "mine", "markers"]
+"""How a file's overlapping regions are resolved: the checkpoint's lines, the user's lines, or
+both between conflict markers (the default: nothing is lost)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +81,7 @@ class CodeRewind:
 class _Plan:
     targets: dict[Path, bytes | None] = field(default_factory=dict)
     conflicts: dict[Path, FileConflict] = field(default_factory=dict)
+    resolve: Mapping[Path, Resolution] = field(default_factory=dict)
 
 
 Blobs = Callable[[str], bytes]
@@ -107,6 +115,9 @@ def _revert(
     merged = merge3(
         after_text, now_text, before_text, ours_label=OURS_LABEL, theirs_label=THEIRS_LABEL
     )
+    how = plan.resolve.get(path, "markers")
+    if merged.conflicts and how != "markers":
+        return encode_text(resolved(merged, how), encoding=encoding, bom=bom)
     if merged.conflicts:
         count = len(merged.conflicts)
         prior = plan.conflicts.get(path)
@@ -116,13 +127,35 @@ def _revert(
     return encode_text(merged.text, encoding=encoding, bom=bom)
 
 
+def resolved(merged: MergeResult, how: Resolution) -> str:
+    """``merged``'s text with each conflict region replaced by one side: the checkpoint's
+    lines (``theirs``) or the user's (``ours``); ``markers`` keeps the text as merged."""
+    if how == "markers":
+        return merged.text
+    lines = merged.text.splitlines(keepends=True)
+    out: list[str] = []
+    at = 0
+    for conflict in merged.conflicts:
+        out.extend(lines[at : conflict.start_line])
+        out.append(conflict.theirs if how == "checkpoint" else conflict.ours)
+        at = conflict.end_line
+    out.extend(lines[at:])
+    return "".join(out)
+
+
 def plan_rewind(
-    checkpoints: Sequence[Checkpoint], *, host: Host, blobs: Blobs
+    checkpoints: Sequence[Checkpoint],
+    *,
+    host: Host,
+    blobs: Blobs,
+    resolve: Mapping[Path, Resolution] | None = None,
 ) -> tuple[dict[Path, bytes | None], tuple[FileConflict, ...]]:
     """What every file should become when ``checkpoints`` (those from the rewind target on,
     any order) are undone: path → new content (``None``: remove), and the conflicts. Only
-    files whose content changes appear. Raises ``KeyError`` when the store lacks a blob."""
-    plan = _Plan()
+    files whose content changes appear. ``resolve`` says how to settle the overlapping
+    regions of some files (others get conflict markers; a file resolved to one side is no
+    longer a conflict). Raises ``KeyError`` when the store lacks a blob."""
+    plan = _Plan(resolve=resolve or {})
     current: dict[Path, bytes | None] = {}
     for checkpoint in sorted(checkpoints, key=lambda c: c.seq, reverse=True):
         for key, record in checkpoint.files.items():

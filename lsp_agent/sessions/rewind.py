@@ -36,6 +36,7 @@ from lsp_agent.checkpoints.records import Checkpoint
 from lsp_agent.checkpoints.rewind import (
     CodeRewind,
     FileConflict,
+    Resolution,
     apply_rewind,
     checkpoints_from,
     plan_rewind,
@@ -43,6 +44,7 @@ from lsp_agent.checkpoints.rewind import (
 from lsp_agent.context.compaction import is_compacted_start
 from lsp_agent.model.types import Message, ToolResultBlock
 from lsp_agent.protocol.host import Host
+from lsp_agent.sessions.rewind_review import ask
 from lsp_agent.store.history import prompt_text
 from lsp_agent.store.records import Record
 
@@ -261,6 +263,8 @@ async def rewind(session: Session, message_id: str, restore: Restore) -> RewindO
         targets, conflicts = await asyncio.to_thread(
             plan_rewind, chosen, host=session.host, blobs=recorder.store.get
         )
+        if session.config.unattended is None and any(c.regions for c in conflicts):
+            targets, conflicts = await _reviewed(session, chosen, conflicts)
         code = await apply_rewind(targets, conflicts, host=session.host)
     outcome = RewindOutcome(
         message_id=mark.message_id, prompt=mark.text, code=code, conversation=cut
@@ -273,6 +277,34 @@ async def rewind(session: Session, message_id: str, restore: Restore) -> RewindO
         session.read_state.digests.clear()
         session.read_state.versions.clear()
     return outcome
+
+
+async def _reviewed(
+    session: Session, chosen: Sequence[Checkpoint], conflicts: Sequence[FileConflict]
+) -> tuple[dict[Path, bytes | None], tuple[FileConflict, ...]]:
+    """The plan once the user has chosen a side for each conflicted file
+    (:mod:`lsp_agent.sessions.rewind_review`); files they leave get conflict markers."""
+    recorder = session.checkpoints
+    if recorder is None:
+        return {}, tuple(conflicts)
+    paths = [c.path for c in conflicts if c.regions]
+
+    def plan(
+        how: Mapping[Path, Resolution],
+    ) -> tuple[dict[Path, bytes | None], tuple[FileConflict, ...]]:
+        return plan_rewind(chosen, host=session.host, blobs=recorder.store.get, resolve=how)
+
+    mine = (await asyncio.to_thread(plan, dict.fromkeys(paths, "mine")))[0]
+    theirs = (await asyncio.to_thread(plan, dict.fromkeys(paths, "checkpoint")))[0]
+    answers = await ask(
+        session_id=session.id,
+        host=session.host,
+        cwd=session.cwd,
+        conflicts=conflicts,
+        mine=mine,
+        checkpoint=theirs,
+    )
+    return await asyncio.to_thread(plan, answers)
 
 
 def _cut_at(session: Session, mark: PromptMark) -> int:

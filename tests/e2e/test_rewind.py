@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from lsp_agent.lsp import methods
 from lsp_agent.testing.scenario import (
     ToolResultExpect,
@@ -136,6 +138,69 @@ async def test_overlapping_user_edit_is_a_conflict_and_nothing_is_lost(launch: L
     assert "<<<<<<< yours" in text and "TWO, and mine\n" in text and "\ntwo\n" in text
     assert (editor.root / "b.txt").read_text() == "bee\n"
     assert result["conversation"] is False
+
+
+MINE = "TWO, and mine"
+
+
+def _answer(option: str | None) -> Any:
+    def answer(params: dict[str, Any]) -> dict[str, Any]:
+        if option is None:
+            return {"outcome": {"outcome": "cancelled"}}
+        return {"outcome": {"outcome": "selected", "optionId": option}}
+
+    return answer
+
+
+@pytest.mark.parametrize("option", ["checkpoint", "mine", "markers", None])
+async def test_overlapping_hunks_are_reviewed_in_the_editor(
+    launch: Launch, option: str | None
+) -> None:
+    editor = await launch(scenario(*_turn()))
+    a, session = await _setup(editor)
+    checkpoint = await _only_prompt(editor, session)
+    # The user changes the line the agent changed (overlap) and a line it did not.
+    typed = editor.docs[a.as_uri()].text.replace("TWO", MINE).replace("five", "FIVE (mine)")
+    editor.type_text(a, typed)
+    asked_before = len(editor.permission_requests)
+    editor.permission = _answer(option)
+
+    result = await editor.request(
+        methods.SESSION_REWIND,
+        {"sessionId": session, "messageId": checkpoint["messageId"], "restore": "code"},
+    )
+
+    [asked] = editor.permission_requests[asked_before:]
+    call = asked["toolCall"]
+    assert call["title"] == "Rewind: conflicts in a.py"
+    assert call["toolCallId"].startswith("rewind_conflict_")
+    assert [o["optionId"] for o in asked["options"]] == ["checkpoint", "mine", "markers"]
+    assert [o["name"] for o in asked["options"]] == [
+        "Restore the checkpoint's lines",
+        "Keep my lines",
+        "Keep both with conflict markers",
+    ]
+    [diff] = call["content"]
+    # From the user's text now to the checkpoint's lines in the overlapping hunk only.
+    assert diff["type"] == "diff" and diff["uri"] == a.as_uri()
+    assert diff["oldText"] == typed
+    assert diff["newText"] == typed.replace(MINE, "two")
+    changed = [line for line in diff["unifiedDiff"].splitlines()[2:] if line[:1] in "+-"]
+    assert changed == [f"-{MINE}", "+two"]
+    text = editor.docs[a.as_uri()].text
+    # Whatever the answer, the hunk that does not overlap merges and the rest is restored.
+    assert "FIVE (mine)" in text and "six (unsaved)" in text
+    assert (editor.root / "b.txt").read_text() == "bee\n"
+    if option == "checkpoint":
+        assert text == UNSAVED.replace("five", "FIVE (mine)")
+        assert result["conflicts"] == []
+    elif option == "mine":
+        assert text == UNSAVED.replace("two", MINE).replace("five", "FIVE (mine)")
+        assert result["conflicts"] == []
+    else:  # markers, or the prompt cancelled: both sides kept between markers
+        [conflict] = result["conflicts"]
+        assert conflict["uri"] == a.as_uri() and conflict["regions"] == 1
+        assert "<<<<<<< yours" in text and f"{MINE}\n" in text and "\ntwo\n" in text
 
 
 async def test_rewind_errors_name_the_problem(launch: Launch) -> None:

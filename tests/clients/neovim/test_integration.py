@@ -548,6 +548,31 @@ def test_rewind(run_integration: RunIntegration) -> None:
     assert len(last) == 1, last
 
 
+def test_rewind_conflict(run_integration: RunIntegration) -> None:
+    ok = ToolResultExpect(is_error=False)
+    run = run_integration(
+        "rewind_conflict",
+        scenario(
+            reply(
+                tool_use("Read", {"file_path": "{{root}}/app.py"}, id="toolu_read"),
+                tool_use(
+                    "Edit",
+                    {
+                        "file_path": "{{root}}/app.py",
+                        "old_string": "VERSION = 1",
+                        "new_string": "VERSION = 2",
+                    },
+                    id="toolu_edit",
+                ),
+            ),
+            reply("Changed.", expect=expecting(tool_results=[ok, ok])),
+        ),
+        files={"app.py": "VERSION = 1\n\n\nNAME = 'app'\n"},
+    )
+    # The rewind asked the user in the editor, not the model: one turn of two requests.
+    assert len(run.scripted.requests) == 2
+
+
 def test_retry(run_integration: RunIntegration) -> None:
     run_integration(
         "retry",

@@ -12,8 +12,15 @@ import pytest
 
 from lsp_agent.checkpoints.objects import ShadowStore, store_path
 from lsp_agent.checkpoints.recorder import Checkpoints
-from lsp_agent.checkpoints.rewind import apply_rewind, checkpoints_from, plan_rewind
+from lsp_agent.checkpoints.rewind import (
+    Resolution,
+    apply_rewind,
+    checkpoints_from,
+    plan_rewind,
+)
 from lsp_agent.protocol.documents import FileChange, TextSnapshot
+from lsp_agent.protocol.permissions import PermissionResponse
+from lsp_agent.sessions.rewind_review import chosen, review_diff
 from lsp_agent.workspace.disk_host import DiskHost
 from lsp_agent.workspace.textfile import read_text_file
 
@@ -133,6 +140,45 @@ async def test_user_edits_since_the_checkpoint_are_kept_or_conflict(
     first = lines.index("<<<<<<< yours (changed since the checkpoint)") + 1
     last = lines.index(">>>>>>> checkpoint") + 1
     assert conflict.reason.startswith(f"conflict markers at lines {first}-{last}: ")
+
+
+@pytest.mark.parametrize(
+    ("how", "line"), [("checkpoint", "e = 5\n"), ("mine", "e = 500\n"), ("markers", None)]
+)
+async def test_overlapping_regions_resolve_to_the_side_chosen(
+    tmp_path: Path, project: Path, how: Resolution, line: str | None
+) -> None:
+    host = DiskHost()
+    cp = _recorder(tmp_path, project, host)
+    a = project / "src" / "a.py"
+    await cp.start_turn(message_id="m1", prompt="change a")
+    await _edit(cp, host, a, "a = 10\nb = 2\nc = 3\nd = 4\ne = 50\n")
+    a.write_text("a = 10\nb = 2\nc = 33\nd = 4\ne = 500\n")
+    chosen = checkpoints_from(cp.list(), "m1")
+
+    targets, conflicts = plan_rewind(chosen, host=host, blobs=cp.store.get, resolve={a: how})
+
+    text = (targets[a] or b"").decode()
+    if line is None:
+        assert "<<<<<<< yours" in text and [c.path for c in conflicts] == [a]
+    else:
+        assert text == f"a = 1\nb = 2\nc = 33\nd = 4\n{line}" and not conflicts
+
+
+def test_the_review_shows_only_the_overlapping_hunks_and_fails_safe() -> None:
+    now = "a = 10\nc = 33\ne = 500\n"
+    mine = "a = 1\nc = 33\ne = 500\n"
+    theirs = "a = 1\nc = 33\ne = 5\n"
+    assert review_diff(now, mine, theirs) == "a = 10\nc = 33\ne = 5\n"
+    answers = [
+        (PermissionResponse(outcome="selected", option_id="checkpoint"), "checkpoint"),
+        (PermissionResponse(outcome="selected", option_id="mine"), "mine"),
+        (PermissionResponse(outcome="selected", option_id="markers"), "markers"),
+        (PermissionResponse(outcome="selected", option_id="allow_once"), "markers"),
+        (PermissionResponse(outcome="cancelled"), "markers"),
+    ]
+    for answer, expected in answers:
+        assert chosen(answer) == expected
 
 
 async def test_unsaved_buffers_are_checkpointed_with_their_text(
