@@ -373,7 +373,7 @@ class CodeActions:
             text = snapshot.text
         session = self._session_for(path, args.session_id)
         parts = self._prompt(args, path, text, session.cwd)
-        title = f"{_TITLE_OF[args.action]}: {path.name}"
+        title = _turn_title(args, path)
         self.server.protocol.notify(
             methods.SESSION_DID_START,
             {
@@ -479,3 +479,16 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
+
+
+def _turn_title(args: ActionArgs, path: Path) -> str:
+    """The chat title of an agent command's turn: the file, and for a fix the first problem
+    it fixes (``Fix with agent: shop.py:3 — undefined name tax_rate (+1 more)``; lines
+    1-based)."""
+    title = f"{_TITLE_OF[args.action]}: {path.name}"
+    if args.action != "fix" or not args.problems:
+        return title
+    first = args.problems[0]
+    message = (first.message.strip().splitlines() or [""])[0][:80]
+    more = f" (+{len(args.problems) - 1} more)" if len(args.problems) > 1 else ""
+    return f"{title}:{first.line + 1} — {message}{more}"

@@ -115,7 +115,7 @@ async def test_fix_with_agent_runs_a_turn_whose_edit_is_applied(launch: Launch) 
     assert start == {
         "sessionId": session_id,
         "cwd": str(editor.root),
-        "title": "Fix with agent: shop.py",
+        "title": 'Fix with agent: shop.py:2 — "itemz" is not defined',
         "origin": COMMAND_FIX,
         "uri": doc.uri,
     }

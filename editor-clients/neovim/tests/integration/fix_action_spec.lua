@@ -79,7 +79,8 @@ H.test(':AgentFix runs the code action; the session is adopted and the edit acce
     '    return subtotal * (1 + tax_rate)',
   })
   H.eq(vim.bo[bufnr].modified, true, 'the edit went to the buffer, not the disk')
-  H.ok(E.transcript_has(client, 'Fix with agent: shop.py'), table.concat(E.transcript(client), '\n'))
+  H.ok(E.transcript_has(client, 'Fix with agent: shop.py:3 — undefined name tax_rate'),
+    table.concat(E.transcript(client), '\n'))
   H.ok(E.transcript_has(client, 'Added a default tax rate.'))
   H.eq(#require('lsp_agent.permission').list(), 0)
 end)
