@@ -264,7 +264,13 @@ async def rewind(session: Session, message_id: str, restore: Restore) -> RewindO
             plan_rewind, chosen, host=session.host, blobs=recorder.store.get
         )
         if session.config.unattended is None and any(c.regions for c in conflicts):
+            was_busy = session.busy  # /rewind runs as the session's own command
             targets, conflicts = await _reviewed(session, chosen, conflicts)
+            if session.busy and not was_busy:
+                raise RewindError(
+                    f"a prompt started in session {session.id} while the rewind was waiting "
+                    "for your choice; nothing was changed (rewind again when it ends)"
+                )
         code = await apply_rewind(targets, conflicts, host=session.host)
     outcome = RewindOutcome(
         message_id=mark.message_id, prompt=mark.text, code=code, conversation=cut

@@ -6,6 +6,7 @@ undone by ``lspAgent/session/rewind`` — open buffers through one versioned
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +202,48 @@ async def test_overlapping_hunks_are_reviewed_in_the_editor(
         [conflict] = result["conflicts"]
         assert conflict["uri"] == a.as_uri() and conflict["regions"] == 1
         assert "<<<<<<< yours" in text and f"{MINE}\n" in text and "\ntwo\n" in text
+
+
+async def test_a_prompt_started_while_the_review_waits_cancels_the_rewind(launch: Launch) -> None:
+    later = [
+        reply(tool_use("Write", {"file_path": "{{root}}/later.py", "content": "x = 1\n"})),
+        reply("Not written.", expect=expecting()),
+    ]
+    editor = await launch(scenario(*_turn(), *later))
+    a, session = await _setup(editor)
+    checkpoint = await _only_prompt(editor, session)
+    typed = editor.docs[a.as_uri()].text.replace("TWO", MINE)
+    editor.type_text(a, typed)
+    turn_asks = asyncio.Event()
+    rewind_done = asyncio.Event()
+    tasks: list[asyncio.Task[dict[str, Any]]] = []
+
+    async def answer(params: dict[str, Any]) -> dict[str, Any]:
+        if params["toolCall"]["toolCallId"].startswith("rewind_conflict_"):
+            # While the user looks at the review, a prompt starts in the same session.
+            tasks.append(asyncio.create_task(editor.prompt(session, "write later.py")))
+            await turn_asks.wait()
+            return {"outcome": {"outcome": "selected", "optionId": "checkpoint"}}
+        turn_asks.set()
+        await rewind_done.wait()
+        return {"outcome": {"outcome": "selected", "optionId": "reject_once"}}
+
+    editor.permission = answer
+    try:
+        await editor.request(
+            methods.SESSION_REWIND,
+            {"sessionId": session, "messageId": checkpoint["messageId"], "restore": "code"},
+        )
+    except Exception as exc:
+        assert "while the rewind was waiting" in str(exc)
+    else:
+        raise AssertionError("the rewind must not apply over a running prompt")
+    finally:
+        rewind_done.set()
+    await tasks[0]
+    # Nothing was changed: the user's line, the turn's deletion, all as they were.
+    assert editor.docs[a.as_uri()].text == typed
+    assert not (editor.root / "b.txt").exists()
 
 
 async def test_rewind_errors_name_the_problem(launch: Launch) -> None:
