@@ -12,6 +12,7 @@ from typing import Any
 
 import pygit2
 import pytest
+from pygit2.enums import ConfigLevel
 
 from lsp_agent.agent.env import AgentConfig
 from lsp_agent.config.store import SettingsStore
@@ -24,6 +25,20 @@ from lsp_agent.testing.scenario import reply, scenario, tool_use
 from lsp_agent.testing.scripted import ScriptedServer
 from lsp_agent.tools.registry import default_tools
 from lsp_agent.workspace.disk_host import DiskHost
+
+
+@pytest.fixture(autouse=True)
+def _no_developer_git_config(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """libgit2 reads the developer's global and system git config (a global core.excludesFile
+    that ignores CLAUDE.local.md would change what these tests see): point it at an empty folder."""
+    empty = str(tmp_path_factory.mktemp("gitconfig"))
+    levels = (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM)
+    saved = {level: pygit2.settings.search_path[level] for level in levels}
+    for level in levels:
+        pygit2.settings.search_path[level] = empty
+    yield
+    for level, path in saved.items():
+        pygit2.settings.search_path[level] = path
 
 
 def test_parse_memory_note() -> None:
