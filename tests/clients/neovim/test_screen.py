@@ -3,8 +3,10 @@
 The integration specs check the plugin's state; these tests check the screen. Neovim runs with
 a terminal UI (not ``--headless``) in a pty, the plugin starts the real server against the
 scripted model, and the bytes Neovim writes are fed to ``pyte``. The prompt is sent from the
-init file once the client is up, so nothing but the server's messages can make Neovim repaint:
-the review float and the streamed answer must show without a key press or ``:redraw``.
+init file once the client is up. While the model works the user sits on the command line, where
+Neovim does not repaint the windows after a server message by itself: the review float and the
+streamed answer show there only through the plugin's forced redraws, with no key press or
+``:redraw``.
 """
 
 from __future__ import annotations
