@@ -225,3 +225,35 @@ def test_review_float_and_streamed_answer_show_without_a_key(
             "agent default" in row and "running" not in row and "pending" not in row for row in rows
         ),
     )
+
+
+def test_long_tool_output_wraps_under_its_text(screen: Callable[..., Screen]) -> None:
+    view = screen(
+        scenario(
+            reply(
+                "Trying.",
+                tool_use(
+                    "Edit",
+                    {
+                        "file_path": "{{root}}/calc.py",
+                        "old_string": CALC_OLD,
+                        "new_string": CALC_NEW,
+                    },
+                    id="toolu_edit",
+                ),
+            ),
+            reply(ANSWER),
+        ),
+        "document add",
+    )
+    view.wait("the review float", lambda rows: any("lsp-agent: permission" in row for row in rows))
+    view.send(b"a")
+    rows = view.wait("the streamed answer", lambda rows: any(ANSWER in row for row in rows))
+    chat = [row.split("│", 1)[1] if "│" in row else "" for row in rows]
+    first = next(i for i, row in enumerate(chat) if "│ File has not been read" in row)
+    text_column = chat[first].index("File")
+    following = chat[first + 1]
+    # The tool output is longer than the chat window: its next screen row starts in the text's
+    # column, not at the window's edge or under the gutter.
+    assert following.strip(), "\n".join(rows)
+    assert len(following) - len(following.lstrip(" ")) == text_column, "\n".join(rows)
