@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from lsp_agent import __version__
 from lsp_agent.headless.exit_codes import ExitCode
+from lsp_agent.model.background import BACKGROUND_ENV
 
 if TYPE_CHECKING:
     from lsp_agent.demo.transcript import Transcript
@@ -253,6 +254,9 @@ class _Demo:
             }
             scripted = ScriptedServerThread(scenario=scenario, variables=variables)
             env = scripted_env(scripted.start())
+            # The scenario scripts the turn only: a background request (the session's title)
+            # would reach the scripted server unscripted and fail the run as not as written.
+            env[BACKGROUND_ENV] = "0"
         # The agent's Bash tool runs `python -m unittest`: make `python` this interpreter.
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
         try:

@@ -13,12 +13,15 @@ import pytest
 from lsp_agent.demo import runner, verification
 from lsp_agent.demo.runner import BUGGY_FILE, OFFLINE_NOTICE, UNSAVED_COMMENT, DemoOptions
 from lsp_agent.demo.verification import scenario_variables
+from lsp_agent.model.background import BACKGROUND_ENV
 
 DEMO_TIMEOUT_S = 180
 
 
 def run_demo(workdir: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PYTEST_"))}
+    # A user's environment: background requests on (the suite turns them off for other tests).
+    env.pop(BACKGROUND_ENV, None)
     return subprocess.run(
         [sys.executable, "-m", "lsp_agent", "demo", "--workdir", str(workdir), *flags],
         env=env,
