@@ -321,7 +321,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         prompt = prompt_text(args.prompt, stdin=sys.stdin, read_stdin=args.input_format == "text")
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc) + _swallowed_prompt_hint(args)) from None
     cwd = Path(args.cwd or ".").resolve()
     if not cwd.is_dir():
         raise UsageError(f"--cwd {args.cwd!r} is not a directory")
@@ -500,4 +500,33 @@ def _demo(args: argparse.Namespace) -> int:
             workdir=workdir,
             model=args.model,
         )
+    )
+
+
+def _swallowed_prompt_hint(args: argparse.Namespace) -> str:
+    """When a run has no prompt, the flag that may have taken it as a value (flags that take
+    several values, and ``--resume``'s optional id, read on past the prompt as Claude Code's
+    do): a hint naming it, or ``""``."""
+    if args.prompt is not None:
+        return ""
+    flags = [
+        flag
+        for flag, value in (
+            ("--mcp-config", args.mcp_config),
+            ("--allowedTools", args.allowed_tools),
+            ("--disallowedTools", args.disallowed_tools),
+            ("--add-dir", args.add_dirs),
+        )
+        if value
+    ]
+    if args.resume:
+        return (
+            f" (--resume took {args.resume!r} as the session id: give the id, "
+            "or put the prompt first)"
+        )
+    if not flags:
+        return ""
+    return (
+        f" ({flags[-1]} takes several values and may have taken it: put the prompt first, "
+        "or end the flags with --)"
     )

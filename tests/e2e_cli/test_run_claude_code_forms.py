@@ -330,3 +330,20 @@ def test_verbose_is_one_line_per_model_request(project: Path) -> None:
 def test_prompt_starting_like_a_flag_after_double_dash(project: Path) -> None:
     result = run_cli(["-p", "--", "-v means verbose?"], scenario=say_hi("-v means"), cwd=project)
     assert result.code == 0, result.proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--add-dir", ".", "Fix it"], "--add-dir takes several values"),
+        (["--allowedTools", "Read", "Fix it"], "--allowedTools takes several values"),
+        (["-r", "/context"], "--resume took '/context' as the session id"),
+    ],
+)
+def test_a_flag_that_took_the_prompt_is_named(project: Path, flags: list[str], named: str) -> None:
+    """Flags with several values read on past the prompt (as Claude Code's do): the usage
+    error says which one may have taken it instead of a bare "no prompt"."""
+    result = run_cli(["-p", *flags], scenario=scenario(name="none"), cwd=project)
+    assert result.code == 2
+    assert "no prompt" in result.proc.stderr and named in result.proc.stderr
+    assert result.server.requests == []
