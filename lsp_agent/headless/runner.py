@@ -218,6 +218,7 @@ async def _run(
         if status["state"] != "ready":
             err.write(f"lsp-agent: MCP server {status['name']}: {status['state']}")
             err.write(f": {status['error']}\n" if status["error"] else "\n")
+    _print_memory_notices(session, err=err)
     stream = EventStream(
         renderer=renderer,
         session_id=session.id,
@@ -508,3 +509,15 @@ def _warn_project_mode(loaded: LoadedSettings, *, cwd: Path, err: TextIO) -> Non
             "repository's settings cannot switch off permission prompts by themselves, so it is "
             f"not used: pass --permission-mode {pending.mode} to use it\n"
         )
+
+
+def _print_memory_notices(session: Session, *, err: TextIO) -> None:
+    """Each problem of the memory files that load (unreadable, not UTF-8, too large, a missing
+    import…) as one line on ``err``, as settings problems are: the editor shows them as
+    diagnostics on the file, a run has only stderr."""
+    if session.memory is None:
+        return
+    for notice in session.memory.load().notices:
+        message = notice.message
+        where = "" if str(notice.path) in message else f"{notice.path}: "
+        err.write(f"lsp-agent: memory: {where}{message}\n")

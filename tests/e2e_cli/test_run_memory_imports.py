@@ -73,3 +73,16 @@ def test_memory_command_prints_the_absolute_paths(project: Path, tmp_path: Path)
     assert "| `CLAUDE.md` | project |" in out
     assert f"- {project / 'CLAUDE.md'}\n" in out and f"- {project / 'CLAUDE.local.md'}" in out
     assert run.server.requests == []
+
+
+def test_memory_file_problems_are_printed_to_stderr(project: Path) -> None:
+    """The editor shows them as diagnostics on the file; a run has only stderr. The run goes
+    on with the rest of the memory."""
+    (project / "CLAUDE.md").write_bytes(b"# Notes\n- caf\xe9\n")
+    rules = project / ".claude" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "style.md").write_text("Use tabs.\n")
+    run = run_cli(["run", "-p", "hi"], scenario=scenario(reply("ok")), cwd=project)
+    assert run.code == 0, run.proc.stderr
+    assert f"lsp-agent: memory: {project / 'CLAUDE.md'} is not valid UTF-8" in run.proc.stderr
+    assert "Use tabs." in _request_text(run)
