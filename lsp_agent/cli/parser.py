@@ -348,7 +348,11 @@ def build_parser() -> argparse.ArgumentParser:
         "transcript branches before the prompt, so --resume goes on without it (refused while "
         "the session is open in an editor: rewind it there). both: the two.",
     )
-    rewind.add_argument("--session", required=True, metavar="ID", help="the session's id")
+    rewind.add_argument(
+        "--session",
+        metavar="ID",
+        help="the session's id (default: the newest saved session of the folder, as -c picks)",
+    )
     rewind.add_argument(
         "--to", metavar="MESSAGE_ID", help="the prompt's id (without it: list the prompts)"
     )

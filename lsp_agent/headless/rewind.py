@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -33,6 +33,7 @@ from lsp_agent.sessions.rewind import (
     rewind_data,
 )
 from lsp_agent.store.history import active_chain, history_of, load_transcript
+from lsp_agent.store.index import list_sessions
 from lsp_agent.store.paths import data_dir, find_transcript
 from lsp_agent.store.records import Record
 from lsp_agent.store.transcript import Transcript, TranscriptBusyError
@@ -46,10 +47,11 @@ EXIT_CONFLICTS = 3
 
 @dataclass(frozen=True, kw_only=True)
 class RewindOptions:
-    """``--session``, ``--to`` (a prompt's message id or a unique prefix of 6+ characters),
-    ``--restore`` (``code``, ``conversation`` or ``both``) and the project folder."""
+    """``--session`` (``None``: the project's newest saved session, as ``-c`` picks it),
+    ``--to`` (a prompt's message id or a unique prefix of 6+ characters), ``--restore``
+    (``code``, ``conversation`` or ``both``) and the project folder."""
 
-    session_id: str
+    session_id: str | None
     message_id: str | None
     restore: str
     cwd: Path
@@ -82,6 +84,9 @@ def run_rewind(
     one line each: id, files changed, first line); returns the exit status (0 done, 1 failed
     with nothing changed or a partial failure, 3 done with conflicts)."""
     try:
+        if options.session_id is None:
+            options = replace(options, session_id=_newest(options.cwd.resolve()))
+            print(f"session {options.session_id} (the newest in this folder)", file=err)
         found = _open(options)
         if options.message_id is None:
             _list(found, out)
@@ -92,7 +97,19 @@ def run_rewind(
         return EXIT_FAILED
 
 
+def _newest(root: Path) -> str:
+    """The id of the newest saved session of ``root``'s project."""
+    try:
+        saved = list_sessions(data_dir(), cwd=root)
+    except OSError as exc:
+        raise _RewindFailedError(f"cannot list the saved sessions: {exc}") from None
+    if not saved:
+        raise _RewindFailedError(f"no saved session in {root}: give --session ID")
+    return saved[0].session_id
+
+
 def _open(options: RewindOptions) -> _Session:
+    assert options.session_id is not None
     root = options.cwd.resolve()
     found = _Session(root=root)
     data = data_dir()

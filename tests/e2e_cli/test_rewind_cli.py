@@ -60,6 +60,9 @@ def test_rewind_undoes_a_headless_run(project: Path) -> None:
     [line] = listed.stdout.splitlines()
     message_id, count = line.split()[0], line.split()[1]
     assert count == "3" and line.endswith("fix add")
+    newest = _rewind(project)  # without --session: the folder's newest, as -c picks
+    assert newest.returncode == 0 and newest.stdout == listed.stdout, newest.stderr
+    assert f"session {session} (the newest in this folder)" in newest.stderr
 
     wrong = _rewind(project, "--session", session, "--to", "zzzzzzzz")
     assert wrong.returncode == 1 and "no prompt 'zzzzzzzz' in session" in wrong.stderr
@@ -143,3 +146,9 @@ def test_rewind_of_the_conversation_names_what_it_cannot_do(project: Path) -> No
     assert run.code == 0, run.proc.stderr
     unknown = _rewind(project, "--session", "0" * 32, "--restore", "conversation")
     assert unknown.returncode == 1 and "no session" in unknown.stderr
+
+
+def test_rewind_without_a_session_in_a_folder_without_one_says_so(tmp_path: Path) -> None:
+    empty = _rewind(tmp_path)
+    assert empty.returncode == 1
+    assert f"no saved session in {tmp_path.resolve()}: give --session ID" in empty.stderr
