@@ -59,3 +59,23 @@ def split_start(messages: Sequence[Message]) -> tuple[str | None, tuple[Message,
     block = messages[0].content[0]
     assert isinstance(block, TextBlock)
     return block.text, with_start(messages, None)
+
+
+def without_memory(messages: Sequence[Message], *, markers: Sequence[str]) -> tuple[Message, ...]:
+    """``messages`` with every memory text taken out: the start block, and each text block
+    that begins with one of ``markers`` (the openings of the change reminders and of the
+    files loaded on demand). A message left without content keeps a one-line stub, so the
+    roles still alternate and every ``tool_result`` stays where it was."""
+    out: list[Message] = []
+    for message in with_start(messages, None):
+        kept = tuple(
+            b
+            for b in message.content
+            if not (isinstance(b, TextBlock) and b.text.startswith(tuple(markers)))
+        )
+        if len(kept) == len(message.content):
+            out.append(message)
+        else:
+            stub = (TextBlock(text="(memory files removed from the conversation)"),)
+            out.append(Message(role=message.role, content=kept or stub))
+    return tuple(out)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from lsp_agent.agent.env import AgentConfig
 from lsp_agent.agent.loop import TurnResult
+from lsp_agent.model.types import Usage
 from lsp_agent.protocol.events import (
     AgentMessageChunk,
     CurrentModeUpdate,
@@ -79,16 +80,17 @@ def record_update(session: Session, update: SessionUpdate) -> None:
 async def record_turn(session: Session, runner: Awaitable[TurnResult]) -> TurnResult:
     """Run a prompt (or slash command) and record its end, also when it is cancelled."""
     stop = "cancelled"
+    usage: Usage | None = None
     try:
         result = await runner
-        stop = result.stop_reason
+        stop, usage = result.stop_reason, result.usage
         return result
     finally:
         recorder = session.recorder
         if recorder is not None:
             record_history(session)
             record_checkpoint(session)
-            recorder.end_turn(stop)
+            recorder.end_turn(stop, usage)
             notice = recorder.notice()
             if notice is not None:
                 session.host.emit(session.id, AgentMessageChunk(content=TextContent(text=notice)))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lsp_agent.context.compaction import Boundary, is_compacted_start
-from lsp_agent.model.types import Message, ToolResultBlock
+from lsp_agent.model.types import Message, ToolResultBlock, Usage
 from lsp_agent.store.transcript import Transcript
 
 PERSISTENCE_OFF = (
@@ -123,11 +123,16 @@ class Recorder:
         self.transcript.append("rewind", parent=parent, data=data)
         self.transcript.sync()
 
-    def end_turn(self, stop_reason: str) -> None:
-        """A prompt ended (also when cancelled): mark it and make the records durable."""
+    def end_turn(self, stop_reason: str, usage: Usage | None = None) -> None:
+        """A prompt ended (also when cancelled): mark it with the tokens its model requests
+        used (the Messages API's ``usage`` shape; kept so ``/cost`` survives a resume) and
+        make the records durable."""
         self._prompt = None
         if self.started:
-            self.transcript.append("turn_end", stopReason=stop_reason)
+            if usage is None:
+                self.transcript.append("turn_end", stopReason=stop_reason)
+            else:
+                self.transcript.append("turn_end", stopReason=stop_reason, usage=usage.model_dump())
             self.transcript.sync()
 
     def notice(self) -> str | None:

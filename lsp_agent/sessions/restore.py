@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsp_agent.model.types import Message
+from lsp_agent.model.types import Message, Usage
 from lsp_agent.protocol.events import SessionInfoUpdate, SessionUpdate
 from lsp_agent.protocol.permissions import PermissionMode
 from lsp_agent.sessions.replay import replay_pairs
@@ -115,6 +115,7 @@ def restore(
     if model and model != session.config.model:
         session.config = dataclasses.replace(session.config, model=model)
     session.title = saved_title(scanned)
+    session.usage = _spent(scanned, chain)
     recorder = session.recorder
     if recorder is not None:
         recorder.transcript.close()
@@ -177,6 +178,23 @@ def _decoded(scanned: LazyTranscript, positions: list[int]) -> Pairs:
         record = scanned.record(i)
         if record is not None:
             yield record, message_of(record)
+
+
+def _spent(scanned: LazyTranscript, chain: list[int]) -> Usage:
+    """The tokens the branch's turns used, from their ``turn_end`` records (older transcripts
+    and malformed counts add nothing), so ``/cost`` goes on from them after a resume."""
+    total = Usage()
+    for i in chain:
+        if scanned.heads[i].type != "turn_end":
+            continue
+        record = scanned.record(i)
+        raw = record.get("usage") if record is not None else None
+        if isinstance(raw, dict):
+            try:
+                total = total + Usage.model_validate(raw)
+            except ValueError:
+                continue
+    return total
 
 
 def _after_last(scanned: LazyTranscript, chain: list[int], kinds: tuple[str, ...]) -> int:

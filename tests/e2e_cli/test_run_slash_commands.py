@@ -58,7 +58,9 @@ def test_context_and_cost_on_a_continued_session(project: Path, output_format: s
         cwd=project,
     )
     assert cost.code == 0, cost.proc.stderr
-    assert "Tokens used in this session" in str(answer(cost.proc.stdout, output_format)["result"])
+    shown = str(answer(cost.proc.stdout, output_format)["result"])
+    assert "Tokens used in this session" in shown
+    assert "| Input | 1,234 |" in shown  # the saved run's tokens count after a resume
     assert cost.server.requests == []
 
 

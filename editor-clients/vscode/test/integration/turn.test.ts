@@ -434,7 +434,7 @@ describe('code actions', () => {
     const added = await s.page.waitFor((m: ToWebview) => m.type === 'sessionAdded' && m.session.id === answer.sessionId, 'sessionAdded');
     assert.equal(added.activate, true);
     const started = await s.page.waitFor((m: ToWebview) => m.type === 'turnStarted' && m.sessionId === answer.sessionId, 'turnStarted');
-    assert.equal(started.text, 'Fix with agent: cart.py');
+    assert.equal(started.text, 'Fix with agent: cart.py:4 — quantity is ignored');
     const asked = await s.page.waitFor((m: ToWebview) => m.type === 'permissionRequested', 'permissionRequested');
     assert.equal(asked.request.sessionId, answer.sessionId);
     assert.equal(asked.request.toolCall.kind, 'edit');
