@@ -20,8 +20,8 @@ from lsp_agent.checkpoints.recorder import Checkpoints
 from lsp_agent.config.store import SettingsStore
 from lsp_agent.context.commands import CommandOutcome, CommandRegistry, parse_invocation
 from lsp_agent.context.engine import ContextEngine, ContextState
-from lsp_agent.context.memory.changes import CHANGED_HEADER, changes_reminder, seen
-from lsp_agent.context.memory.render import ON_DEMAND_HEADER, render_memory, render_on_demand
+from lsp_agent.context.memory.changes import MEMORY_MARKERS, changes_reminder, dropped, seen
+from lsp_agent.context.memory.render import render_memory, render_on_demand
 from lsp_agent.context.memory.store import MemoryStore, batch_paths, hook_fields
 from lsp_agent.context.memory.types import MemoryFile
 from lsp_agent.context.start import with_start, without_memory
@@ -64,10 +64,6 @@ from lsp_agent.tools.registry import ToolRegistry
 from lsp_agent.workspace.workspace import Workspace
 
 log = logging.getLogger(__name__)
-
-MEMORY_MARKERS = (f"<system-reminder>\n\n{CHANGED_HEADER}", ON_DEMAND_HEADER)
-"""How the memory texts added after the start block begin (change reminders, files loaded on
-demand): what leaves the conversation when a memory file no longer applies."""
 
 
 SESSION_START_CONTEXT = "SessionStart hook context:"
@@ -377,7 +373,7 @@ class Session:
             return history, with_start((user,), memory)[0]
         files = self.memory.load().files
         self._announce(files)
-        if any(path not in seen(files) for path in self.memory_seen):
+        if dropped(self.memory_seen, files):
             # A file the conversation showed no longer applies: removed, or the workspace is
             # no longer trusted. Telling the model to ignore text it still reads is not enough
             # when the user has withdrawn trust, so every memory text leaves the conversation

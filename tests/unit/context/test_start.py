@@ -3,12 +3,12 @@ no longer applies: removed, or the workspace no longer trusted)."""
 
 from __future__ import annotations
 
-from lsp_agent.context.memory.changes import CHANGED_HEADER
+from lsp_agent.context.memory.changes import CHANGED_HEADER, MEMORY_MARKERS
 from lsp_agent.context.memory.render import ON_DEMAND_HEADER
 from lsp_agent.context.start import is_start_block, with_start, without_memory
 from lsp_agent.model.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
-MARKERS = (f"<system-reminder>\n\n{CHANGED_HEADER}", ON_DEMAND_HEADER)
+MARKERS = MEMORY_MARKERS
 
 
 def _text(message: Message) -> str:
