@@ -223,7 +223,9 @@ async def _attempt(
             raw_output=output.raw_output,
         )
     )
-    return ToolResultBlock(tool_use_id=block.id, content=output.text, is_error=output.is_error)
+    return ToolResultBlock(
+        tool_use_id=block.id, content=output.text, is_error=output.is_error, images=output.images
+    )
 
 
 async def _call(

@@ -171,7 +171,7 @@ def clear_results(
                 record = (reads or {}).get(block.tool_use_id)
                 now = file_state(record.path) if record is not None and file_state else None
                 text = stub_text(uses.get(block.tool_use_id), block, read=record, now=now)
-                blocks.append(block.model_copy(update={"content": text}))
+                blocks.append(block.model_copy(update={"content": text, "images": ()}))
             else:
                 blocks.append(block)
         out.append(Message(role="user", content=tuple(blocks)))

@@ -23,6 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lsp_agent.model.images import image_tokens
 from lsp_agent.model.types import (
     ContentBlock,
     Message,
@@ -62,7 +63,8 @@ def block_chars(block: ContentBlock) -> int:
         return len(block.thinking) + len(block.signature)
     if isinstance(block, ToolUseBlock):
         return len(block.name) + len(json.dumps(block.input, separators=(",", ":")))
-    return len(block.content)
+    # An image counts by what the model sees of it (its pixels), in the chars/4 currency.
+    return len(block.content) + sum(image_tokens(i.data) for i in block.images) * CHARS_PER_TOKEN
 
 
 def estimate_block(block: ContentBlock) -> int:

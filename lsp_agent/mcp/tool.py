@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from lsp_agent.mcp.connection import CallFailedError, ServerConnection
 from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.names import normalize_schema, tool_names
-from lsp_agent.mcp.results import cap_text, result_text
+from lsp_agent.mcp.results import convert_result
 from lsp_agent.model.types import ToolSpec
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 
@@ -70,9 +70,10 @@ class McpTool(Tool[McpArguments]):
             result = await self.connection.call(self.remote_name, inp.arguments, report=report)
         except CallFailedError as exc:
             raise ToolError(str(exc)) from None
-        text = cap_text(result_text(result), limits=self.limits, tool=self.name)
+        converted = convert_result(result, limits=self.limits, tool=self.name)
         return ToolOutput(
-            text=text,
+            text=converted.text,
+            images=converted.images,
             is_error=bool(result.is_error),
             raw_output={"mcpServer": self.server, "mcpTool": self.remote_name},
         )

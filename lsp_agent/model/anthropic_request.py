@@ -59,6 +59,15 @@ def _block_param(block: ContentBlock) -> dict[str, Any]:
         "tool_use_id": block.tool_use_id,
         "content": block.content,
     }
+    if block.images:
+        text = [{"type": "text", "text": block.content}] if block.content else []
+        param["content"] = text + [
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": i.media_type, "data": i.data},
+            }
+            for i in block.images
+        ]
     if block.is_error:
         param["is_error"] = True
     return param

@@ -41,13 +41,26 @@ class ToolUseBlock(_Block):
     input: dict[str, Any]
 
 
+class ImageBlock(_Block):
+    """An image inside a ``tool_result`` (the Messages API's ``image`` block with a
+    ``base64`` source). ``media_type`` is one of ``image/jpeg``, ``image/png``, ``image/gif``,
+    ``image/webp`` (the types the API accepts); ``data`` is the base64 text."""
+
+    type: Literal["image"] = "image"
+    media_type: str
+    data: str
+
+
 class ToolResultBlock(_Block):
-    """The outcome of one ``tool_use``; ``tool_use_id`` names it. ``content`` is text."""
+    """The outcome of one ``tool_use``; ``tool_use_id`` names it. ``content`` is text;
+    ``images`` follow it in the ``tool_result`` sent to the model (an MCP tool that returns
+    images)."""
 
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
     content: str
     is_error: bool = False
+    images: tuple[ImageBlock, ...] = ()
 
 
 ContentBlock = Annotated[

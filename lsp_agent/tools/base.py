@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypeVar
 
-from lsp_agent.model.types import ToolSpec
+from lsp_agent.model.types import ImageBlock, ToolSpec
 from lsp_agent.protocol.documents import FileChange
 from lsp_agent.protocol.events import Location, SessionUpdate, ToolCallContent, ToolKind
 
@@ -82,13 +82,15 @@ class ToolOutput:
 
     ``text`` is the tool_result content for the model; ``is_error`` marks failures that are
     not exceptions (a command that exited non-zero); ``content`` is what the user sees in the
-    tool call card; ``raw_output`` is structured data for clients (exit code, counts...).
+    tool call card; ``raw_output`` is structured data for clients (exit code, counts...);
+    ``images`` go to the model after ``text`` (an MCP tool's images; the card names them).
     """
 
     text: str
     is_error: bool = False
     content: tuple[ToolCallContent, ...] = ()
     raw_output: dict[str, Any] | None = None
+    images: tuple[ImageBlock, ...] = ()
 
 
 @dataclass(kw_only=True)

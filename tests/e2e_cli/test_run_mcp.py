@@ -9,6 +9,7 @@ from pathlib import Path
 from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
 from tests.e2e_cli.conftest import run_cli
 from tests.e2e_mcp.conftest import stdio_entry
+from tests.mcp_servers.fixture_server import chart_png
 
 
 def echo_scenario(result: ToolResultExpect) -> object:
@@ -127,3 +128,42 @@ def test_config_errors_are_reported_with_their_position(project: Path, tmp_path:
     result = run_cli(["run", "-p", "hi", "--mcp-config", str(bad)], scenario=plain, cwd=project)
     assert result.code == 0, result.proc.stderr
     assert f"{bad}:2:" in result.proc.stderr and '"command" must be' in result.proc.stderr
+
+
+def test_an_image_result_reaches_the_model_as_an_image_block(project: Path, tmp_path: Path) -> None:
+    cfg = config(tmp_path, fx=stdio_entry("--name", "fx"))
+    image_block = json.dumps(
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "D"}}
+    ).replace('"D"', json.dumps(chart_png()))
+    run = scenario(
+        reply(tool_use("mcp__fx__media", {}, id="toolu_media")),
+        reply(
+            tool_use("mcp__fx__stats", {}, id="toolu_stats"),
+            expect=expecting(
+                request_contains=image_block,
+                tool_results=[
+                    ToolResultExpect(
+                        is_error=False,
+                        contains="the chart:\n[image (png, 34 KB)]\n[audio (wav, 6 KB): the "
+                        "model cannot hear audio, not shown]\n[resource link readme: "
+                        "test://notes/readme]",
+                    )
+                ],
+            ),
+        ),
+        reply(
+            "Done.",
+            expect=expecting(
+                tool_results=[ToolResultExpect(is_error=False, contains='"rows": 2')],
+                request_lacks="UklGRg==",
+            ),
+        ),
+        name="mcp-media",
+    )
+    result = run_cli(
+        ["run", "-p", "show the chart", "--mcp-config", str(cfg), "--allowedTools", "mcp__fx"],
+        scenario=run,
+        cwd=project,
+    )
+    assert result.code == 0, result.proc.stderr
+    result.server.assert_done()

@@ -7,7 +7,9 @@ Run as ``python fixture_server.py [--http PORT | --sse PORT] [--garbage] [--floo
 from __future__ import annotations
 
 import argparse
+import base64
 import os
+import struct
 import sys
 import time
 from typing import Annotated
@@ -22,7 +24,14 @@ from mcp.server.mcpserver import (
 )
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.prompts import Prompt
-from mcp_types import ToolAnnotations
+from mcp_types import (
+    AudioContent,
+    CallToolResult,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import BaseModel
 
 
@@ -32,6 +41,13 @@ class Confirmation(BaseModel):
 
 def ask_confirmation() -> Elicit[Confirmation]:
     return Elicit("Delete the build folder?", Confirmation)
+
+
+def chart_png() -> str:
+    """A 300 x 200 PNG header padded to about 34 KB, base64 (its size is read, never drawn)."""
+    ihdr = struct.pack(">IIBBBBB", 300, 200, 8, 2, 0, 0, 0)
+    raw = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr + b"\0" * 34990
+    return base64.b64encode(raw).decode()
 
 
 def build(name: str) -> MCPServer:
@@ -105,6 +121,23 @@ def build(name: str) -> MCPServer:
         """Write a line that is not JSON to stdout (the protocol channel) before answering."""
         print("this is not JSON-RPC", flush=True)
         return "noisy done"
+
+    @server.tool()
+    def media() -> CallToolResult:
+        """Return an image, a sound and a resource link."""
+        return CallToolResult(
+            content=[
+                TextContent(type="text", text="the chart:"),
+                ImageContent(type="image", data=chart_png(), mime_type="image/png"),
+                AudioContent(type="audio", data="UklGRg==" * 1000, mime_type="audio/wav"),
+                ResourceLink(type="resource_link", name="readme", uri="test://notes/readme"),
+            ]
+        )
+
+    @server.tool()
+    def stats() -> CallToolResult:
+        """Return structured content only."""
+        return CallToolResult(content=[], structured_content={"rows": 2, "cols": 3})
 
     @server.resource("test://notes/readme", name="readme", mime_type="text/plain")
     def readme() -> str:
