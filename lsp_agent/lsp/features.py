@@ -217,6 +217,10 @@ def _register_mcp(server: AgentLanguageServer) -> None:
     def mcp_reconnect(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
         return ls.mcp_door.reconnect(raw)
 
+    @server.feature(methods.MCP_RESOURCES)
+    async def mcp_resources(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+        return await ls.mcp_door.resources(raw)
+
 
 # ---- checkpoints and rewind ------------------------------------------------------------------
 # The bodies live in lsp_agent.lsp.rewind_door, imported on first use.

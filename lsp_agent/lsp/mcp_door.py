@@ -11,7 +11,7 @@ directory, shared by every session there, visible and controllable from the edit
   of the configuration; ``lspAgent/mcp/list {cwd?}`` answers the same list;
   ``lspAgent/mcp/approve {name, approved, cwd?}`` records the user's answer about a project
   server (pinned to its current definition); ``lspAgent/mcp/reconnect {name, cwd?}`` restarts
-  a server now.
+  a server now; ``lspAgent/mcp/resources {query, cwd?}`` completes ``@server:uri`` mentions.
 * Before each turn the configuration is read again, so an edited ``.mcp.json`` takes effect
   at the next prompt (changed servers restart, new approvals are asked for).
 """
@@ -167,6 +167,16 @@ class McpDoor:
         except McpError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
         return {"cwd": str(key), "servers": service.statuses()}
+
+    async def resources(self, raw: Any) -> dict[str, Any]:
+        """``lspAgent/mcp/resources``: resources matching the ``@server:uri`` mention being
+        typed (:mod:`lsp_agent.mcp.resource_completion`)."""
+        key = self._key(raw)
+        query = raw.get("query") if isinstance(raw, dict) else None
+        if not isinstance(query, str):
+            raise JsonRpcInvalidParams("query must be the text after the @ (a string)")
+        items = await self.service_for(key).complete_resources(query)
+        return {"cwd": str(key), "items": items}
 
     async def _ask(self, message: str, choices: tuple[str, ...]) -> str | None:
         """A server's elicitation, shown with ``window/showMessageRequest``: the button the

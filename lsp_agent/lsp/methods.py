@@ -60,6 +60,7 @@ SESSION_REWIND = "lspAgent/session/rewind"
 MCP_LIST = "lspAgent/mcp/list"
 MCP_APPROVE = "lspAgent/mcp/approve"
 MCP_RECONNECT = "lspAgent/mcp/reconnect"
+MCP_RESOURCES = "lspAgent/mcp/resources"
 
 # Client -> server notifications.
 SESSION_CANCEL = "lspAgent/session/cancel"
@@ -261,6 +262,15 @@ METHODS: tuple[Method, ...] = (
         params="McpServersResult",
         section="15.4",
         summary="An MCP server's state or the configuration changed.",
+    ),
+    Method(
+        name=MCP_RESOURCES,
+        direction=_C2S,
+        kind="request",
+        params="McpResourcesParams",
+        result="McpResourcesResult",
+        section="15.5",
+        summary="Resources matching an @server:uri mention being typed (completion).",
     ),
     Method(
         name=SESSION_CHECKPOINTS,

@@ -277,3 +277,28 @@ class McpServersResult(BaseModel):
 
     cwd: str
     servers: tuple[McpServerInfo, ...]
+
+
+class McpResourceItem(BaseModel):
+    """One resource offered for an ``@server:uri`` mention: ``label`` is the text to insert
+    after the ``@`` (``server:uri``); ``mimeType`` and ``description`` only when the server
+    gives them."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    label: str
+    server: str
+    uri: str
+    name: str
+    mime_type: str | None = Field(default=None, alias="mimeType")
+    description: str | None = None
+
+
+class McpResourcesResult(BaseModel):
+    """The answer of ``lspAgent/mcp/resources``: matching resources of the ready servers of
+    project directory ``cwd``, sorted by server then URI, at most 50."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cwd: str
+    items: tuple[McpResourceItem, ...]

@@ -301,6 +301,16 @@ class McpApproveParams(BaseModel):
     cwd: str | None = None
 
 
+class McpResourcesParams(BaseModel):
+    """``lspAgent/mcp/resources``: complete the ``@server:uri`` mention being typed;
+    ``query`` is the text after the ``@`` (``docs:``, ``docs:file:///gu``, ``do``)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    query: str
+    cwd: str | None = None
+
+
 class McpReconnectParams(BaseModel):
     """``lspAgent/mcp/reconnect``: restart server ``name`` now."""
 

@@ -179,6 +179,16 @@ class McpService:
             update={"content": (*message.content, TextBlock(text="\n\n".join(blocks)))}
         )
 
+    async def complete_resources(self, query: str) -> list[dict[str, Any]]:
+        """Resources of the ready servers matching ``query``, the text after ``@`` of a
+        mention being typed (:func:`lsp_agent.mcp.resource_completion.complete_resources`);
+        none before any server runs. Never waits for a server to start."""
+        if self.pool is None:
+            return []
+        from lsp_agent.mcp.resource_completion import complete_resources
+
+        return await complete_resources(self.pool.connections, query)
+
     def statuses(self) -> list[dict[str, Any]]:
         """Every configured server as plain data: ``name``, ``scope``, ``transport``,
         ``state`` (``idle``, ``starting``, ``ready``, ``failed``, ``stopped``,

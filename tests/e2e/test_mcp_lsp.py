@@ -305,3 +305,48 @@ async def test_trusting_the_workspace_at_runtime_reaches_its_servers(
         types.DidChangeConfigurationParams(settings={"lspAgent": {"trusted": True}})
     )
     await _until_state(editor, "fx", "needs_approval")
+
+
+async def test_resource_mentions_complete_after_the_server_name(
+    launch: Launch, tmp_path: Path
+) -> None:
+    editor = await launch(
+        scenario(
+            reply(tool_use("mcp__ed__media", {}, id="toolu_media")),
+            reply(
+                "done",
+                expect=expecting(
+                    request_contains='"media_type": "image/png"',
+                    tool_results=[
+                        ToolResultExpect(is_error=False, contains="[image (png, 34 KB)]")
+                    ],
+                ),
+            ),
+        ),
+        init_options={"trusted": True, "mcpServers": {"ed": stdio_entry("--name", "ed")}},
+    )
+    await _until_state(editor, "ed", "ready")
+    found = await editor.request(methods.MCP_RESOURCES, {"query": "ed:"})
+    labels = [item["label"] for item in found["items"]]
+    assert labels == ["ed:test://blob", "ed:test://notes/readme"]
+    readme = found["items"][1]
+    assert readme["name"] == "readme" and readme["mimeType"] == "text/plain"
+    narrowed = await editor.request(methods.MCP_RESOURCES, {"query": "ed:READ"})
+    assert [item["label"] for item in narrowed["items"]] == ["ed:test://notes/readme"]
+    by_server = await editor.request(methods.MCP_RESOURCES, {"query": "e"})
+    assert len(by_server["items"]) == 2
+    assert (await editor.request(methods.MCP_RESOURCES, {"query": "other:"}))["items"] == []
+
+    # An image result: the model gets the image block, the card names it (no base64).
+    session_id = await editor.new_session()
+    answer = await editor.prompt(session_id, "show the chart")
+    assert answer["stopReason"] == "end_turn"
+    editor.scripted.assert_done()
+    cards = [
+        json.dumps(u)
+        for u in editor.updates
+        if u.get("update", {}).get("toolCallId") == "toolu_media"
+        and u["update"].get("status") == "completed"
+    ]
+    assert cards and "[image (png, 34 KB)]" in cards[-1]
+    assert "iVBORw0KGgo" not in "".join(cards)

@@ -31,6 +31,7 @@ M.methods = {
   MCP_APPROVE = 'lspAgent/mcp/approve',
   MCP_RECONNECT = 'lspAgent/mcp/reconnect',
   MCP_DID_CHANGE = 'lspAgent/mcp/didChange',
+  MCP_RESOURCES = 'lspAgent/mcp/resources',
   SESSION_CHECKPOINTS = 'lspAgent/session/checkpoints',
   SESSION_REWIND = 'lspAgent/session/rewind',
 }
@@ -236,6 +237,29 @@ M.commands = {
 ---@class lsp_agent.protocol.McpReconnectParams
 ---@field name string
 ---@field cwd? string
+
+--- One resource offered for an `@server:uri` mention: `label` is the text to insert
+--- after the `@` (`server:uri`); `mimeType` and `description` only when the server
+--- gives them.
+---@class lsp_agent.protocol.McpResourceItem
+---@field label string
+---@field server string
+---@field uri string
+---@field name string
+---@field mimeType? string
+---@field description? string
+
+--- `lspAgent/mcp/resources`: complete the `@server:uri` mention being typed;
+--- `query` is the text after the `@` (`docs:`, `docs:file:///gu`, `do`).
+---@class lsp_agent.protocol.McpResourcesParams
+---@field query string
+---@field cwd? string
+
+--- The answer of `lspAgent/mcp/resources`: matching resources of the ready servers of
+--- project directory `cwd`, sorted by server then URI, at most 50.
+---@class lsp_agent.protocol.McpResourcesResult
+---@field cwd string
+---@field items lsp_agent.protocol.McpResourceItem[]
 
 --- One MCP server as `lspAgent/mcp/list` and `lspAgent/mcp/didChange` describe it
 --- (`lsp_agent.mcp.service.McpService.statuses`): `state` is one of `idle`,

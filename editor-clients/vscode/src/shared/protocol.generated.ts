@@ -25,6 +25,7 @@ export const Methods = {
   mcpApprove: 'lspAgent/mcp/approve',
   mcpReconnect: 'lspAgent/mcp/reconnect',
   mcpDidChange: 'lspAgent/mcp/didChange',
+  mcpResources: 'lspAgent/mcp/resources',
   sessionCheckpoints: 'lspAgent/session/checkpoints',
   sessionRewind: 'lspAgent/session/rewind',
 } as const;
@@ -286,6 +287,38 @@ export interface McpListParams {
 export interface McpReconnectParams {
   name: string;
   cwd?: string | null;
+}
+
+/**
+ * One resource offered for an `@server:uri` mention: `label` is the text to insert
+ * after the `@` (`server:uri`); `mimeType` and `description` only when the server
+ * gives them.
+ */
+export interface McpResourceItem {
+  label: string;
+  server: string;
+  uri: string;
+  name: string;
+  mimeType?: string | null;
+  description?: string | null;
+}
+
+/**
+ * `lspAgent/mcp/resources`: complete the `@server:uri` mention being typed;
+ * `query` is the text after the `@` (`docs:`, `docs:file:///gu`, `do`).
+ */
+export interface McpResourcesParams {
+  query: string;
+  cwd?: string | null;
+}
+
+/**
+ * The answer of `lspAgent/mcp/resources`: matching resources of the ready servers of
+ * project directory `cwd`, sorted by server then URI, at most 50.
+ */
+export interface McpResourcesResult {
+  cwd: string;
+  items: McpResourceItem[];
 }
 
 /**
@@ -771,6 +804,7 @@ export interface ClientRequests {
   'lspAgent/mcp/list': { params: McpListParams; result: McpServersResult };
   'lspAgent/mcp/approve': { params: McpApproveParams; result: McpServersResult };
   'lspAgent/mcp/reconnect': { params: McpReconnectParams; result: McpServersResult };
+  'lspAgent/mcp/resources': { params: McpResourcesParams; result: McpResourcesResult };
   'lspAgent/session/checkpoints': { params: ListCheckpointsParams; result: ListCheckpointsResult };
   'lspAgent/session/rewind': { params: RewindParams; result: RewindResult };
 }
