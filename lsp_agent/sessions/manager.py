@@ -18,12 +18,14 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from lsp_agent.agent.env import AgentConfig
 from lsp_agent.agent.prompt import system_prompt
 from lsp_agent.config.store import SettingsStore
+from lsp_agent.context.dates import SessionDate
 from lsp_agent.context.memory.approvals import ImportApprovals
 from lsp_agent.context.memory.automemory import auto_memory_dir
 from lsp_agent.context.memory.discover import managed_memory_path
@@ -104,8 +106,12 @@ class SessionManager:
         import_approvals: ImportApprovals | None = None,
         mode_approvals: ModeApprovals | None = None,
         checkpoints_dir: Path | None = None,
+        today: Callable[[], date] = date.today,
     ) -> None:
         self.host = host
+        self.today = today
+        """The local date now: the sessions' system prompts show it, and a session whose
+        date changes tells the model (:mod:`lsp_agent.context.dates`)."""
         self.checkpoints_dir = checkpoints_dir  # None: sessions take no checkpoints
         self.diagnostics = diagnostics
         self.import_approvals = import_approvals or ImportApprovals(path=None)
@@ -190,6 +196,7 @@ class SessionManager:
         )
         if hooks is not None and recorder is not None:
             hooks.transcript_path = str(recorder.transcript.path)
+        dates = SessionDate.starting(self.today)
         session = Session(
             id=session_id,
             cwd=cwd,
@@ -205,7 +212,9 @@ class SessionManager:
                 roots=roots,
                 append=self.config.append_system_prompt,
                 replace=self.config.system_prompt,
+                today=dates.start,
             ),
+            dates=dates,
             settings=store,
             hooks=hooks,
             mcp=self.mcp(cwd) if self.mcp is not None else None,

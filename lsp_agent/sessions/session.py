@@ -19,6 +19,7 @@ from lsp_agent.agent.loop import LoopState, TurnResult, run_turn, start_messages
 from lsp_agent.checkpoints.recorder import Checkpoints
 from lsp_agent.config.store import SettingsStore
 from lsp_agent.context.commands import CommandOutcome, CommandRegistry, parse_invocation
+from lsp_agent.context.dates import SessionDate
 from lsp_agent.context.engine import ContextEngine, ContextState
 from lsp_agent.context.memory.changes import MEMORY_MARKERS, changes_reminder, dropped, seen
 from lsp_agent.context.memory.render import render_memory, render_on_demand
@@ -112,6 +113,8 @@ class Session:
     memory_seen: dict[Path, str] | None = None
     """Each memory file's text as the conversation holds it (start block, then reminders);
     ``None``: the conversation has no start block yet (new, cleared or just resumed)."""
+    dates: SessionDate | None = None
+    """The date the conversation shows (``None``: never told again after the system prompt)."""
     _announced: set[Path] = field(default_factory=set)
     commands: CommandRegistry[Session] = field(default_factory=CommandRegistry)
     context: ContextState = field(default_factory=ContextState)
@@ -258,6 +261,8 @@ class Session:
         if self.background is not None:
             self.background.cancel("summary")
         self.memory_seen = None  # the next prompt opens with the memory as it is then
+        if self.dates is not None:
+            self.dates.restart()
         self.context.reset()
         self._emit(UsageUpdate(used=0, size=self.limits.context_window))
         self.read_state.digests.clear()
@@ -279,6 +284,9 @@ class Session:
             if self.mcp is not None:
                 user = await self.mcp.with_resources(user)  # @server:uri mentions
             history, user = self._with_memory(self.history, user)
+            date_note = self.dates.reminder() if self.dates is not None else None
+            if date_note is not None:
+                user = Message(role="user", content=(TextBlock(text=date_note), *user.content))
             if self.hooks is not None and self.settings is not None:
                 self.hooks.env = self.settings.env()  # settings reloads apply per turn
             state = LoopState(
@@ -297,7 +305,7 @@ class Session:
                 ctx=self.tool_context(),
                 commit=self._commit,
                 aborted=last.append,
-                instructions=self._instructions if self.memory is not None else None,
+                instructions=self._after_batch,
                 context=self.engine(),
                 results_dir=self.folder,
             )
@@ -350,6 +358,8 @@ class Session:
         """The memory files as they are now, rendered for the conversation's start block; the
         conversation is taken to hold exactly these from now on. Used when the conversation
         starts again (first prompt, ``/clear``, compaction)."""
+        if self.dates is not None:
+            self.dates.restart()
         if self.memory is None:
             return None
         files = self.memory.load().files
@@ -381,22 +391,39 @@ class Session:
             self.memory.added, self.memory.triggers = (), {}
             kept = without_memory(history, markers=MEMORY_MARKERS)
             return with_start(kept, self.start_memory()), user
-        note = changes_reminder(self.memory_seen, files)
+        note = self._memory_changes(files)
         if note is None:
             return history, user
-        self.memory_seen = seen(files)
         return history, Message(role="user", content=(TextBlock(text=note), *user.content))
 
-    def _instructions(
-        self, calls: tuple[tuple[str, dict[str, Any], str | None], ...]
-    ) -> str | None:
-        """The memory files a batch of finished tool calls (name, input, result text) brings
-        in, as the text appended after their results (``None``: nothing new)."""
-        if self.memory is None:
+    def _memory_changes(self, files: Sequence[MemoryFile]) -> str | None:
+        """The reminder for memory ``files`` (loaded now) that changed since the conversation
+        showed them, which it then holds (``None``: nothing changed)."""
+        if self.memory_seen is None:
             return None
-        files = self.memory.touch(batch_paths(calls))
-        self._announce(files)
-        return render_on_demand(files)
+        note = changes_reminder(self.memory_seen, files)
+        if note is not None:
+            self.memory_seen = seen(files)
+        return note
+
+    def _after_batch(self, calls: tuple[tuple[str, dict[str, Any], str | None], ...]) -> str | None:
+        """The text appended after a batch of finished tool calls (name, input, result text),
+        before the next request (``None``: nothing): the memory files they bring in, memory
+        files changed meanwhile (the agent may have edited one), and a changed date. A file
+        that no longer applies is taken out at the next prompt (:meth:`_with_memory`): the
+        loop's history cannot be rewritten from here."""
+        texts: list[str | None] = []
+        if self.memory is not None:
+            added = self.memory.touch(batch_paths(calls))
+            self._announce(added)
+            texts.append(render_on_demand(added))
+            files = self.memory.load().files
+            if self.memory_seen is not None and not dropped(self.memory_seen, files):
+                self._announce(files)
+                texts.append(self._memory_changes(files))
+        texts.append(self.dates.reminder() if self.dates is not None else None)
+        kept = [t for t in texts if t]
+        return "\n\n".join(kept) if kept else None
 
     def _announce(self, files: Sequence[MemoryFile]) -> None:
         """Fire ``InstructionsLoaded`` once per file and session (in the background)."""
