@@ -295,6 +295,21 @@ def test_chat(run_integration: RunIntegration) -> None:
     )
 
 
+def test_compact(run_integration: RunIntegration) -> None:
+    run_integration(
+        "compact",
+        scenario(
+            reply("It lists two items.", expect=expecting(last_user_contains="notes.md")),
+            reply(
+                "GOAL: describe notes.md\nPENDING: nothing",
+                expect=expecting(last_user_contains="keep the list"),
+            ),
+            reply("Still two items.", expect=expecting(last_user_contains="and now?")),
+        ),
+        files={"notes.md": "# Notes\n\n- one\n- two\n"},
+    )
+
+
 def test_stale_edit_is_refused(run_integration: RunIntegration) -> None:
     run = run_integration(
         "stale",
