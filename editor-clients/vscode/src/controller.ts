@@ -643,11 +643,24 @@ export class ChatController implements vscode.Disposable {
   }
 
   async mentionCandidates(query: string): Promise<MentionCandidate[]> {
+    // `@server:` completes the resources of an MCP server (the server matches them).
+    if (query.includes(':')) return this.resourceCandidates(query);
     const files = await this.files();
     return rankPaths(query, [...files.keys()]).map((label) => {
       const dir = path.posix.dirname(label);
       return { uri: files.get(label) as string, label, ...(dir !== '.' ? { description: dir } : {}) };
     });
+  }
+
+  private async resourceCandidates(query: string): Promise<MentionCandidate[]> {
+    if (this.deps.client.status.phase !== 'running') return [];
+    try {
+      const { items } = await this.deps.client.mcpResources(query);
+      return items.map((item) => ({ uri: item.uri, label: item.label, description: item.description ?? item.name, kind: 'mcp' }));
+    } catch (error) {
+      this.deps.log.warn(`MCP resource completion failed: ${errorMessage(error)}`);
+      return [];
+    }
   }
 
   // ---- messages from the panel --------------------------------------------------------------

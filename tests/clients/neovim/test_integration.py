@@ -596,3 +596,25 @@ def test_retry(run_integration: RunIntegration) -> None:
             reply("Answered after the retry.", expect=expecting(last_user_contains="hello")),
         ),
     )
+
+
+def test_mcp_servers_from_setup(run_integration: RunIntegration) -> None:
+    fixture = Path(__file__).resolve().parents[2] / "mcp_servers" / "fixture_server.py"
+    run_integration(
+        "mcp_servers",
+        scenario(
+            reply(
+                "The answer is 42.",
+                expect=expecting(
+                    tools_include=["mcp__ed__echo"],
+                    last_user_contains="Fixture read-me: the answer is 42.",
+                ),
+            ),
+        ),
+        files={"main.py": "print('hi')\n"},
+        env={
+            "LSP_AGENT_TEST_MCP": json.dumps(
+                {"command": sys.executable, "args": [str(fixture), "--name", "ed"]}
+            )
+        },
+    )

@@ -122,6 +122,7 @@ function M.ensure(client_id)
     buffer = chat.prompt_buf,
     callback = function()
       M.complete_command(client_id)
+      require('lsp_agent.mcp').complete_resources(client_id, chat.prompt_buf)
     end,
   })
   chats[client_id] = chat
@@ -167,13 +168,21 @@ function M.complete_command(client_id)
   end
 end
 
---- 'omnifunc' of the prompt buffer (<C-x><C-o>): completes slash commands.
+--- 'omnifunc' of the prompt buffer (<C-x><C-o>): completes slash commands and "@server:uri"
+--- resource mentions.
 function M.omnifunc(findstart, base)
   local buf = vim.api.nvim_get_current_buf()
+  local client_id = vim.b[buf].lsp_agent_client_id
+  local mcp = require('lsp_agent.mcp')
+  local start = mcp.typed_resource(vim.api.nvim_get_current_line(), vim.api.nvim_win_get_cursor(0)[2])
   if findstart == 1 then
-    return typed_command(buf) and 0 or -3
+    return typed_command(buf) and 0 or start or -3
   end
-  return command_items(vim.b[buf].lsp_agent_client_id, base)
+  if base:sub(1, 1) ~= '/' then
+    local client = vim.lsp.get_client_by_id(client_id)
+    return client and mcp.resource_items_sync(client, base) or {}
+  end
+  return command_items(client_id, base)
 end
 
 --- Show all output of the tool call under the cursor in the transcript (or the summary of the

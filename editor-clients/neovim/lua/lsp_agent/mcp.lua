@@ -108,6 +108,81 @@ function M.show(result)
   return bufnr
 end
 
+-- ---- @server:uri completion in the prompt buffer ---------------------------------------------
+
+--- The "@server:uri" mention being typed before the cursor (0-based byte column `col` of
+--- `line`): the 0-based column where the text after "@" starts, and that text ("docs:gu");
+--- nil when the cursor is not in such a mention.
+--- @param line string
+--- @param col integer
+--- @return integer|nil start, string|nil query
+function M.typed_resource(line, col)
+  local before = line:sub(1, col)
+  local at, query = before:match('()@([%w_.-]+:%S*)$')
+  if not at or (at > 1 and not before:sub(at - 1, at - 1):match('%s')) then
+    return nil
+  end
+  return at, query
+end
+
+local function items_of(result)
+  local items = {}
+  for _, item in ipairs(type(result) == 'table' and result.items or {}) do
+    local about = item.description
+    if about == nil or about == vim.NIL then
+      about = item.name
+    end
+    table.insert(items, { word = item.label, menu = about, kind = 'mcp', dup = 1 })
+  end
+  return items
+end
+
+--- Completion items (:help complete-items) of the resources matching `query` (the text after
+--- "@"), from lspAgent/mcp/resources; `callback(items)` ({} when the request fails).
+function M.resource_items(client, query, callback)
+  compat.request(client, methods.MCP_RESOURCES, { query = query }, function(err, result)
+    callback(err and {} or items_of(result))
+  end)
+end
+
+--- The same, waiting at most `timeout_ms` (for 'omnifunc', which must answer at once).
+function M.resource_items_sync(client, query, timeout_ms)
+  local items
+  M.resource_items(client, query, function(found)
+    items = found
+  end)
+  vim.wait(timeout_ms or 3000, function()
+    return items ~= nil
+  end, 10)
+  return items or {}
+end
+
+--- While "@server:..." is typed in insert mode, open the menu of its resources (the answer
+--- is dropped if the user typed on or left insert mode meanwhile).
+function M.complete_resources(client_id, buf)
+  local client = vim.lsp.get_client_by_id(client_id)
+  if not client or vim.api.nvim_get_current_buf() ~= buf then
+    return
+  end
+  local start, query = M.typed_resource(vim.api.nvim_get_current_line(), vim.api.nvim_win_get_cursor(0)[2])
+  if not start then
+    return
+  end
+  M.resource_items(client, query, function(items)
+    vim.schedule(function()
+      if #items == 0 or vim.api.nvim_get_current_buf() ~= buf or vim.fn.pumvisible() == 1
+        or not vim.api.nvim_get_mode().mode:match('^i') then
+        return
+      end
+      local now_start, now_query =
+        M.typed_resource(vim.api.nvim_get_current_line(), vim.api.nvim_win_get_cursor(0)[2])
+      if now_start == start and now_query == query then
+        vim.fn.complete(start + 1, items)
+      end
+    end)
+  end)
+end
+
 --- Names for :AgentMcp completion.
 function M.names()
   local out = {}

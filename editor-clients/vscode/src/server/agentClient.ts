@@ -20,6 +20,7 @@ import {
   type DiagnosticsDidChangeParams,
   type DidChangeFilesParams,
   type McpAction,
+  type McpResourcesResult,
   type McpServersResult,
   type NewSessionParams,
   type NewSessionResult,
@@ -406,6 +407,11 @@ export class AgentClient implements vscode.Disposable {
 
   async mcpList(): Promise<McpServersResult> {
     return this.running().sendRequest<McpServersResult>(Methods.mcpList, {});
+  }
+
+  /** Resources matching the `@server:uri` mention being typed (`query` is the text after `@`). */
+  async mcpResources(query: string): Promise<McpResourcesResult> {
+    return this.running().sendRequest<McpResourcesResult>(Methods.mcpResources, { query });
   }
 
   /** Approve, reject or reconnect one MCP server (approval covers its current definition). */

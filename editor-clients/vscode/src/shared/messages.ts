@@ -38,6 +38,8 @@ export interface MentionCandidate {
   /** Path relative to its workspace folder, as typed after `@`. */
   label: string;
   description?: string;
+  /** `mcp`: an MCP resource (`label` is `server:uri`); the server reads it from the prompt text. */
+  kind?: 'mcp';
 }
 
 /** One row of the session list (server sessions, open in a tab or not). */

@@ -88,7 +88,7 @@ const attachmentsRow = h('div', { class: 'attachments composer-attachments' });
 const promptBox = h('textarea', {
   class: 'prompt',
   rows: 1,
-  placeholder: 'Ask lsp-agent…  (@ to mention a file, / for commands)',
+  placeholder: 'Ask lsp-agent…  (@ to mention a file or server:resource, / for commands)',
   'aria-label': 'Message lsp-agent',
   'aria-autocomplete': 'list',
   'aria-controls': 'mention-list',
@@ -709,7 +709,8 @@ let lastQuery = '';
 function currentMention(): { start: number; query: string } | undefined {
   const caret = promptBox.selectionStart;
   const before = promptBox.value.slice(0, caret);
-  const m = /(^|\s)@([\w./-]*)$/.exec(before);
+  // Paths, or `server:uri` of an MCP resource (any URI characters after the colon).
+  const m = /(^|\s)@([\w.-]*(?::[^\s@]*)?|[\w./-]*)$/.exec(before);
   if (!m) return undefined;
   return { start: caret - (m[2] as string).length - 1, query: m[2] as string };
 }
@@ -730,7 +731,8 @@ function renderMentions(): void {
   }
   for (const m of mentionItems) items.push({ label: m.label, ...(m.description ? { description: m.description } : {}), value: m });
   if (items.length === 0) {
-    mentionList.append(h('li', { class: 'mention-empty muted', role: 'option', 'aria-disabled': 'true' }, lastQuery ? `No files match “${lastQuery}”` : 'Type to search files'));
+    const what = lastQuery.includes(':') ? 'resources' : 'files';
+    mentionList.append(h('li', { class: 'mention-empty muted', role: 'option', 'aria-disabled': 'true' }, lastQuery ? `No ${what} match “${lastQuery}”` : 'Type to search files'));
   }
   mentionIndex = Math.min(mentionIndex, Math.max(0, items.length - 1));
   items.forEach((item, i) => {
@@ -747,8 +749,8 @@ function renderMentions(): void {
           pickMention(item.value);
         },
       },
-      icon(item.value === 'selection' ? 'selection' : 'file'),
-      h('span', { class: 'mention-label' }, item.value === 'selection' ? '@selection' : baseName(item.label)),
+      icon(item.value === 'selection' ? 'selection' : item.value.kind === 'mcp' ? 'plug' : 'file'),
+      h('span', { class: 'mention-label' }, item.value === 'selection' ? '@selection' : item.value.kind === 'mcp' ? item.label : baseName(item.label)),
       item.description ? h('span', { class: 'mention-description muted' }, item.description) : null,
     );
     mentionList.append(li);
@@ -776,7 +778,8 @@ function pickMention(value: MentionCandidate | 'selection'): void {
   } else {
     const insert = `@${value.label} `;
     promptBox.setRangeText(insert, mentionStart, caret, 'end');
-    if (!state.mentions.some((m) => m.uri === value.uri)) state.mentions.push(value);
+    // An MCP resource stays in the text: the server reads `@server:uri` itself.
+    if (value.kind !== 'mcp' && !state.mentions.some((m) => m.uri === value.uri)) state.mentions.push(value);
   }
   closeMentions();
   autosize();

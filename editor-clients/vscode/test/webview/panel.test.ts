@@ -525,6 +525,45 @@ describe('chat webview', () => {
     await page.context().close();
   });
 
+  it('completes @server: with the resources of an MCP server', async () => {
+    const p = await openPanel(harness);
+    const session = createSession({ id: 's1' });
+    await p.send({ type: 'snapshot', snapshot: { sessions: [session], activeSessionId: 's1', server: { phase: 'running' }, history: [], editedProposals: false } });
+    const page = p.page;
+    const box = page.locator('textarea.prompt');
+    await box.focus();
+    await page.keyboard.type('Summarise @docs:');
+    const query = await p.waitForPost((m) => m.type === 'mentionQuery' && m.query === 'docs:', 'mentionQuery "docs:"');
+    assert.deepEqual(query, { type: 'mentionQuery', query: 'docs:' });
+    await p.send({
+      type: 'mentionResults',
+      query: 'docs:',
+      items: [
+        { uri: 'file:///guide.md', label: 'docs:file:///guide.md', description: 'The user guide', kind: 'mcp' },
+        { uri: 'test://notes/readme', label: 'docs:test://notes/readme', description: 'readme', kind: 'mcp' },
+      ],
+    });
+    assert.deepEqual(await page.locator('.mention-item .mention-label').allTextContents(), ['docs:file:///guide.md', 'docs:test://notes/readme']);
+    await p.screenshot('panel-mcp-resources.png');
+    // Typing on narrows (a new query with the URI part); the user picks the second one.
+    await page.keyboard.type('test:');
+    await p.waitForPost((m) => m.type === 'mentionQuery' && m.query === 'docs:test:', 'mentionQuery "docs:test:"');
+    await p.send({
+      type: 'mentionResults',
+      query: 'docs:test:',
+      items: [{ uri: 'test://notes/readme', label: 'docs:test://notes/readme', description: 'readme', kind: 'mcp' }],
+    });
+    assert.equal(await page.locator('.mention-item').count(), 1);
+    await page.keyboard.press('Tab');
+    assert.equal(await box.inputValue(), 'Summarise @docs:test://notes/readme ');
+    await page.keyboard.press('Enter');
+    const prompt = await p.waitForPost((m) => m.type === 'prompt', 'a prompt');
+    // The resource stays in the text (the server reads it); it is not attached as a file.
+    assert.deepEqual(prompt, { type: 'prompt', sessionId: 's1', text: 'Summarise @docs:test://notes/readme', mentions: [], includeSelection: false } satisfies ToHost);
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
   it('explains a missing server and offers actions', async () => {
     const p = await openPanel(harness);
     const status: ToWebview = {
