@@ -100,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _demo(args)
         if args.command == "rewind":
             return _rewind(args)
+        if args.command == "sessions":
+            return _sessions(args)
     except UsageError as exc:
         parser.exit(_EXIT_USAGE, f"lsp-agent: error: {exc}\n")
     except KeyboardInterrupt:
@@ -483,6 +485,24 @@ def _rewind(args: argparse.Namespace) -> int:
         session_id=args.session, message_id=args.to, restore=args.restore, cwd=Path(args.cwd)
     )
     return run_rewind(options)
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from lsp_agent.headless.sessions import SessionsOptions, run_sessions
+
+    if args.action == "list" and args.session is not None:
+        raise UsageError(f"unexpected argument {args.session!r} (sessions rm ID removes one)")
+    options = SessionsOptions(
+        action=args.action,
+        session_id=args.session,
+        as_json=args.json,
+        all_projects=args.all_projects,
+        yes=args.yes,
+        cwd=Path(args.cwd),
+    )
+    return run_sessions(options)
 
 
 def _demo(args: argparse.Namespace) -> int:

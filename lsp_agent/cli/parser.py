@@ -1,5 +1,6 @@
 """The ``lsp-agent`` command line: the argument parser of every subcommand (``serve``,
-``run``, ``daemon``, ``rewind``, ``demo``), Claude Code's ``-p`` routing, and the parsing of
+``run``, ``daemon``, ``demo``; ``rewind`` and ``sessions`` in
+:mod:`lsp_agent.cli.session_commands`), Claude Code's ``-p`` routing, and the parsing of
 flag values (permission rules, ``HOST:PORT``, positive integers). Only :mod:`argparse` and the
 standard library are imported, so ``lsp-agent --version`` stays light.
 """
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from lsp_agent import __version__
+from lsp_agent.cli.session_commands import add_rewind_parser, add_sessions_parser
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -336,35 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit after S seconds without a run (default 1800)",
     )
 
-    rewind = commands.add_parser(
-        "rewind",
-        help="go back to before one of a session's prompts: its files, its conversation, or both",
-        description="Go back to before the prompt MESSAGE_ID of a session (its id from the "
-        "list this command prints without --to, /rewind or lspAgent/session/checkpoints; a "
-        "unique prefix of 6+ characters will do). code: the files the turns from that prompt "
-        "on changed get their earlier content, keeping changes made since by three-way merge "
-        "(conflict markers where they overlap; exit status 3); created files are removed, "
-        "deleted ones come back; nothing else is touched. conversation: the session's "
-        "transcript branches before the prompt, so --resume goes on without it (refused while "
-        "the session is open in an editor: rewind it there). both: the two.",
-    )
-    rewind.add_argument(
-        "--session",
-        metavar="ID",
-        help="the session's id (default: the newest saved session of the folder, as -c picks)",
-    )
-    rewind.add_argument(
-        "--to", metavar="MESSAGE_ID", help="the prompt's id (without it: list the prompts)"
-    )
-    rewind.add_argument(
-        "--restore",
-        choices=("code", "conversation", "both"),
-        default="code",
-        help="what to restore: code, conversation or both (default: code)",
-    )
-    rewind.add_argument(
-        "--cwd", default=".", metavar="DIR", help="the session's project folder (default: .)"
-    )
+    add_rewind_parser(commands)
+    add_sessions_parser(commands)
 
     demo = commands.add_parser(
         "demo",
