@@ -107,6 +107,7 @@ async def _run(
     from lsp_agent.agent.env import DEFAULT_MAX_MODEL_REQUESTS, AgentConfig
     from lsp_agent.headless.events import EventStream
     from lsp_agent.headless.host import HeadlessHost, refuse_unattended
+    from lsp_agent.headless.prompt_size import prompt_too_long
     from lsp_agent.headless.responses import ResponseLog, TimedModel
     from lsp_agent.model.anthropic import AnthropicModel, apply_settings_env, resolve_model_name
     from lsp_agent.protocol.prompt import PromptText
@@ -137,6 +138,12 @@ async def _run(
     model_name = resolve_model_name(
         options.model or environ.get("ANTHROPIC_MODEL") or settings.loaded.model(), environ
     )
+    too_long = prompt_too_long(options.prompt, model=model_name)
+    if too_long is not None:
+        err.write(f"lsp-agent: error: {too_long}\n")
+        if diagnostics is not None:
+            await diagnostics.aclose()
+        return ExitCode.ERROR
     # dontAsk (Claude Code: deny whatever is not pre-approved) is what an unattended session
     # does in default mode: asks become denials.
     requested_mode = options.permission_mode

@@ -1,0 +1,54 @@
+"""``lsp-agent -p`` rough edges a fresh user met: a piped prompt too long for the model's
+window is refused before anything is sent, naming the sizes, while a large one that fits is
+sent whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lsp_agent.testing.scenario import expecting, reply, scenario
+from tests.e2e_cli.conftest import run_cli
+
+NONE = scenario(name="none")
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    data = tmp_path / "data"
+    monkeypatch.setenv("LSP_AGENT_DATA_DIR", str(data))
+    return data
+
+
+def test_a_piped_prompt_beyond_the_window_is_refused_before_sending(
+    project: Path, data_dir: Path
+) -> None:
+    log = "INFO request served in 12 ms\n" * 110_000  # 3.2 million characters
+    run = run_cli(
+        ["-p", "explain these logs", "--model", "claude-sonnet-4-5", "--output-format", "json"],
+        scenario=NONE,
+        cwd=project,
+        stdin_text=log,
+    )
+    assert run.code == 1, run.proc.stderr
+    assert run.server.requests == []  # nothing was sent
+    assert run.proc.stdout == ""
+    [line] = run.proc.stderr.splitlines()
+    assert line.startswith("lsp-agent: error: Prompt is too long: about 797,505 tokens (3.0 MB)")
+    assert "200,000-token context window of claude-sonnet-4-5" in line
+    assert not list(data_dir.rglob("*.jsonl"))  # no session saved
+
+
+def test_a_large_piped_prompt_that_fits_is_sent(project: Path) -> None:
+    log = "x" * 400_000 + "\nTHE END"  # 100k tokens: fits a 200k window
+    run = run_cli(
+        ["-p", "explain", "--model", "claude-sonnet-4-5", "--output-format", "json"],
+        scenario=scenario(reply("Fine.", expect=expecting(last_user_contains="THE END"))),
+        cwd=project,
+        stdin_text=log,
+    )
+    assert run.code == 0, run.proc.stderr
+    assert json.loads(run.proc.stdout)["result"] == "Fine."
+    assert "too long" not in run.proc.stderr
