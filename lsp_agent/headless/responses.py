@@ -2,9 +2,11 @@
 fields Claude Code's stream puts in every ``assistant`` message.
 
 :class:`TimedModel` wraps the session's model. Each request is numbered; when it ends, a
-``[model]`` line goes to stderr with ``--verbose`` (status, stop reason, tokens, ms), its time is
-added to ``duration_api_ms`` (only requests that got an answer: a request that never reached an
-endpoint took no API time), and its :class:`~lsp_agent.model.types.AssistantResponse` is kept so
+``[model]`` line goes to stderr with ``--verbose`` (status, stop reason, tokens, ms), its time
+span counts towards ``duration_api_ms`` (only requests that got an answer: a request that never
+reached an endpoint took no API time; overlapping spans, such as a title written in the
+background during the turn's request, count once, so the API time never exceeds the wall
+time), and its :class:`~lsp_agent.model.types.AssistantResponse` is kept so
 that :meth:`ResponseLog.message_fields` can give the assistant message its ``id``, ``model``,
 ``stop_reason`` and ``usage``.
 """
@@ -26,13 +28,31 @@ if TYPE_CHECKING:
 
 @dataclass(kw_only=True)
 class ResponseLog:
-    """Every response of the run, in order, and the API time (ms)."""
+    """Every response of the run, in order, and when requests were waiting on the API."""
 
     model: str
     responses: list[AssistantResponse] = field(default_factory=list)
-    api_ms: float = 0.0
     requests: int = 0
     _used: set[int] = field(default_factory=set)
+    _spans: list[tuple[float, float]] = field(default_factory=list)
+
+    def add_span(self, start: float, end: float) -> None:
+        """Record that an answered request ran from ``start`` to ``end`` (``time.perf_counter``
+        seconds)."""
+        self._spans.append((start, end))
+
+    def api_ms_between(self, start: float, end: float) -> float:
+        """Milliseconds of ``[start, end]`` (``time.perf_counter`` seconds) during which at least
+        one answered request was running: the union of the recorded spans, so concurrent
+        requests count once and the result never exceeds ``end - start``."""
+        total = 0.0
+        reach = start
+        for span_start, span_end in sorted(self._spans):
+            lo, hi = max(span_start, reach), min(span_end, end)
+            if hi > lo:
+                total += hi - lo
+                reach = hi
+        return total * 1000
 
     def last_stop_reason(self) -> str | None:
         """The API stop reason of the last response (``None``: no response at all)."""
@@ -113,9 +133,10 @@ class TimedModel:
             failure = str(exc) or type(exc).__name__
             raise
         finally:
-            elapsed = (time.perf_counter() - start) * 1000
+            end = time.perf_counter()
+            elapsed = (end - start) * 1000
             if answered:
-                self._log.api_ms += elapsed
+                self._log.add_span(start, end)
             if response is not None:
                 self._log.responses.append(response)
             if self._verbose:

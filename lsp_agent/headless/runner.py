@@ -271,7 +271,6 @@ async def _run(
         async for text in prompts(options, stdin=inp, err=err):
             stream.begin_turn()
             before = len(responses.responses)
-            api_before = responses.api_ms
             stop_reason = "cancelled"
             error: str | None = None
             num_turns = 0
@@ -299,14 +298,15 @@ async def _run(
                 budget_exceeded=budget is not None and budget.exceeded,
             )
             turn = responses.responses[before:]
+            turn_ended = time.perf_counter()
             renderer.result(
                 result_event(
                     outcome=outcome,
                     result=result_text or stream.last_assistant_text(),
                     session_id=session.id,
                     num_turns=num_turns,
-                    duration_ms=round((time.perf_counter() - turn_started) * 1000),
-                    duration_api_ms=round(responses.api_ms - api_before),
+                    duration_ms=round((turn_ended - turn_started) * 1000),
+                    duration_api_ms=round(responses.api_ms_between(turn_started, turn_ended)),
                     usage=usage,
                     # The API's stop reason of the turn's last response (Claude Code's field);
                     # null when the turn failed before any response.

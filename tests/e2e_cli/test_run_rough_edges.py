@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from lsp_agent.model.background import BACKGROUND_ENV
 from lsp_agent.testing.scenario import expecting, reply, scenario
 from tests.e2e_cli.conftest import run_cli
 
@@ -52,3 +53,23 @@ def test_a_large_piped_prompt_that_fits_is_sent(project: Path) -> None:
     assert run.code == 0, run.proc.stderr
     assert json.loads(run.proc.stdout)["result"] == "Fine."
     assert "too long" not in run.proc.stderr
+
+
+def test_api_time_counts_concurrent_requests_once(project: Path) -> None:
+    """With the user's default (background requests on), the session title is asked for while
+    the turn's own request runs: both wait on the API at once, and ``duration_api_ms`` counts
+    that time once, never more than the turn's wall time."""
+    run = run_cli(
+        ["-p", "explain calc.py", "--output-format", "json"],
+        scenario=scenario(
+            reply("It adds.", delay_ms=4000),
+            background={"title": [reply("Explain calc", delay_ms=3000)]},
+        ),
+        cwd=project,
+        extra_env={BACKGROUND_ENV: "1"},
+    )
+    assert run.code == 0, run.proc.stderr
+    assert run.server.server.background_unconsumed("title") == 0  # the title was asked for
+    obj = json.loads(run.proc.stdout)
+    assert obj["duration_api_ms"] >= 4000  # the turn's own request, answered after its delay
+    assert obj["duration_ms"] >= obj["duration_api_ms"]
