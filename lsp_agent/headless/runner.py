@@ -107,6 +107,7 @@ async def _run(
     from lsp_agent.agent.env import DEFAULT_MAX_MODEL_REQUESTS, AgentConfig
     from lsp_agent.headless.events import EventStream
     from lsp_agent.headless.host import HeadlessHost, refuse_unattended
+    from lsp_agent.headless.mcp_notices import McpFailureNotices
     from lsp_agent.headless.prompt_size import prompt_too_long
     from lsp_agent.headless.responses import ResponseLog, TimedModel
     from lsp_agent.model.anthropic import AnthropicModel, apply_settings_env, resolve_model_name
@@ -202,6 +203,8 @@ async def _run(
         if stream is not None:
             stream.on_update(session_id, update)
 
+    notices = McpFailureNotices()
+    notices.install()
     mcp = _mcp(options, settings=settings, environ=environ, err=err)
     manager = build_sessions(
         host=HeadlessHost(inner=DiskHost(), on_update=on_update),
@@ -216,6 +219,7 @@ async def _run(
         session = _open_session(manager, options, mode, err=err)
     except (ValueError, SessionError) as exc:  # a malformed rule, an unknown session
         err.write(f"lsp-agent: error: {exc}\n")
+        notices.remove()
         if diagnostics is not None:
             await diagnostics.aclose()
         return ExitCode.USAGE
@@ -223,8 +227,8 @@ async def _run(
     mcp_tools = [t.name for t in await mcp.tools()]
     for status in mcp.statuses():
         if status["state"] != "ready":
-            err.write(f"lsp-agent: MCP server {status['name']}: {status['state']}")
-            err.write(f": {status['error']}\n" if status["error"] else "\n")
+            err.write(notices.line(status["name"], status["state"], status["error"]))
+    notices.started = True
     _print_memory_notices(session, err=err)
     stream = EventStream(
         renderer=renderer,
@@ -360,6 +364,7 @@ async def _run(
             await mcp.aclose()  # MCP servers, bounded
         except Exception:
             log.debug("stopping the MCP servers failed", exc_info=True)
+        notices.remove()
     return int(code)
 
 

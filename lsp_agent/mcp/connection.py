@@ -39,6 +39,10 @@ from lsp_agent.mcp.transport import Opened, StderrTail, open_transport
 
 log = logging.getLogger(__name__)
 
+FAILED_LOG = "MCP server %s failed: %s"
+"""The log message of each failed start or lost connection (arguments: the server's name and
+the error, as the status shows it); a door that shows the status itself filters on it."""
+
 T = TypeVar("T")
 
 State = Literal["idle", "starting", "ready", "failed", "stopped"]
@@ -223,7 +227,7 @@ class ServerConnection:
             attempt += 1
             tail = self.stderr.text()
             message = error + (f"\nstderr:\n{tail}" if tail else "")
-            log.error("MCP server %s failed: %s", self.spec.name, message)
+            log.error(FAILED_LOG, self.spec.name, message)
             if attempt > self.limits.restart_attempts:
                 self._set("failed", message)
                 await self._sleep(None)  # until reconnect() or aclose()

@@ -73,3 +73,20 @@ def test_api_time_counts_concurrent_requests_once(project: Path) -> None:
     obj = json.loads(run.proc.stdout)
     assert obj["duration_api_ms"] >= 4000  # the turn's own request, answered after its delay
     assert obj["duration_ms"] >= obj["duration_api_ms"]
+
+
+def test_a_failed_mcp_server_is_reported_once(project: Path) -> None:
+    """The supervisor retries a server that fails to start and logs each attempt; the run
+    says it once, on stderr, and goes on without the server."""
+    config = json.dumps({"mcpServers": {"broken": {"command": "no-such-command-for-lsp-agent"}}})
+    run = run_cli(
+        ["-p", "hi", "--output-format", "json", "--mcp-config", config],
+        scenario=scenario(reply("Hello.")),
+        cwd=project,
+        extra_env={"MCP_TIMEOUT": "3000"},
+    )
+    assert run.code == 0, run.proc.stderr
+    assert json.loads(run.proc.stdout)["result"] == "Hello."
+    lines = [line for line in run.proc.stderr.splitlines() if "no-such-command" in line]
+    assert len(lines) == 1, run.proc.stderr
+    assert lines[0].startswith("lsp-agent: MCP server broken: failed: command not found")

@@ -1,0 +1,53 @@
+"""Each MCP server failure shown once on a ``run -p``'s stderr.
+
+The connection's supervisor logs every failed start (and retries a few times, logging each),
+and the run prints the servers that are not ready before the turn. :class:`McpFailureNotices`
+is a logging filter on the connection's logger for the length of the run: it holds back the
+failures logged while the servers start (the run's own line says it) and any failure whose
+server and error were already shown; a new failure later in the run still shows.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from lsp_agent.mcp.connection import FAILED_LOG
+from lsp_agent.mcp.connection import log as connection_log
+
+
+class McpFailureNotices(logging.Filter):
+    """Install with :meth:`install`, take away with :meth:`remove`; :meth:`line` gives the
+    run's own line for a server's status."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = False
+        """Whether the servers' start is over (failures are then shown unless seen)."""
+        self._shown: set[tuple[str, str]] = set()
+
+    def install(self) -> None:
+        """Filter the connection logger's records from now on."""
+        connection_log.addFilter(self)
+
+    def remove(self) -> None:
+        """Stop filtering (idempotent)."""
+        connection_log.removeFilter(self)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Whether ``record`` is shown (see the module doc)."""
+        args = record.args
+        if record.msg != FAILED_LOG or not isinstance(args, tuple) or len(args) != 2:
+            return True
+        key = (str(args[0]), str(args[1]))
+        if not self.started or key in self._shown:
+            return False
+        self._shown.add(key)
+        return True
+
+    def line(self, name: str, state: str, error: str | None) -> str:
+        """``lsp-agent: MCP server NAME: STATE: ERROR`` (newline-terminated) for a server that
+        is not ready; its failure counts as shown."""
+        if error:
+            self._shown.add((name, error))
+            return f"lsp-agent: MCP server {name}: {state}: {error}\n"
+        return f"lsp-agent: MCP server {name}: {state}\n"
