@@ -67,10 +67,12 @@ def clip_line(line: str, max_chars: int = MAX_LINE_CHARS) -> str:
 
 
 def numbered(lines: list[str], first_line: int) -> str:
-    """``cat -n`` style listing: the 1-based line number right-aligned in 6 columns, a TAB,
-    then the line (tabs kept literal, long lines clipped), one line per row."""
+    """``cat -n`` style listing: the 1-based line number, a TAB, then the line (tabs kept
+    literal, long lines clipped), one line per row. The number is not padded (Claude Code's
+    current Read format): ``cat -n``'s six columns cost five bytes on most lines of every
+    read, which the prompt then carries on every later request."""
     return "\n".join(
-        f"{number:>6}\t{clip_line(line)}" for number, line in enumerate(lines, start=first_line)
+        f"{number}\t{clip_line(line)}" for number, line in enumerate(lines, start=first_line)
     )
 
 

@@ -33,8 +33,8 @@ Usage:
 will error if you attempt an edit without reading the file, or if the file changed since you \
 read it.
 - When editing text from Read tool output, ensure you preserve the exact indentation (tabs/\
-spaces) as it appears AFTER the line number prefix. The line number prefix format is: spaces + \
-line number + tab. Everything after that tab is the actual file content to match. Never include \
+spaces) as it appears AFTER the line number prefix. The line number prefix format is: line number \
++ tab. Everything after that tab is the actual file content to match. Never include \
 any part of the line number prefix in the old_string or new_string.
 - Write line breaks as \\n; files with CRLF line endings keep them.
 - ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly \

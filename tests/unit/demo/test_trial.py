@@ -62,7 +62,7 @@ def test_a_question_reads_the_file_then_describes_it() -> None:
     first = respond(_body(_user("What does @calc.py do?")))
     name, tool_input = _tool(list(first.content))
     assert (name, tool_input) == ("Read", {"file_path": "/home/dev/calc/calc.py"})
-    read_output = "     1\tdef add(a, b):\n     2\t    return a + b\n"
+    read_output = "1\tdef add(a, b):\n2\t    return a + b\n"
     answer = respond(
         _body(
             _user("What does @calc.py do?"),

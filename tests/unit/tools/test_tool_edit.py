@@ -150,7 +150,7 @@ async def test_not_found_shows_closest_lines(env: Env) -> None:
     message = str(err.value)
     assert "not found" in message
     assert "lines 15-15" in message
-    assert "    15\t    result = compute_total(items, tax=0.2)" in message
+    assert "15\t    result = compute_total(items, tax=0.2)" in message
 
 
 async def test_not_found_says_when_only_whitespace_differs(env: Env) -> None:
@@ -193,7 +193,7 @@ async def test_not_found_detects_line_number_prefixes(env: Env) -> None:
     path = env.write_text("a.py", "a = 1\nb = 2\n")
     await read(env, path)
     with pytest.raises(ToolError, match="line-number prefixes"):
-        await edit(env, path, "     1\ta = 1\n     2\tb = 2", "x")
+        await edit(env, path, "1\ta = 1\n2\tb = 2", "x")
 
 
 async def test_ambiguous_match_lists_line_numbers(env: Env) -> None:

@@ -18,14 +18,14 @@ READ = ReadTool()
 async def test_cat_n_format_keeps_tabs_literal(env: Env) -> None:
     path = env.write_text("a.py", "def f():\n\treturn 1\n")
     out = await env.run(READ, {"file_path": str(path)})
-    assert out.text == "     1\tdef f():\n     2\t\treturn 1"
+    assert out.text == "1\tdef f():\n2\t\treturn 1"
     assert not out.is_error
 
 
 async def test_crlf_is_not_shown(env: Env) -> None:
     path = env.write_bytes("w.txt", b"one\r\ntwo\r\n")
     out = await env.run(READ, {"file_path": str(path)})
-    assert out.text == "     1\tone\n     2\ttwo"
+    assert out.text == "1\tone\n2\ttwo"
     assert "\r" not in out.text
 
 
@@ -44,7 +44,7 @@ async def test_partial_read_counts_as_read(env: Env) -> None:
 async def test_offset_and_limit(env: Env) -> None:
     path = env.write_text("a.txt", "".join(f"line {i}\n" for i in range(1, 11)))
     out = await env.run(READ, {"file_path": str(path), "offset": 4, "limit": 3})
-    assert out.text.splitlines()[:3] == ["     4\tline 4", "     5\tline 5", "     6\tline 6"]
+    assert out.text.splitlines()[:3] == ["4\tline 4", "5\tline 5", "6\tline 6"]
     assert "Showed lines 4-6 of 10" in out.text
 
 
@@ -52,8 +52,8 @@ async def test_default_limit_is_2000_lines(env: Env) -> None:
     path = env.write_text("big.txt", "".join(f"{i}\n" for i in range(1, 2501)))
     out = await env.run(READ, {"file_path": str(path)})
     lines = out.text.split("\n")
-    assert lines[1999] == "  2000\t2000"
-    assert "  2001\t2001" not in out.text
+    assert lines[1999] == "2000\t2000"
+    assert "2001\t2001" not in out.text
     assert "Showed lines 1-2000 of 2500" in out.text
 
 
@@ -69,10 +69,10 @@ async def test_long_lines_are_truncated_with_a_marker(env: Env) -> None:
     path = env.write_text("min.js", "x" * 5000 + "\nshort\n")
     out = await env.run(READ, {"file_path": str(path)})
     first, second = out.text.split("\n")
-    assert first.startswith("     1\t" + "x" * 2000)
+    assert first.startswith("1\t" + "x" * 2000)
     assert "x" * 2001 not in first
     assert "line truncated: 5000 characters" in first
-    assert second == "     2\tshort"
+    assert second == "2\tshort"
 
 
 async def test_empty_file(env: Env) -> None:
@@ -86,7 +86,7 @@ async def test_empty_file(env: Env) -> None:
 async def test_utf8_bom_and_non_bmp_text(env: Env) -> None:
     path = env.write_bytes("bom.txt", codecs.BOM_UTF8 + "snake 🐍 ok\n".encode())
     out = await env.run(READ, {"file_path": str(path)})
-    assert out.text == "     1\tsnake 🐍 ok"
+    assert out.text == "1\tsnake 🐍 ok"
 
 
 async def test_utf16_file(env: Env) -> None:
@@ -94,13 +94,13 @@ async def test_utf16_file(env: Env) -> None:
         "u16.txt", codecs.BOM_UTF16_LE + "héllo\r\nwörld\r\n".encode("utf-16-le")
     )
     out = await env.run(READ, {"file_path": str(path)})
-    assert out.text == "     1\théllo\n     2\twörld"
+    assert out.text == "1\théllo\n2\twörld"
 
 
 async def test_latin1_file(env: Env) -> None:
     path = env.write_bytes("l1.txt", b"caf\xe9\n")
     out = await env.run(READ, {"file_path": str(path)})
-    assert out.text == "     1\tcafé"
+    assert out.text == "1\tcafé"
 
 
 async def test_directory_is_refused(env: Env) -> None:
@@ -126,13 +126,13 @@ async def test_huge_file_gives_a_partial_view_with_hints(env: Env) -> None:
     line = "y" * 99 + "\n"
     path = env.write_text("huge.log", line * (MAX_WHOLE_FILE_BYTES // 100 + 10))
     out = await env.run(READ, {"file_path": str(path)})
-    assert out.text.startswith("     1\t" + "y" * 99)
+    assert out.text.startswith("1\t" + "y" * 99)
     assert "PARTIAL view" in out.text and "offset=" in out.text and "limit=" in out.text
     assert len(out.text) < 45_000
     assert out.raw_output is not None and out.raw_output["partial"] is True
     assert path in env.ctx.read_state.digests
     out = await env.run(READ, {"file_path": str(path), "offset": 10, "limit": 2})
-    assert out.text.startswith("    10\t" + "y" * 99 + "\n    11\t")
+    assert out.text.startswith("10\t" + "y" * 99 + "\n11\t")
 
 
 async def test_missing_file_suggests_similar_names(env: Env) -> None:
@@ -176,7 +176,7 @@ async def test_unsaved_buffer_text_is_what_read_sees(env: Env) -> None:
     path = env.write_text("a.py", "on disk\n")
     env.open_buffer(path, "unsaved in editor\n", version=7)
     out = await env.run(READ, {"file_path": str(path)})
-    assert out.text == "     1\tunsaved in editor"
+    assert out.text == "1\tunsaved in editor"
     assert out.raw_output == {"total_lines": 1, "source": "buffer"}
 
 
@@ -184,7 +184,7 @@ async def test_buffer_of_a_file_not_yet_on_disk(env: Env) -> None:
     path = env.root / "new.py"
     env.open_buffer(path, "draft\n")
     out = await env.run(READ, {"file_path": str(path)})
-    assert out.text == "     1\tdraft"
+    assert out.text == "1\tdraft"
 
 
 def test_schema_is_clean() -> None:
