@@ -22,12 +22,21 @@ Reported (Markdown; ``--json OUT`` writes the raw figures):
   API's rule, an entry per breakpoint, reads of the longest written prefix ending at or up to
   20 blocks before a breakpoint) per request outside compaction and clearing requests, and
   over all of them;
+- per request outside rewrites: the distribution of the cache-read share (min, p10, p25,
+  median), the share of requests reading >= 95%, and why a request reads less: the part it
+  adds to the previous request (new by nature) or *lost* tokens (blocks the previous request
+  sent at the same place that the cache did not give back: a breakpoint too far back, a
+  re-rendered block);
 - the compaction pause: agent time spent in the engine before the request that compacted,
   apart for compactions that used the summary prepared ahead of time and for those that had to
   wait for a summary request (its round trip included);
 - every user prompt present verbatim in the final history, every tool_use paired.
 
-    python tools/bench_long_session.py [--turns 300] [--model-ms 20] [--summary-ms 200] [--json OUT]
+``--model`` picks the model-table entry, so the window: ``scripted-20k`` (default) or a 200k
+model such as ``claude-sonnet-4-5`` (the scripted server answers any name).
+
+    python tools/bench_long_session.py [--turns 300] [--model scripted-20k] [--model-ms 20]
+        [--summary-ms 200] [--json OUT]
 """
 
 from __future__ import annotations
@@ -50,7 +59,7 @@ from lsp_agent.model.background import BACKGROUND_ENV
 from lsp_agent.protocol.events import ContextCompacted, SessionUpdate
 from lsp_agent.protocol.prompt import PromptText
 from lsp_agent.sessions.compose import build_sessions
-from lsp_agent.testing.prompt_cache import PromptCache
+from lsp_agent.testing.prompt_cache import PromptCache, prompt_blocks
 from lsp_agent.testing.scenario import Route, Scenario, expecting, reply, text, tool_use
 from lsp_agent.testing.scripted import ScriptedServer
 from lsp_agent.workspace.disk_host import DiskHost
@@ -65,6 +74,22 @@ SUMMARY = (
     "3. Decisions: none.\n4. Files: app.py read.\n5. Errors: none.\n"
     "6. Pending work: the next question.\n7. Current step: waiting for the user."
 )
+
+
+def common_tokens(prev: dict[str, Any], cur: dict[str, Any]) -> int:
+    """Tokens (bytes / 4) of the blocks ``cur`` repeats from the start of ``prev``, block by
+    block as the cache sees them: what a perfect cache would give back to ``cur``."""
+    same = 0
+    for (a, _), (b, _) in zip(prompt_blocks(prev), prompt_blocks(cur), strict=False):
+        if a != b:
+            break
+        same += len(b.encode())
+    return same // 4
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
 def build(turns: int, cwd: Path, *, model_ms: int, summary_ms: int) -> Scenario:
@@ -121,7 +146,9 @@ def prefix_reuse(prev: dict[str, Any], cur: dict[str, Any]) -> float:
     return same / total
 
 
-async def run(turns: int, *, model_ms: int = 20, summary_ms: int = 200) -> dict[str, Any]:
+async def run(
+    turns: int, *, model: str = MODEL, model_ms: int = 20, summary_ms: int = 200
+) -> dict[str, Any]:
     os.environ.setdefault(BACKGROUND_ENV, "1")  # LSP_AGENT_BACKGROUND_REQUESTS=0: the waiting path
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp) / "project"
@@ -131,7 +158,7 @@ async def run(turns: int, *, model_ms: int = 20, summary_ms: int = 200) -> dict[
             scenario=build(turns, cwd, model_ms=model_ms, summary_ms=summary_ms)
         )
         await server.start()
-        model = AnthropicModel(api_key="bench", base_url=server.base_url, max_retries=0)
+        client = AnthropicModel(api_key="bench", base_url=server.base_url, max_retries=0)
         events: list[SessionUpdate] = []
         host = DiskHost()
         original_emit = host.emit
@@ -143,9 +170,9 @@ async def run(turns: int, *, model_ms: int = 20, summary_ms: int = 200) -> dict[
         host.emit = emit  # type: ignore[method-assign]
         manager = build_sessions(
             host=host,
-            model_factory=lambda: model,
+            model_factory=lambda: client,
             config=AgentConfig(
-                model=MODEL, permission_mode="acceptEdits", state_dir=Path(tmp) / "state"
+                model=model, permission_mode="acceptEdits", state_dir=Path(tmp) / "state"
             ),
         )
         session = manager.new(cwd=cwd)
@@ -204,6 +231,22 @@ async def run(turns: int, *, model_ms: int = 20, summary_ms: int = 200) -> dict[
             1 - u.cache_read_input_tokens / u.total for u in cached
         ]  # the part each request adds to the previous one
         after = [r for r, w in zip(reuse, rewritten, strict=True) if w]
+        steady_pairs = [
+            (bodies[i - 1], bodies[i], shares[i - 1])
+            for i in range(1, len(bodies))
+            if not rewritten[i - 1]
+        ]
+        lost = [max(0, common_tokens(a, b) - u.cache_read_input_tokens) for a, b, u in steady_pairs]
+        under = [u for u in cached if u.read_share < 0.95]
+        under_lost = sum(1 for u, x in zip(cached, lost, strict=True) if u.read_share < 0.95 and x)
+        read_shares = [u.read_share for u in cached]
+        # Outside compaction only: clearing requests count (a compaction rewrites the
+        # conversation's first message, a clearing only older tool results).
+        compacted = [
+            w and _strip(bodies[i]["messages"][0]) != _strip(bodies[i + 1]["messages"][0])
+            for i, w in enumerate(rewritten)
+        ]
+        outside = [u for u, c in zip(shares, compacted, strict=True) if not c]
         final_start = session.history[0].text() if session.history else ""
         kept = sum(
             1
@@ -225,12 +268,27 @@ async def run(turns: int, *, model_ms: int = 20, summary_ms: int = 200) -> dict[
             "reuse_steady_median": statistics.median(steady) if steady else 0.0,
             "reuse_steady_min": min(steady) if steady else 0.0,
             "reuse_steady_share_ge_95": sum(r >= 0.95 for r in steady) / max(1, len(steady)),
-            "cache_read_share_steady_median": statistics.median(u.read_share for u in cached),
-            "cache_read_share_steady_min": min(u.read_share for u in cached),
+            "model": model,
+            "cache_read_share_steady_median": statistics.median(read_shares),
+            "cache_read_share_steady_p25": _quantile(read_shares, 0.25),
+            "cache_read_share_steady_p10": _quantile(read_shares, 0.10),
+            "cache_read_share_steady_min": min(read_shares),
+            "steady_requests": len(cached),
+            "steady_requests_under_95": len(under),
+            "steady_under_95_with_lost_tokens": under_lost,
+            "lost_tokens_steady_total": sum(lost),
+            "lost_tokens_steady_max": max(lost) if lost else 0,
             "cache_read_share_steady_ge_95": sum(u.read_share >= 0.95 for u in cached)
             / max(1, len(cached)),
             "cache_read_share_steady_overall": sum(u.cache_read_input_tokens for u in cached)
             / max(1, sum(u.total for u in cached)),
+            "clearing_requests": sum(rewritten) - sum(compacted),
+            "cache_read_share_outside_compaction_ge_95": sum(u.read_share >= 0.95 for u in outside)
+            / max(1, len(outside)),
+            "cache_read_share_outside_compaction_overall": sum(
+                u.cache_read_input_tokens for u in outside
+            )
+            / max(1, sum(u.total for u in outside)),
             "cache_read_share_all_overall": sum(u.cache_read_input_tokens for u in shares)
             / max(1, sum(u.total for u in shares)),
             "new_part_steady_max": max(growth),
@@ -245,6 +303,9 @@ async def run(turns: int, *, model_ms: int = 20, summary_ms: int = 200) -> dict[
             "pause_ms_waiting_max": max(pauses) if pauses else 0.0,
             "newest_prompts_verbatim": f"{kept}/5",
             "pairing_problems": len(pairing_problems(session.history)),
+            "_steady_detail": [  # --json only: (prompt tokens, read share, lost tokens)
+                (u.total, round(u.read_share, 4), x) for u, x in zip(cached, lost, strict=True)
+            ],
         }
 
 
@@ -259,15 +320,20 @@ def _rewritten(prev: dict[str, Any], cur: dict[str, Any]) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--model", default=MODEL, help="model-table entry (its window)")
     parser.add_argument("--model-ms", type=int, default=20, help="time to first byte, ms")
     parser.add_argument("--summary-ms", type=int, default=200, help="background summary, ms")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    figures = asyncio.run(run(args.turns, model_ms=args.model_ms, summary_ms=args.summary_ms))
+    figures = asyncio.run(
+        run(args.turns, model=args.model, model_ms=args.model_ms, summary_ms=args.summary_ms)
+    )
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
     print("| figure | value |\n| --- | --- |")
     for key, value in figures.items():
+        if key.startswith("_"):
+            continue
         shown = f"{value:.3f}" if isinstance(value, float) else value
         print(f"| {key} | {shown} |")
     ok = not figures["failures"] and not figures["server_problems"]
