@@ -1,4 +1,6 @@
-"""The ``lsp-agent`` command: ``serve`` (the language server), ``run -p`` (headless) and ``demo``.
+"""The ``lsp-agent`` command: ``serve`` (the language server), ``run -p`` (headless), ``daemon``
+and the background runs (``run -p --bg``, ``ps``, ``logs``, ``attach``, ``kill``:
+:mod:`lsp_agent.cli.bg`), ``rewind`` and ``demo``.
 
 The parsers of the subcommands and of their flag values are in :mod:`lsp_agent.cli.parser`;
 this module dispatches. Only :mod:`argparse` and the standard library are imported at module
@@ -24,6 +26,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from lsp_agent.cli.bg_parser import BACKGROUND_COMMANDS
 from lsp_agent.cli.parser import (
     COMMANDS,
     INPUT_FORMATS,
@@ -88,6 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "serve":
             return _serve(args)
+        if args.command == "run" and args.bg:
+            from lsp_agent.cli.bg import run_in_background
+
+            return run_in_background(routed, args)
         if args.command == "run":
             handed = _hand_over(routed) if argv is None else None
             code = _run(args) if handed is None else handed
@@ -102,6 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _rewind(args)
         if args.command == "sessions":
             return _sessions(args)
+        if args.command in BACKGROUND_COMMANDS:
+            from lsp_agent.cli.bg import command
+
+            return command(args)
     except UsageError as exc:
         parser.exit(_EXIT_USAGE, f"lsp-agent: error: {exc}\n")
     except KeyboardInterrupt:
@@ -218,9 +229,11 @@ def _daemon(args: argparse.Namespace) -> int:
     if args.action == "serve":
         from lsp_agent.daemon.paths import socket_path
         from lsp_agent.daemon.server import DaemonConfig, DaemonRunningError, serve
+        from lsp_agent.store.private import runs_dir
 
         config = DaemonConfig(
             socket_path=socket_path(os.environ),
+            runs_dir=runs_dir(os.environ),
             idle_timeout_s=float(args.idle_timeout),
             main=main,
             preload=_preload_run,
@@ -237,61 +250,25 @@ def _daemon(args: argparse.Namespace) -> int:
             return 1
         print(
             f"lsp-agent daemon: running (pid {info['pid']}, {info['running']} running, "
-            f"{info['served']} served)"
+            f"{info.get('background', 0)} in the background, {info['served']} served)"
         )
         return 0
     if args.action == "stop":
+        info = client.status(os.environ)
+        waiting = int(info.get("background", 0)) if info else 0
+        if waiting:
+            client.stop(os.environ, timeout_s=0)
+            print(
+                f"lsp-agent daemon: stopping once its background runs end ({waiting} running; "
+                "see lsp-agent ps, end one with lsp-agent kill ID)"
+            )
+            return 0
         stopped = client.stop(os.environ)
         print("lsp-agent daemon: stopped" if stopped else "lsp-agent daemon: not running")
         return 0
-    return _start_daemon(args.idle_timeout)
+    from lsp_agent.cli.bg import start_daemon
 
-
-def _start_daemon(idle_timeout: int) -> int:
-    import os
-    import subprocess
-    import time
-
-    from lsp_agent.daemon import client
-    from lsp_agent.daemon.paths import ensure_private_dir, socket_path
-
-    info = client.status(os.environ)
-    if info is not None:
-        print(f"lsp-agent daemon: already running (pid {info['pid']})")
-        return 0
-    path = socket_path(os.environ)
-    try:
-        ensure_private_dir(path.parent)
-    except PermissionError as exc:
-        print(f"lsp-agent: {exc}", file=sys.stderr)
-        return 1
-    log_path = client.daemon_log(os.environ)
-    with open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log:
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "lsp_agent",
-                "daemon",
-                "serve",
-                "--idle-timeout",
-                str(idle_timeout),
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            cwd="/",
-            start_new_session=True,
-        )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        info = client.status(os.environ)
-        if info is not None:
-            print(f"lsp-agent daemon: started (pid {info['pid']}, socket {path})")
-            return 0
-        time.sleep(0.05)
-    print(f"lsp-agent: the daemon did not start; see {log_path}", file=sys.stderr)
-    return 1
+    return start_daemon(args.idle_timeout, environ=os.environ)
 
 
 def _preload_run() -> None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from lsp_agent import __version__
+from lsp_agent.cli.bg_parser import BACKGROUND_COMMANDS, add_background_commands, positive_int
 from lsp_agent.cli.session_commands import add_rewind_parser, add_sessions_parser
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -23,7 +24,7 @@ INPUT_FORMATS = ("text", "stream-json")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 
 
-COMMANDS = ("serve", "run", "daemon", "demo")
+COMMANDS = ("serve", "run", "daemon", "demo", *BACKGROUND_COMMANDS)
 
 
 PRINT_FLAGS = ("-p", "--print")
@@ -261,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--max-turns",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="stop after N model requests (exit code 3)",
     )
@@ -319,25 +320,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_print_mode_flags(run)
     _add_tool_and_budget_flags(run)
 
-    daemon = commands.add_parser(
-        "daemon",
-        help="start, stop or query the background process that gives `run -p` a warm start",
-        description="A per-user background process (Unix socket, private to this user) that "
-        "runs `lsp-agent run -p` invocations with everything already loaded. While it runs, "
-        "`run -p` hands its whole invocation (arguments, directory, environment, stdin/stdout/"
-        "stderr) to it and the result is the same as running in-process; with no daemon, or "
-        "one that does not answer within a second, `run -p` runs in-process. Set "
-        "LSP_AGENT_NO_DAEMON=1 to never use it.",
-    )
-    daemon.add_argument("action", choices=("start", "stop", "status", "serve"))
-    daemon.add_argument(
-        "--idle-timeout",
-        type=_positive_int,
-        default=1800,
-        metavar="S",
-        help="exit after S seconds without a run (default 1800)",
-    )
-
     add_rewind_parser(commands)
     add_sessions_parser(commands)
 
@@ -361,6 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="use the bundled scripted model even if ANTHROPIC_API_KEY is set",
     )
     demo.add_argument("--model", help="model name when using Claude")
+    add_background_commands(commands, run=run)
     return parser
 
 
@@ -522,14 +505,4 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value

@@ -181,3 +181,84 @@ def daemon_log(environ: Mapping[str, str]) -> Path:
 def supported() -> bool:
     """Whether this platform can pass descriptors and check peers (Linux)."""
     return hasattr(socket, "SO_PEERCRED") and hasattr(socket, "send_fds") and os.name == "posix"
+
+
+class BackgroundError(Exception):
+    """The daemon could not take a background run; the message names the problem."""
+
+
+def start_background(
+    argv: Sequence[str],
+    *,
+    environ: Mapping[str, str],
+    cwd: str,
+    session_id: str | None,
+    prompt: str,
+    stdin_fd: int,
+) -> dict[str, Any] | None:
+    """Have the daemon start ``argv`` (the arguments after ``lsp-agent``, without ``--bg``) as
+    a background run with ``environ``, ``cwd`` and ``stdin_fd`` as its stdin; returns the
+    daemon's answer (``id``, ``pid``, ``session_id``), or ``None`` when no daemon runs (no
+    socket, or a stale one: the caller may start one and try again). Raises
+    :class:`BackgroundError` for a socket that cannot be trusted, a daemon that does not
+    answer within :data:`ANSWER_TIMEOUT_S`, runs another build or refuses the run — a
+    background run never falls back to running here."""
+    path = socket_path(environ)
+    problem = socket_problem(path)
+    if problem == "no daemon":
+        return None
+    if problem:
+        raise BackgroundError(f"not using the daemon socket: {problem}")
+    request = {
+        "op": "run",
+        "build": build_key(),
+        "argv": list(argv),
+        "cwd": cwd,
+        "env": dict(environ),
+        "bg": {"session_id": session_id, "prompt": prompt},
+    }
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(ANSWER_TIMEOUT_S)
+    try:
+        try:
+            sock.connect(str(path))
+        except (ConnectionRefusedError, FileNotFoundError):
+            return None
+        reader = Reader(sock)
+        send(sock, request)
+        answer = reader.read()
+        if answer is not None and answer.get("ok"):
+            send(sock, {"op": "fds"}, fds=[stdin_fd])
+            answer = reader.read()
+    except TimeoutError:
+        raise BackgroundError(f"the daemon did not answer within {ANSWER_TIMEOUT_S:g} s") from None
+    except (OSError, ValueError) as exc:
+        raise BackgroundError(f"the daemon failed: {exc}") from None
+    finally:
+        sock.close()
+    if answer is None or not answer.get("ok") or not isinstance(answer.get("id"), str):
+        reason = (answer or {}).get("error", "it closed the connection")
+        raise BackgroundError(f"the daemon refused the run: {reason}")
+    return answer
+
+
+def kill_background(environ: Mapping[str, str], run_id: str) -> str | None:
+    """Ask the daemon to end background run ``run_id``; ``None`` when it did, else why not
+    (no daemon answers, or the run is not one of its running runs)."""
+    path = socket_path(environ)
+    problem = socket_problem(path)
+    if problem:
+        return problem
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(ANSWER_TIMEOUT_S)
+    try:
+        sock.connect(str(path))
+        send(sock, {"op": "kill", "id": run_id})
+        answer = Reader(sock).read()
+    except (OSError, ValueError) as exc:
+        return f"the daemon did not answer: {exc}"
+    finally:
+        sock.close()
+    if answer is None:
+        return "the daemon closed the connection"
+    return None if answer.get("ok") else str(answer.get("error", "refused"))

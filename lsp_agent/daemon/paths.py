@@ -10,58 +10,31 @@ server checks each peer's uid as well (:func:`peer_uid`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import stat
 import struct
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+
+from lsp_agent.store.private import ensure_private_dir, private_dir_problem, runtime_dir
+
+__all__ = [
+    "ensure_private_dir",
+    "peer_uid",
+    "private_dir_problem",
+    "runtime_dir",
+    "socket_path",
+    "socket_problem",
+]
 
 SOCKET_NAME = "daemon.sock"
 LOG_NAME = "daemon.log"
 
 
-def runtime_dir(environ: Mapping[str, str]) -> Path:
-    """The daemon's directory for this user (not created here)."""
-    xdg = environ.get("XDG_RUNTIME_DIR", "")
-    if xdg and os.path.isabs(xdg) and os.path.isdir(xdg):
-        return Path(xdg) / "lsp-agent"
-    return Path(tempfile.gettempdir()) / f"lsp-agent-{os.getuid()}"
-
-
 def socket_path(environ: Mapping[str, str]) -> Path:
     """The daemon's socket for this user."""
     return runtime_dir(environ) / SOCKET_NAME
-
-
-def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` (mode ``0700``) or check an existing one.
-
-    Raises ``PermissionError`` naming the problem when it exists but belongs to another user,
-    is not a directory or is open to others.
-    """
-    with contextlib.suppress(FileExistsError):
-        path.mkdir(mode=0o700)
-    problem = private_dir_problem(path)
-    if problem:
-        raise PermissionError(problem)
-
-
-def private_dir_problem(path: Path) -> str | None:
-    """Why ``path`` is not a private directory of this user, or ``None`` when it is."""
-    try:
-        info = os.lstat(path)
-    except OSError as exc:
-        return f"{path}: {exc.strerror}"
-    if not stat.S_ISDIR(info.st_mode):
-        return f"{path} is not a directory"
-    if info.st_uid != os.getuid():
-        return f"{path} belongs to uid {info.st_uid}, not to this user"
-    if info.st_mode & 0o077:
-        return f"{path} is open to other users (mode {stat.S_IMODE(info.st_mode):o})"
-    return None
 
 
 def socket_problem(path: Path) -> str | None:

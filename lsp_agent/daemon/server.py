@@ -4,8 +4,10 @@ One thread, a selector loop: the process must be single-threaded whenever it for
 is a copy of the warm process (agent, SDK and dependencies imported by ``preload``) that takes
 over the client's invocation (:func:`_become`) and runs the normal command-line entry point;
 the daemon reports the child's exit code to the client, forwards the client's signals, and
-ends the child's process group when the client goes away. The daemon exits after
-``idle_timeout_s`` seconds without a client or a running child, and on ``stop``.
+ends the child's process group when the client goes away. A background run (``run -p --bg``,
+:mod:`lsp_agent.daemon.background`) writes to files instead and outlives its client; ``kill``
+ends one. The daemon exits after ``idle_timeout_s`` seconds without a client or a running
+child, and on ``stop`` once its runs have ended.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lsp_agent.daemon import background
+from lsp_agent.daemon.background import BackgroundRun
 from lsp_agent.daemon.paths import ensure_private_dir, peer_uid
 from lsp_agent.daemon.wire import Reader, build_key, send
 
@@ -42,9 +46,11 @@ _FORWARDED_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 class DaemonConfig:
     """What the daemon runs. ``main`` is the command-line entry point (argv without the
     program name → exit code) that must not hand over to a daemon itself; ``preload`` imports
-    what a run needs, before the first fork."""
+    what a run needs, before the first fork; ``runs_dir`` is the registry folder of background
+    runs."""
 
     socket_path: Path
+    runs_dir: Path
     idle_timeout_s: float
     main: Callable[[list[str]], int]
     preload: Callable[[], None]
@@ -60,6 +66,7 @@ class _Run:
 @dataclass(kw_only=True)
 class _State:
     runs: dict[int, _Run] = field(default_factory=dict)
+    background: dict[int, BackgroundRun] = field(default_factory=dict)
     served: int = 0
     last_activity: float = field(default_factory=time.monotonic)
     stopping: bool = False
@@ -77,6 +84,7 @@ def serve(config: DaemonConfig) -> int:
     """
     path = config.socket_path
     ensure_private_dir(path.parent)
+    ensure_private_dir(config.runs_dir)
     listener = _bind(path)
     try:
         config.preload()
@@ -87,15 +95,16 @@ def serve(config: DaemonConfig) -> int:
         with contextlib.suppress(ValueError):
             signal.signal(signal.SIGTERM, lambda *_: _raise_exit())
         log.info("daemon listening on %s (pid %d)", path, os.getpid())
-        while not (state.stopping and not state.runs):
+        while not (state.stopping and not state.runs and not state.background):
             for sel_key, _ in selector.select(_TICK_S):
                 if sel_key.fileobj is listener:
                     _accept(listener, selector, state, config, key)
                 else:
                     _client_event(sel_key.data, selector)
-            _reap(state, selector)
+            _reap(state, selector, config.runs_dir)
+            background.escalate(state.background)
             idle = time.monotonic() - state.last_activity
-            if not state.runs and idle > config.idle_timeout_s:
+            if not state.runs and not state.background and idle > config.idle_timeout_s:
                 log.info("idle for %.0f s: exiting", idle)
                 break
     except SystemExit:
@@ -172,48 +181,132 @@ def _accept(
                 "ok": True,
                 "pid": os.getpid(),
                 "build": key,
-                "running": len(state.runs),
+                "running": len(state.runs) + len(state.background),
+                "background": len(state.background),
                 "served": state.served,
             },
         )
         _close_all(conn, reader.fds)
     elif op == "stop":
         state.stopping = True
-        _reply(conn, {"ok": True, "pid": os.getpid()})
+        _reply(conn, {"ok": True, "pid": os.getpid(), "background": len(state.background)})
         _close_all(conn, reader.fds)
         selector.unregister(listener)
+    elif op == "kill" and message is not None:
+        _kill(conn, message, state)
+        _close_all(conn, reader.fds)
     elif op == "run" and message is not None:
-        problem = _run_problem(message, key)
-        if problem:
-            _reply(conn, {"error": problem})
-            _close_all(conn, reader.fds)
-            return
-        # Only now the client sends its descriptors: a daemon that never answered must not
-        # hold the client's stdout open (its reader would wait for an end that never comes).
-        _reply(conn, {"ok": True, "send": "fds"})
-        try:
-            follow = reader.read()
-        except (OSError, ValueError):
-            follow = None
-        if (follow or {}).get("op") != "fds" or len(reader.fds) != 3:
-            _reply(conn, {"error": "expected the client's stdin, stdout and stderr"})
-            _close_all(conn, reader.fds)
-            return
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child never returns (covered end to end)
-            _become(config, message, reader.fds, [listener, conn])
-        for fd in reader.fds:
-            os.close(fd)
-        reader.fds.clear()
-        state.served += 1
-        run = _Run(conn=conn, reader=reader, pid=pid)
-        state.runs[pid] = run
-        _reply(conn, {"ok": True, "pid": pid})
-        conn.settimeout(None)
-        selector.register(conn, selectors.EVENT_READ, run)
+        _start_run(
+            _Start(conn=conn, reader=reader, message=message, listener=listener),
+            selector=selector,
+            state=state,
+            config=config,
+            key=key,
+        )
     else:
         _reply(conn, {"error": f"unknown request {op!r}"})
         _close_all(conn, reader.fds)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Start:
+    """A run request being served: its connection, reader, message and the listener (which
+    the child closes)."""
+
+    conn: socket.socket
+    reader: Reader
+    message: dict[str, Any]
+    listener: socket.socket
+
+
+def _start_run(
+    start: _Start,
+    *,
+    selector: selectors.BaseSelector,
+    state: _State,
+    config: DaemonConfig,
+    key: str,
+) -> None:
+    conn, reader, message, listener = start.conn, start.reader, start.message, start.listener
+    problem = _run_problem(message, key)
+    if problem:
+        _reply(conn, {"error": problem})
+        _close_all(conn, reader.fds)
+        return
+    # Only now the client sends its descriptors: a daemon that never answered must not
+    # hold the client's stdout open (its reader would wait for an end that never comes).
+    _reply(conn, {"ok": True, "send": "fds"})
+    try:
+        follow = reader.read()
+    except (OSError, ValueError):
+        follow = None
+    if "bg" in message:
+        _start_background(start, follow=follow, state=state, config=config)
+        return
+    if (follow or {}).get("op") != "fds" or len(reader.fds) != 3:
+        _reply(conn, {"error": "expected the client's stdin, stdout and stderr"})
+        _close_all(conn, reader.fds)
+        return
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child never returns (covered end to end)
+        _become(config, message, reader.fds, [listener, conn])
+    for fd in reader.fds:
+        os.close(fd)
+    reader.fds.clear()
+    state.served += 1
+    run = _Run(conn=conn, reader=reader, pid=pid)
+    state.runs[pid] = run
+    _reply(conn, {"ok": True, "pid": pid})
+    conn.settimeout(None)
+    selector.register(conn, selectors.EVENT_READ, run)
+
+
+def _start_background(
+    start: _Start,
+    *,
+    follow: dict[str, Any] | None,
+    state: _State,
+    config: DaemonConfig,
+) -> None:
+    """Start a background run: the client sent only its stdin; stdout and stderr go to the
+    run's files. Answers ``{"ok", "id", "pid", "session_id"}`` and closes the connection."""
+    conn, reader, message = start.conn, start.reader, start.message
+    if (follow or {}).get("op") != "fds" or len(reader.fds) != 1:
+        _reply(conn, {"error": "expected the client's stdin"})
+        _close_all(conn, reader.fds)
+        return
+    try:
+        outputs = background.open_outputs(config.runs_dir)
+    except OSError as exc:
+        _reply(conn, {"error": f"could not create the run's output files: {exc}"})
+        _close_all(conn, reader.fds)
+        return
+    fds = [reader.fds[0], *outputs.fds]
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child never returns (covered end to end)
+        _become(config, message, fds, [start.listener, conn])
+    outputs.close()
+    for fd in reader.fds:
+        os.close(fd)
+    reader.fds.clear()
+    run = background.started(config.runs_dir, outputs, pid=pid, message=message)
+    state.background[pid] = run
+    state.served += 1
+    _reply(
+        conn,
+        {"ok": True, "id": run.record.id, "pid": pid, "session_id": run.record.session_id},
+    )
+    conn.close()
+
+
+def _kill(conn: socket.socket, message: dict[str, Any], state: _State) -> None:
+    run_id = message.get("id")
+    for run in state.background.values():
+        if run.record.id == run_id:
+            background.kill(run)
+            _reply(conn, {"ok": True, "pid": run.record.pid})
+            return
+    _reply(conn, {"error": f"background run {run_id!r} is not running in this daemon"})
 
 
 def _run_problem(message: dict[str, Any], key: str) -> str | None:
@@ -226,6 +319,8 @@ def _run_problem(message: dict[str, Any], key: str) -> str | None:
         return "cwd must be an absolute path"
     if not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
         return "env must map names to strings"
+    if "bg" in message:
+        return background.request_problem(message)
     return None
 
 
@@ -258,21 +353,26 @@ def _client_event(run: _Run, selector: selectors.BaseSelector) -> None:
             os.kill(run.pid, number)
 
 
-def _reap(state: _State, selector: selectors.BaseSelector) -> None:
-    while state.runs:
+def _reap(state: _State, selector: selectors.BaseSelector, runs_dir: Path) -> None:
+    while state.runs or state.background:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
+        code = os.waitstatus_to_exitcode(status)
+        # A child killed by a signal: the shell convention, 128 + signal number.
+        code = code if code >= 0 else 128 - code
+        state.last_activity = time.monotonic()
+        bg_run = state.background.pop(pid, None)
+        if bg_run is not None:
+            background.ended(runs_dir, bg_run, code)
+            continue
         run = state.runs.pop(pid, None)
         if run is None:
             continue
-        state.last_activity = time.monotonic()
-        code = os.waitstatus_to_exitcode(status)
-        # A child killed by a signal: the shell convention, 128 + signal number.
-        _reply(run.conn, {"exit": code if code >= 0 else 128 - code})
+        _reply(run.conn, {"exit": code})
         with contextlib.suppress(KeyError, ValueError):
             selector.unregister(run.conn)
         run.conn.close()
