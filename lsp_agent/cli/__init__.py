@@ -241,7 +241,7 @@ def _daemon(args: argparse.Namespace) -> int:
         try:
             return serve(config)
         except (DaemonRunningError, PermissionError) as exc:
-            print(f"lsp-agent: {exc}", file=sys.stderr)
+            print(f"lsp-agent: error: {exc}", file=sys.stderr)
             return 1
     if args.action == "status":
         info = client.status(os.environ)

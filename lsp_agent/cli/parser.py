@@ -110,8 +110,9 @@ class CliParser(argparse.ArgumentParser):
     not the whole usage (exit status 2)."""
 
     def error(self, message: str) -> NoReturn:
-        """Print ``PROG: error: MESSAGE (see PROG --help)`` to stderr and exit 2."""
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        """Print ``lsp-agent: error: MESSAGE (see PROG --help)`` to stderr and exit 2 (every
+        error of every subcommand starts ``lsp-agent: error:``)."""
+        self.exit(2, f"lsp-agent: error: {message} (see {self.prog} --help)\n")
 
 
 def unknown_arguments_error(extras: Sequence[str], *, prog: str) -> str:
@@ -123,12 +124,12 @@ def unknown_arguments_error(extras: Sequence[str], *, prog: str) -> str:
         name = options[0].split("=", 1)[0]
         if name in UNSUPPORTED_CLAUDE_CODE_FLAGS:
             return (
-                f"{prog}: error: {name} is a Claude Code flag lsp-agent does not support "
+                f"lsp-agent: error: {name} is a Claude Code flag lsp-agent does not support "
                 '(README: "Claude Code\'s -p flags")'
             )
-        return f"{prog}: error: unknown option {name} (see {prog} --help)"
+        return f"lsp-agent: error: unknown option {name} (see {prog} --help)"
     return (
-        f"{prog}: error: unexpected argument {extras[0]!r}: the prompt is one argument "
+        f"lsp-agent: error: unexpected argument {extras[0]!r}: the prompt is one argument "
         f"(quote it; see {prog} --help)"
     )
 

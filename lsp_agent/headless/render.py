@@ -320,15 +320,16 @@ class TextRenderer:
 
     def result(self, event: Event) -> None:
         """Print the final text; on stderr the tool calls that were denied and, on failure,
-        the error."""
+        the error. A result that is only the error (a refused ``#`` note, a failed slash
+        command) goes to stderr alone: stdout carries answers."""
         text = str(event.get("result") or "")
-        if text:
+        if text and text not in event.get("errors", []):
             self._out.write(text if text.endswith("\n") else text + "\n")
             self._out.flush()
         for line in denial_lines(event.get("permission_denials") or []):
             self._err.write(line + "\n")
         for error in event.get("errors", []):
-            self._err.write(f"lsp-agent: {error}\n")
+            self._err.write(f"lsp-agent: error: {error}\n")
         self._err.flush()
 
 

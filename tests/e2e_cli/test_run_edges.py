@@ -19,6 +19,7 @@ from tests.e2e_cli.conftest import RUN_TIMEOUT_S, cli_env, run_cli
 from tests.e2e_cli.test_run_exit_codes import free_port
 
 NONE = scenario(name="none")
+UNKNOWN = "lsp-agent: error: unknown option --bogus"
 
 
 @pytest.fixture(autouse=True)
@@ -59,12 +60,12 @@ def test_a_bad_mcp_config_exits_2_without_running(project: Path, config: str, me
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["-p", "--bogus", "Say hi"], "lsp-agent run: error: unknown option --bogus"),
-        (["-p", "--bogus=3", "Say hi"], "lsp-agent run: error: unknown option --bogus"),
+        (["-p", "--bogus", "Say hi"], f"{UNKNOWN} (see lsp-agent run --help)"),
+        (["-p", "--bogus=3", "Say hi"], f"{UNKNOWN} (see lsp-agent run --help)"),
         (["-p", "--json-schema", "{}", "Say hi"], "--json-schema is a Claude Code flag"),
         (["-p", "--output-format", "xml", "Say hi"], "invalid choice: 'xml'"),
         (["-p", "Say", "hi"], "unexpected argument 'hi'"),
-        (["--bogus"], "lsp-agent: error: unknown option --bogus"),
+        (["--bogus"], f"{UNKNOWN} (see lsp-agent --help)"),
     ],
     ids=["unknown", "unknown-with-value", "unsupported", "choice", "two-words", "top-level"],
 )

@@ -90,3 +90,15 @@ def test_a_failed_mcp_server_is_reported_once(project: Path) -> None:
     lines = [line for line in run.proc.stderr.splitlines() if "no-such-command" in line]
     assert len(lines) == 1, run.proc.stderr
     assert lines[0].startswith("lsp-agent: MCP server broken: failed: command not found")
+
+
+def test_a_refused_memory_note_is_reported_on_stderr_only(project: Path) -> None:
+    """stdout carries answers: a ``#`` note the run may not write (default mode, nobody to
+    ask) leaves it empty and says why once, on stderr, in the one error form."""
+    run = run_cli(["-p", "# always run the tests first"], scenario=NONE, cwd=project)
+    assert run.code == 1
+    assert run.proc.stdout == ""
+    [line] = run.proc.stderr.splitlines()
+    assert line.startswith(f"lsp-agent: error: The note was not added to {project / 'CLAUDE.md'}")
+    assert not (project / "CLAUDE.md").exists()
+    assert run.server.requests == []

@@ -92,7 +92,7 @@ def test_progress_lines_remember_titles() -> None:
 def test_text_error_goes_to_stderr() -> None:
     out, err = feed("text", res=result(stop="max_turn_requests", text=""))
     assert out == ""
-    assert err == "lsp-agent: reached the maximum number of turns (1)\n"
+    assert err == "lsp-agent: error: reached the maximum number of turns (1)\n"
 
 
 def test_json_prints_one_result_object() -> None:
