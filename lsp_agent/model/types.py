@@ -60,7 +60,9 @@ class ToolResultBlock(_Block):
     tool_use_id: str
     content: str
     is_error: bool = False
-    images: tuple[ImageBlock, ...] = ()
+    # Left out of the dump when empty, so transcripts and the wire keep the shape they had
+    # before tools could return images.
+    images: tuple[ImageBlock, ...] = Field(default=(), exclude_if=lambda images: not images)
 
 
 ContentBlock = Annotated[
