@@ -28,7 +28,7 @@ from lsp_agent.workspace.disk_host import DiskHost
 
 DAY_ONE = date(2026, 12, 1)
 DAY_TWO = date(2026, 12, 2)
-NOTICE = DATE_CHANGED.split("{date}")[0]
+NOTICE = DATE_CHANGED.split("{date}")[0].splitlines()[-1]  # "The date has changed. …"
 
 
 @dataclass
@@ -222,3 +222,30 @@ async def test_after_clear_a_date_other_than_the_system_prompts_is_told_again(
     assert len(three["messages"]) == 1
     assert json.dumps(three["system"]) == json.dumps(one["system"])
     assert "Today's date is now 2026-12-02." in last_message(three)
+
+
+async def test_after_a_compaction_the_new_date_is_told_again(
+    start: Callable[..., Any],
+) -> None:
+    clock = Clock()
+    model = Model(
+        answers=[
+            answer("One."),
+            answer("Two."),
+            answer("GOAL: answer questions. PENDING: nothing."),  # the /compact summary
+            answer("Three."),
+        ]
+    )
+    session = await start(model, clock)
+    await ask(session, "first")
+    clock.day = DAY_TWO
+    await ask(session, "second")
+    await ask(session, "/compact")
+    await ask(session, "third")
+    one, two, summary, three = model.bodies
+    assert "Today's date is now 2026-12-02." in last_message(two)
+    assert "CONTEXT CHECKPOINT" in last_message(summary)
+    assert json.dumps(three["system"]) == json.dumps(one["system"])
+    # The compacted conversation no longer holds the reminder: the prompt after it does.
+    assert "Today's date is now 2026-12-02." in last_message(three)
+    assert json.dumps(three["messages"]).count(NOTICE) == 1
