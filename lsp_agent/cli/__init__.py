@@ -367,7 +367,7 @@ def _run_offline(options: HeadlessOptions, args: argparse.Namespace) -> int:
     for flag, value in (("--model", args.model), ("--fallback-model", args.fallback_model)):
         if value:
             raise UsageError(f"--offline plays the bundled scripted model; {flag} does not apply")
-    with trial_endpoint() as base_url:
+    with trial_endpoint("cli") as base_url:
         return run_headless(
             dataclasses.replace(options, model=TRIAL_MODEL),
             environ=offline_environ(os.environ, base_url=base_url),

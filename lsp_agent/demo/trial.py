@@ -18,7 +18,9 @@ never pretends to be Claude (every answer says what it is):
 - anything else: what it can do.
 
 Pure functions of the request body (no state between requests: the conversation in the
-request is the state), so any number of sessions can share it.
+request is the state), so any number of sessions can share it. Its wording fits the door it
+serves (:data:`Door`): an editor reviews edits in its buffers, while ``run -p --offline``
+writes to disk only what its flags allow and ends with the run.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any, Literal
 
 from lsp_agent.sessions.titles import TITLE_SYSTEM
 from lsp_agent.testing.scenario import ScriptedResponse, ScriptedText, ScriptedToolUse
@@ -43,6 +46,52 @@ SIGNATURE = (
     "set ANTHROPIC_API_KEY and restart the server for the real thing.)"
 )
 
+CLI_SIGNATURE = (
+    "(lsp-agent's offline trial model: scripted answers, not Claude; "
+    "set ANTHROPIC_API_KEY and leave out --offline for the real thing.)"
+)
+
+Door = Literal["editor", "cli"]
+"""Where the trial model answers: ``serve --offline`` (an editor) or ``run -p --offline``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Wording:
+    """The sentences of the trial model that depend on the door it serves."""
+
+    signature: str
+    can_do: str
+    offer: str
+    edit_lead: str
+    edit_done: str
+
+
+_WORDING: dict[str, Wording] = {
+    "editor": Wording(
+        signature=SIGNATURE,
+        can_do="I can answer a question about a file (attach it: `:AgentAsk` in Neovim, `@file` "
+        'in the prompt), propose a two-hunk edit ("edit @file"), or run a command '
+        '("run `ls`").',
+        offer="Ask me to *edit* it to see a reviewed two-hunk edit, or to *run* a command "
+        "(e.g. run `ls`).",
+        edit_lead="I'll add two notes to the file: one at the top and one further down, so you "
+        "can review each hunk.",
+        edit_done="Done: the edit of `{name}` was applied to your buffer (only the hunks you "
+        "accepted). Undo works as usual.",
+    ),
+    "cli": Wording(
+        signature=CLI_SIGNATURE,
+        can_do="I can answer a question about a file (`@file` or its path in the prompt), "
+        'add two notes to it ("edit @file", with --permission-mode acceptEdits), or run a '
+        'command ("run `ls`", with --allowedTools Bash).',
+        offer="Ask me to *edit* it (with --permission-mode acceptEdits) or to *run* a command "
+        "(e.g. run `ls`, with --allowedTools Bash).",
+        edit_lead="I'll add two notes to the file: one at the top and one further down.",
+        edit_done="Done: `{name}` now has two notes, written to disk. `lsp-agent rewind` "
+        "takes them back.",
+    ),
+}
+
 SECOND_NOTE_AFTER = 10
 """The second hunk's note goes after this line (1-based), far enough from the first note
 that a diff shows two hunks (more than twice the 3 lines of context apart)."""
@@ -53,6 +102,9 @@ _EDIT_WORDS = ("edit", "change", "fix", "comment", "refactor", "improve", "annot
 _RUN_WORDS = ("run", "execute", "command", "shell")
 _RESOURCE = re.compile(r'<resource path="([^"]+?)(?: \(lines [0-9-]+\))?">')
 _MENTION = re.compile(r"(?:^|\s)@([^\s`'\"]+)")
+_TRAILING = ".,;:!?)"
+"""Sentence punctuation that ends a mention or a path rather than belonging to it (Claude Code
+reads ``@main.py?`` as ``main.py``)."""
 _PATHLIKE = re.compile(r"(?:^|\s)([\w./~-]+\.[A-Za-z0-9]{1,8})(?=$|[\s,.;:!?)])")
 _BACKTICKS = re.compile(r"`([^`\n]+)`")
 _CWD = re.compile(r"^Working directory: (.+)$", re.MULTILINE)
@@ -139,13 +191,18 @@ def _cwd(body: Mapping[str, Any]) -> str | None:
     return found.group(1).strip() if found else None
 
 
-def target_file(prompt: str) -> str | None:
+def target_file(prompt: str, *, cwd: str | None = None) -> str | None:
     """The file a prompt is about: an attached ``<resource>``, an ``@path`` mention, or a
-    path-like word (``src/app.py``), in that order."""
+    path-like word (``src/app.py``), in that order. Trailing sentence punctuation
+    (:data:`_TRAILING`) is not part of it, unless a file of that very name exists in ``cwd``."""
     for pattern in (_RESOURCE, _MENTION, _PATHLIKE):
         found = pattern.search(prompt)
         if found:
-            return found.group(1).rstrip(".,;:")
+            raw = found.group(1)
+            stripped = raw.rstrip(_TRAILING)
+            if stripped != raw and cwd is not None and (Path(cwd) / raw).is_file():
+                return raw
+            return stripped or raw
     return None
 
 
@@ -167,8 +224,9 @@ def _intent(prompt: str) -> str:
 # ---- the answers ------------------------------------------------------------------------------
 
 
-def _say(text: str) -> ScriptedResponse:
-    return ScriptedResponse(content=(ScriptedText(text=f"{text}\n\n{SIGNATURE}"),))
+def _say(text: str, door: Door = "editor") -> ScriptedResponse:
+    signature = _WORDING[door].signature
+    return ScriptedResponse(content=(ScriptedText(text=f"{text}\n\n{signature}"),))
 
 
 def _use(step: int, lead: str, name: str, tool_input: Mapping[str, Any]) -> ScriptedResponse:
@@ -190,7 +248,7 @@ def file_lines(read_output: str) -> list[str]:
     return lines
 
 
-def describe(path: str, lines: Sequence[str]) -> str:
+def describe(path: str, lines: Sequence[str], *, door: Door = "editor") -> str:
     """The trial model's answer about a file: size, definitions, first line."""
     name = PurePath(path).name
     definitions = [m.group(1) for line in lines if (m := _DEFINITION.match(line))]
@@ -204,10 +262,7 @@ def describe(path: str, lines: Sequence[str]) -> str:
     first = next((line.strip() for line in lines if line.strip()), "")
     if first:
         parts.append(f"It starts with: `{first[:80]}`")
-    parts.append(
-        "Ask me to *edit* it to see a reviewed two-hunk edit, or to *run* a command "
-        "(e.g. run `ls`)."
-    )
+    parts.append(_WORDING[door].offer)
     return " ".join(parts)
 
 
@@ -227,7 +282,10 @@ def two_hunk_edit(path: str, lines: Sequence[str]) -> dict[str, str] | None:
 
 
 def _after_results(
-    prompt: str, results: Sequence[Mapping[str, Any]], calls: Mapping[str, Mapping[str, Any]]
+    prompt: str,
+    results: Sequence[Mapping[str, Any]],
+    calls: Mapping[str, Mapping[str, Any]],
+    door: Door,
 ) -> ScriptedResponse:
     """The answer once the tools of the previous step have run (or were refused)."""
     result = results[-1]
@@ -241,39 +299,31 @@ def _after_results(
         if "rejected this tool call" in text:
             return _say(
                 f"OK, I won't. The {name} call did not run and nothing was changed. "
-                "Tell me what you would like instead."
+                "Tell me what you would like instead.",
+                door,
             )
         first = next((line for line in text.splitlines() if line.strip()), text)
-        return _say(f"The {name} call failed: {first}")
+        return _say(f"The {name} call failed: {first}", door)
     if name == "Read":
         path = str(tool_input.get("file_path", ""))
         lines = file_lines(text)
         if _intent(prompt) == "edit":
             edit = two_hunk_edit(path, lines)
             if edit is None:
-                return _say(f"`{PurePath(path).name}` is empty; there is nothing to edit.")
-            return _use(
-                step,
-                "I'll add two notes to the file: one at the top and one further down, so you "
-                "can review each hunk.",
-                "Edit",
-                edit,
-            )
-        return _say(describe(path, lines))
+                return _say(f"`{PurePath(path).name}` is empty; there is nothing to edit.", door)
+            return _use(step, _WORDING[door].edit_lead, "Edit", edit)
+        return _say(describe(path, lines, door=door), door)
     if name == "Edit":
         path = PurePath(str(tool_input.get("file_path", ""))).name
-        return _say(
-            f"Done: the edit of `{path}` was applied to your buffer (only the hunks you "
-            "accepted). Undo works as usual."
-        )
+        return _say(_WORDING[door].edit_done.format(name=path), door)
     if name == "Bash":
         command = str(tool_input.get("command", ""))
         shown = "\n".join(text.splitlines()[:10]) or "(no output)"
-        return _say(f"`{command}` ran. Its output begins:\n\n```\n{shown}\n```")
-    return _say(f"The {name} call finished.")
+        return _say(f"`{command}` ran. Its output begins:\n\n```\n{shown}\n```", door)
+    return _say(f"The {name} call finished.", door)
 
 
-def _background_answer(body: Mapping[str, Any], prompt: str) -> ScriptedResponse | None:
+def _background_answer(body: Mapping[str, Any], prompt: str, door: Door) -> ScriptedResponse | None:
     """The answer to a request made off the user's turn: a session title (the first words of
     the prompt it quotes) or a compaction summary; ``None`` for the user's own requests."""
     system = body.get("system")
@@ -283,25 +333,28 @@ def _background_answer(body: Mapping[str, Any], prompt: str) -> ScriptedResponse
         title = "Trial: " + " ".join(quoted.split()[:5])
         return ScriptedResponse(content=(ScriptedText(text=title),))  # a title: no signature
     if "CONTEXT CHECKPOINT" in prompt:
-        return _say("1. Goal: try lsp-agent with the offline trial model (no model behind it).")
+        return _say(
+            "1. Goal: try lsp-agent with the offline trial model (no model behind it).", door
+        )
     return None
 
 
-def respond(body: Mapping[str, Any]) -> ScriptedResponse:
-    """The trial model's answer to one ``/v1/messages`` request body (see the module doc)."""
+def respond(body: Mapping[str, Any], *, door: Door = "editor") -> ScriptedResponse:
+    """The trial model's answer to one ``/v1/messages`` request body (see the module doc),
+    worded for ``door``."""
     raw = body.get("messages")
     messages = [m for m in raw if isinstance(m, Mapping)] if isinstance(raw, list) else []
     if not messages:
-        return _say("Hello! Ask me about a file.")
+        return _say("Hello! Ask me about a file.", door)
     last = messages[-1]
     prompt = _prompt(messages)
-    background = _background_answer(body, _text_of(last))
+    background = _background_answer(body, _text_of(last), door)
     if background is not None:
         return background
     results = [b for b in _blocks(last) if b.get("type") == "tool_result"]
     calls = _calls(messages)
     if last.get("role") == "user" and results:
-        return _after_results(prompt, results, calls)
+        return _after_results(prompt, results, calls, door)
     intent = _intent(prompt)
     step = len(calls) + 1
     if intent == "run":
@@ -310,14 +363,10 @@ def respond(body: Mapping[str, Any]) -> ScriptedResponse:
         return _use(
             step, f"I'll run `{command}`.", "Bash", {"command": command, "description": "Trial"}
         )
-    path = target_file(prompt)
-    if path is None:
-        return _say(
-            "I can answer a question about a file (attach it: `:AgentAsk` in Neovim, `@file` "
-            'in the prompt), propose a two-hunk edit ("edit @file"), or run a command '
-            '("run `ls`").'
-        )
     cwd = _cwd(body)
+    path = target_file(prompt, cwd=cwd)
+    if path is None:
+        return _say(_WORDING[door].can_do, door)
     if not PurePath(path).is_absolute() and cwd is not None:
         path = str(PurePath(cwd) / path.removeprefix("./"))
     lead = "Let me read the file first." if intent == "edit" else "Let me read it."
@@ -328,14 +377,16 @@ def respond(body: Mapping[str, Any]) -> ScriptedResponse:
 
 
 @contextlib.contextmanager
-def trial_endpoint() -> Iterator[str]:
-    """The trial model behind a scripted Messages-API server on 127.0.0.1, in a thread of this
-    process, for the duration of the ``with`` block; yields its base URL."""
+def trial_endpoint(door: Door = "editor") -> Iterator[str]:
+    """The trial model, worded for ``door``, behind a scripted Messages-API server on
+    127.0.0.1, in a thread of this process, for the duration of the ``with`` block; yields its
+    base URL."""
     from lsp_agent.testing.scenario import Scenario
     from lsp_agent.testing.thread import ScriptedServerThread
 
     server = ScriptedServerThread(
-        scenario=Scenario(name="offline-trial", steps=()), responder=respond
+        scenario=Scenario(name="offline-trial", steps=()),
+        responder=lambda body: respond(body, door=door),
     )
     base_url = server.start()
     try:

@@ -12,6 +12,7 @@ import pytest
 from lsp_agent.model.background import BACKGROUND_ENV
 from lsp_agent.testing.scenario import expecting, reply, scenario
 from tests.e2e_cli.conftest import run_cli
+from tests.e2e_cli.test_run_edges import run_plain
 
 NONE = scenario(name="none")
 
@@ -102,3 +103,15 @@ def test_a_refused_memory_note_is_reported_on_stderr_only(project: Path) -> None
     assert line.startswith(f"lsp-agent: error: The note was not added to {project / 'CLAUDE.md'}")
     assert not (project / "CLAUDE.md").exists()
     assert run.server.requests == []
+
+
+def test_offline_reads_a_mention_followed_by_a_question_mark(project: Path) -> None:
+    """``@calc.py?`` names calc.py, and the trial model's answer fits the command line."""
+    proc = run_plain(
+        ["-p", "--offline", "What is in @calc.py?", "--output-format", "json"], project
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)["result"]
+    assert "`calc.py` has 2 lines" in result and "`add`" in result
+    assert "leave out --offline" in result
+    assert "restart the server" not in result and "buffer" not in result

@@ -3,9 +3,11 @@ and the same through the real SDK against the scripted server playing it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from lsp_agent.demo.trial import (
+    CLI_SIGNATURE,
     SIGNATURE,
     describe,
     file_lines,
@@ -149,3 +151,34 @@ async def test_the_trial_model_names_a_session_in_the_background() -> None:
 def test_a_summary_request_gets_a_short_summary() -> None:
     answer = respond(_body(_user("edit calc.py"), _user("CONTEXT CHECKPOINT. Summarise.")))
     assert _text(list(answer.content)).startswith("1. Goal:")
+
+
+def test_sentence_punctuation_ends_a_mention_unless_the_file_has_it(tmp_path: Path) -> None:
+    assert target_file("What is in @main.py?") == "main.py"
+    assert target_file("Look at @src/app.ts! Now.") == "src/app.ts"
+    assert target_file("(see @calc.py)") == "calc.py"
+    (tmp_path / "odd?").write_text("x\n")
+    assert target_file("What is @odd?", cwd=str(tmp_path)) == "odd?"  # it exists: kept whole
+    assert target_file("What is @main.py?", cwd=str(tmp_path)) == "main.py"
+    first = respond(_body(_user("What is in @main.py?")))
+    assert _tool(list(first.content)) == ("Read", {"file_path": "/home/dev/calc/main.py"})
+
+
+def test_run_p_wording_fits_the_command_line() -> None:
+    """Answers in ``run -p --offline`` name flags and commands, not buffers and servers."""
+    edited = respond(
+        _body(
+            _user("edit @calc.py"),
+            _call("toolu_1", "Edit", {"file_path": "/home/dev/calc/calc.py"}),
+            _result("toolu_1", "updated"),
+        ),
+        door="cli",
+    )
+    text = _text(list(edited.content))
+    assert "written to disk" in text and "lsp-agent rewind" in text
+    assert text.endswith(CLI_SIGNATURE) and "--offline" in CLI_SIGNATURE
+    idle = _text(list(respond(_body(_user("hello")), door="cli").content))
+    assert "--permission-mode acceptEdits" in idle and "--allowedTools Bash" in idle
+    described = describe("/p/a.py", ["x = 1"], door="cli")
+    for editor_word in ("buffer", "restart the server", ":AgentAsk", "review"):
+        assert editor_word not in text + idle + described
