@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from lsp_agent import __version__
 from lsp_agent.headless.exit_codes import ExitCode
 from lsp_agent.model.background import BACKGROUND_ENV
+from lsp_agent.store.paths import DATA_DIR_ENV
 
 if TYPE_CHECKING:
     from lsp_agent.demo.transcript import Transcript
@@ -259,6 +260,11 @@ class _Demo:
             env[BACKGROUND_ENV] = "0"
         # The agent's Bash tool runs `python -m unittest`: make `python` this interpreter.
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+        # A project deleted at the end leaves no saved session (nor checkpoints) behind: the
+        # server saves into a data folder deleted with it.
+        data = None if kept else Path(tempfile.mkdtemp(prefix="lsp-agent-demo-data-"))
+        if data is not None:
+            env[DATA_DIR_ENV] = str(data)
         try:
             code = await self._drive(
                 env,
@@ -268,6 +274,8 @@ class _Demo:
         finally:
             if scripted is not None:
                 scripted.stop()
+            if data is not None:
+                shutil.rmtree(data, ignore_errors=True)
         if code is not None:
             return code
         after = snapshot(self.root)

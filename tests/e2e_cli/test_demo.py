@@ -207,3 +207,23 @@ def test_without_ruff_the_demo_says_so_and_runs_unverified(
     assert "ruff reports" not in text_out
     assert "All 11 tests pass; your unsaved comment" in text_out
     assert text_out.rstrip().endswith("demo finished: the tests pass")
+
+
+def test_a_demo_in_a_temporary_project_saves_no_session(tmp_path: Path) -> None:
+    """The temporary project is deleted at the end: no saved session may point at it."""
+    data, temp = tmp_path / "data", tmp_path / "tmp"
+    temp.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PYTEST_"))}
+    env.update({"LSP_AGENT_DATA_DIR": str(data), "TMPDIR": str(temp)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_agent", "demo", "--yes", "--offline"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=DEMO_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list(data.rglob("*.jsonl")) == []
+    assert list(temp.iterdir()) == []  # the project and the demo's own data folder are gone
