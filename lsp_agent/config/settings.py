@@ -86,6 +86,8 @@ HOOK_EVENTS: tuple[HookEvent, ...] = (
 )
 
 MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
+"""The modes ``permissions.defaultMode`` takes (Claude Code's, but ``dontAsk``: it exists only as
+``run -p --permission-mode dontAsk``, whose list is these and ``dontAsk``)."""
 
 
 class HookCommand(BaseModel):
@@ -420,10 +422,7 @@ def _permissions(
         if mode in MODES:
             values["defaultMode"] = mode
         else:
-            report.at(
-                ("permissions", "defaultMode"),
-                f"unknown defaultMode {mode!r}; expected one of {', '.join(MODES)}",
-            )
+            report.at(("permissions", "defaultMode"), _unknown_mode(mode))
     dirs = perms.get("additionalDirectories")
     if dirs is not None:
         if isinstance(dirs, list) and all(isinstance(d, str) for d in dirs):
@@ -567,3 +566,18 @@ def fallback_rules(origin: RuleOrigin) -> tuple[Rule, ...]:
     """The ask-before-everything rules standing in for a broken settings file."""
     behavior: RuleBehavior = "ask"
     return tuple(parse_rule(t, behavior=behavior, origin=origin) for t in FALLBACK_ASK_RULES)
+
+
+def _unknown_mode(mode: object) -> str:
+    """The problem of a ``defaultMode`` outside :data:`MODES`, naming every mode there is."""
+    expected = ", ".join(MODES)
+    if mode == "dontAsk":
+        return (
+            "defaultMode 'dontAsk' is not a settings mode: it exists only as "
+            "`run -p --permission-mode dontAsk` (a run -p denies what would ask in any mode); "
+            f"expected one of {expected}"
+        )
+    return (
+        f"unknown defaultMode {mode!r}; expected one of {expected} "
+        "(and dontAsk, for run -p --permission-mode only)"
+    )

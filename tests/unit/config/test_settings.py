@@ -548,3 +548,32 @@ def test_misspelled_keys_are_reported_as_unrecognized_fields(env: Env) -> None:
     assert top.log_line().endswith(
         ":1:2: warning: unrecognized field 'permisions' (did you mean 'permissions'?); ignored"
     )
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("dontAsk", "defaultMode 'dontAsk' is not a settings mode: it exists only as `run -p"),
+        ("yolo", "unknown defaultMode 'yolo'; expected one of default, acceptEdits, plan, "),
+    ],
+)
+def test_an_unknown_default_mode_names_every_mode(tmp_path: Path, mode: str, expected: str) -> None:
+    env = Env(tmp_path)
+    write(env.project, {"permissions": {"defaultMode": mode}})
+    [problem] = [p for p in env.store().loaded.problems if p.path == env.project]
+    assert problem.message.startswith(expected)
+    for name in ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"):
+        assert name in problem.message
+
+
+def test_the_mode_lists_agree() -> None:
+    """One list of modes: the settings', the protocol's and the editor options' are the same,
+    and ``--permission-mode`` adds only ``dontAsk`` (headless)."""
+    from typing import get_args
+
+    from lsp_agent.cli.parser import PERMISSION_MODES as FLAG_MODES
+    from lsp_agent.config.settings import MODES
+    from lsp_agent.lsp.options import PERMISSION_MODES as OPTION_MODES
+
+    assert get_args(PermissionMode) == MODES == OPTION_MODES
+    assert (*MODES, "dontAsk") == FLAG_MODES
