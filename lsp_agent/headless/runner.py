@@ -443,7 +443,12 @@ def _open_session(
     return resumed.session
 
 
-_INIT_STATUS = {"ready": "connected", "starting": "pending", "idle": "pending"}
+_INIT_STATUS = {
+    "ready": "connected",
+    "starting": "pending",
+    "idle": "pending",
+    "needs_login": "needs-auth",
+}
 """Claude Code's names for MCP server states in the init event (others keep ours)."""
 
 

@@ -11,7 +11,10 @@ directory, shared by every session there, visible and controllable from the edit
   of the configuration; ``lspAgent/mcp/list {cwd?}`` answers the same list;
   ``lspAgent/mcp/approve {name, approved, cwd?}`` records the user's answer about a project
   server (pinned to its current definition); ``lspAgent/mcp/reconnect {name, cwd?}`` restarts
-  a server now; ``lspAgent/mcp/resources {query, cwd?}`` completes ``@server:uri`` mentions.
+  a server now; ``lspAgent/mcp/resources {query, cwd?}`` completes ``@server:uri`` mentions;
+  ``lspAgent/mcp/login {name, cwd?}`` logs in to an HTTP server with OAuth
+  (the authorisation URL is opened with ``window/showDocument {external: true}``; answered
+  when the login ended) and ``lspAgent/mcp/logout {name, cwd?}`` forgets its tokens.
 * Before each turn the configuration is read again, so an edited ``.mcp.json`` takes effect
   at the next prompt (changed servers restart, new approvals are asked for).
 """
@@ -26,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
 from lsp_agent.config.diagnostics import problems_to_diagnostics
 from lsp_agent.lsp import methods
@@ -177,6 +180,49 @@ class McpDoor:
             raise JsonRpcInvalidParams("query must be the text after the @ (a string)")
         items = await self.service_for(key).complete_resources(query)
         return {"cwd": str(key), "items": items}
+
+    async def login(self, raw: Any) -> dict[str, Any]:
+        """``lspAgent/mcp/login``: log in to an HTTP server with OAuth; the answer comes when
+        the browser came back (or the login failed: an error naming why)."""
+        key = self._key(raw)
+        name = self._name(raw)
+        service = self.service_for(key)
+        from lsp_agent.mcp.oauth import LOGIN_TIMEOUT_S
+
+        try:
+            await service.login(name, self._open_url, timeout_s=LOGIN_TIMEOUT_S)
+        except McpError as exc:
+            raise JsonRpcInternalError(str(exc)) from None
+        return {"cwd": str(key), "servers": service.statuses()}
+
+    def logout(self, raw: Any) -> dict[str, Any]:
+        """``lspAgent/mcp/logout``: forget a server's OAuth tokens (it then needs a login)."""
+        key = self._key(raw)
+        service = self.service_for(key)
+        try:
+            service.logout(self._name(raw))
+        except McpError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        return {"cwd": str(key), "servers": service.statuses()}
+
+    async def _open_url(self, url: str) -> None:
+        """Open an authorisation URL in the user's browser (``window/showDocument`` with
+        ``external``); when the editor cannot, show it in a message to copy."""
+        try:
+            shown = await self.server.window_show_document_async(
+                types.ShowDocumentParams(uri=url, external=True)
+            )
+            opened = bool(shown and shown.success)
+        except Exception:
+            logger.info("window/showDocument failed; showing the login URL instead", exc_info=True)
+            opened = False
+        if not opened:
+            self.server.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Info,
+                    message=f"lsp-agent: open this URL to log in to the MCP server: {url}",
+                )
+            )
 
     async def _ask(self, message: str, choices: tuple[str, ...]) -> str | None:
         """A server's elicitation, shown with ``window/showMessageRequest``: the button the

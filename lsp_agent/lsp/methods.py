@@ -61,6 +61,8 @@ MCP_LIST = "lspAgent/mcp/list"
 MCP_APPROVE = "lspAgent/mcp/approve"
 MCP_RECONNECT = "lspAgent/mcp/reconnect"
 MCP_RESOURCES = "lspAgent/mcp/resources"
+MCP_LOGIN = "lspAgent/mcp/login"
+MCP_LOGOUT = "lspAgent/mcp/logout"
 
 # Client -> server notifications.
 SESSION_CANCEL = "lspAgent/session/cancel"
@@ -271,6 +273,24 @@ METHODS: tuple[Method, ...] = (
         result="McpResourcesResult",
         section="15.5",
         summary="Resources matching an @server:uri mention being typed (completion).",
+    ),
+    Method(
+        name=MCP_LOGIN,
+        direction=_C2S,
+        kind="request",
+        params="McpLoginParams",
+        result="McpServersResult",
+        section="15.6",
+        summary="Log in to an HTTP MCP server with OAuth (the browser opens).",
+    ),
+    Method(
+        name=MCP_LOGOUT,
+        direction=_C2S,
+        kind="request",
+        params="McpLogoutParams",
+        result="McpServersResult",
+        section="15.7",
+        summary="Forget an HTTP MCP server's OAuth tokens.",
     ),
     Method(
         name=SESSION_CHECKPOINTS,

@@ -318,3 +318,22 @@ class McpReconnectParams(BaseModel):
 
     name: str
     cwd: str | None = None
+
+
+class McpLoginParams(BaseModel):
+    """``lspAgent/mcp/login``: log in to HTTP server ``name`` with OAuth; answered when the
+    login ended (the browser came back, or it failed or timed out)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    name: str
+    cwd: str | None = None
+
+
+class McpLogoutParams(BaseModel):
+    """``lspAgent/mcp/logout``: forget the OAuth tokens of HTTP server ``name``."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    name: str
+    cwd: str | None = None

@@ -71,14 +71,14 @@ def migrate(home: Path) -> None:
     try:
         if new.exists() or not old.is_file():
             return
-        _write_text(new, old.read_text("utf-8"))
+        write_private_text(new, old.read_text("utf-8"))
         old.unlink()
         log.info("MCP approvals moved from %s to %s", old, new)
     except OSError as exc:
         log.warning("moving MCP approvals from %s to %s failed: %s", old, new, exc)
 
 
-def _write_text(path: Path, text: str) -> None:
+def write_private_text(path: Path, text: str) -> None:
     """Write ``path`` atomically with mode 0600 (its folder 0700). Raises ``OSError``."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, tmp = tempfile.mkstemp(prefix=".mcp-approvals-", dir=path.parent)
@@ -141,4 +141,4 @@ def record_approval(home: Path, project: Path, *, server: str, digest: str, appr
     entries[server] = {"digest": digest, "approved": approved}
     projects[str(project)] = entries
     data = {"version": 1, "projects": projects}
-    _write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    write_private_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

@@ -69,6 +69,9 @@ class ServerSpec:
     cwd: str | None = None
     url: str = ""
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    callback_port: int | None = None
+    """``oauth.callbackPort``: the fixed loopback port of the OAuth redirect (Claude Code's
+    key; ``None``: an ephemeral port)."""
     error: str | None = None
 
     def describe(self) -> str:
@@ -304,10 +307,22 @@ def _remote(
     if not x.errors and not re.match(r"https?://", expanded, re.IGNORECASE):
         report.at((*at, "url"), f"MCP server {name!r}: the url must start with http:// or https://")
         return None
+    oauth = entry.get("oauth", {})
+    port = oauth.get("callbackPort") if isinstance(oauth, dict) else None
+    if not isinstance(oauth, dict) or (
+        port is not None and (type(port) is not int or not 0 < port < 65536)
+    ):
+        report.at(
+            (*at, "oauth", "callbackPort") if isinstance(oauth, dict) else (*at, "oauth"),
+            f'MCP server {name!r}: "oauth" must be an object whose "callbackPort" is a port '
+            "number (1-65535)",
+        )
+        return None
     return ServerSpec(
         **common,
         url=expanded,
         headers=tuple((k, x(v, (*at, "headers", k))) for k, v in headers.items()),
+        callback_port=port,
     )
 
 

@@ -33,8 +33,12 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from lsp_agent import __version__
 from lsp_agent.mcp.config import ServerSpec
 from lsp_agent.mcp.elicitation import question_for
+from lsp_agent.mcp.errors import describe_error
 from lsp_agent.mcp.limits import McpLimits
+from lsp_agent.mcp.listing import list_prompts, list_tools
 from lsp_agent.mcp.login_path import LoginPath
+from lsp_agent.mcp.oauth import NeedsLoginError, OpenUrl, connect_auth, login, uses_oauth
+from lsp_agent.mcp.oauth_store import update_entry
 from lsp_agent.mcp.transport import Opened, StderrTail, open_transport
 
 log = logging.getLogger(__name__)
@@ -45,13 +49,7 @@ the error, as the status shows it); a door that shows the status itself filters 
 
 T = TypeVar("T")
 
-State = Literal["idle", "starting", "ready", "failed", "stopped"]
-
-MAX_TOOLS_PAGES = 100
-"""Pages of ``tools/list`` read at most (a server that paginates forever cannot hang us)."""
-
-MAX_TOOLS = 1000
-"""Tools taken from one server at most (the rest are ignored with a log line)."""
+State = Literal["idle", "starting", "ready", "failed", "needs_login", "stopped"]
 
 AskFn = Callable[[str, tuple[str, ...]], Awaitable[str | None]]
 """Shows ``(message, buttons)`` to the user; returns the button pressed (``None``: none)."""
@@ -78,17 +76,6 @@ class ServerStatus:
     description: str = ""
 
 
-def _describe_error(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup):
-        inner = [e for e in exc.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())]
-        if inner:
-            return _describe_error(inner[0])
-    if isinstance(exc, MCPError):
-        return f"MCP error {exc.code}: {exc.error.message}"
-    text = str(exc) or type(exc).__name__
-    return text if isinstance(exc, (OSError, TimeoutError)) else f"{type(exc).__name__}: {text}"
-
-
 class ServerConnection:
     """See the module docstring. ``project`` is the project directory (absolute); ``roots``
     returns the workspace folders sent to servers that ask; ``on_change`` is called (on the
@@ -105,8 +92,11 @@ class ServerConnection:
         on_change: Callable[[ServerConnection], None] = lambda _c: None,
         login_path: LoginPath | None = None,
         ask: AskFn | None = None,
+        home: Path | None = None,
     ) -> None:
         self.spec = spec
+        self.home = home
+        """The user's home directory, for OAuth credentials (``None``: no OAuth)."""
         self.ask = ask
         self.login_path = login_path
         self.limits = limits
@@ -131,6 +121,7 @@ class ServerConnection:
         self._stop = False
         self._fresh = False
         self._lost: asyncio.Event | None = None
+        self._login_due = asyncio.Event()
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -171,6 +162,41 @@ class ServerConnection:
                 log.debug("MCP server %s: supervisor failed", self.spec.name, exc_info=True)
         self._set("stopped")
 
+    async def login(self, open_url: OpenUrl, *, timeout_s: float) -> None:
+        """Log in to this HTTP server with OAuth (:func:`.oauth.login`: ``open_url`` shows the
+        authorisation URL; bounded by ``timeout_s`` seconds), then reconnect with the new
+        token. Raises :class:`.oauth.LoginError` naming what failed."""
+        from lsp_agent.mcp.oauth import LoginError
+
+        if self.home is None or not uses_oauth(self.spec):
+            raise LoginError(
+                f"MCP server {self.spec.name!r} does not use OAuth (a stdio server, or its "
+                "headers set Authorization)"
+            )
+        await login(
+            spec=self.spec,
+            home=self.home,
+            open_url=open_url,
+            callback_port=self.spec.callback_port or 0,
+            timeout_s=timeout_s,
+        )
+        self.reconnect()
+
+    def logout(self) -> None:
+        """Forget this server's OAuth credentials and reconnect (it then needs a login).
+        Raises ``OSError`` if the credentials file cannot be written."""
+        if self.home is not None:
+            update_entry(
+                self.home,
+                self.spec.name,
+                self.spec.url,
+                tokens=None,
+                expires_at=None,
+                client_info=None,
+                metadata=None,
+            )
+        self.reconnect()
+
     def status(self) -> ServerStatus:
         """The current status (plain data)."""
         return ServerStatus(
@@ -186,7 +212,7 @@ class ServerConnection:
     def _set(self, state: State, error: str | None = None) -> None:
         self.state = state
         self.error = error
-        if state in ("ready", "failed", "stopped"):
+        if state in ("ready", "failed", "needs_login", "stopped"):
             self._settled.set()
         try:
             self.on_change(self)
@@ -214,13 +240,23 @@ class ServerConnection:
                 await self._session()
                 error = "the connection closed"
             except Exception as exc:
-                error = _describe_error(exc)
+                error = describe_error(exc)
             finally:
                 self._client = None
                 self.tools = ()
                 self.prompts = ()
             if self._stop:
                 break
+            if self._login_due.is_set():
+                log.info("MCP server %s needs a login", self.spec.name)
+                self._set(
+                    "needs_login",
+                    "the server asks for an OAuth login; log in from the editor (VS Code: "
+                    f"Log in in the MCP section; Neovim: :AgentMcp login {self.spec.name})",
+                )
+                await self._sleep(None)  # until login(), reconnect() or aclose()
+                attempt = 0
+                continue
             if time.monotonic() - started >= self.limits.stable_after_s or self._fresh:
                 attempt = 0
                 self._fresh = False
@@ -250,11 +286,13 @@ class ServerConnection:
         wrapping the connect in a scope of ours.
         """
         ready = asyncio.Event()
+        self._login_due.clear()
         task = asyncio.ensure_future(self._run_client(ready))
         waiter = asyncio.ensure_future(ready.wait())
+        login_wait = asyncio.ensure_future(self._login_due.wait())
         try:
             done, _ = await asyncio.wait(
-                {task, waiter},
+                {task, waiter, login_wait},
                 timeout=self.limits.startup_timeout_s,
                 return_when=asyncio.FIRST_COMPLETED,
             )
@@ -263,6 +301,13 @@ class ServerConnection:
             raise
         finally:
             waiter.cancel()
+            login_wait.cancel()
+        if self._login_due.is_set() and not ready.is_set():
+            # The SDK's transport only logs a failed request: end the wait for its answer.
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            raise NeedsLoginError("the server asks for a login")
         if not done:
             task.cancel()
             with contextlib.suppress(BaseException):
@@ -282,6 +327,14 @@ class ServerConnection:
         lost = asyncio.Event()
         self._lost = lost
 
+        def needs_login() -> None:
+            self._login_due.set()
+            lost.set()
+
+        auth = None
+        if self.home is not None and uses_oauth(self.spec):
+            auth = connect_auth(spec=self.spec, home=self.home, on_needs_login=needs_login)
+
         @contextlib.asynccontextmanager
         async def transport() -> AsyncIterator[tuple[Any, Any]]:
             async with open_transport(
@@ -290,6 +343,7 @@ class ServerConnection:
                 environ=self.environ,
                 tail=self.stderr,
                 login_path=self.login_path,
+                auth=auth,
             ) as opened:
                 watch = asyncio.ensure_future(_forward(opened, lost))
                 try:
@@ -307,14 +361,16 @@ class ServerConnection:
             cache=None,
         )
         async with client:
-            tools = await self._list_tools(client)
+            tools = await list_tools(client, server=self.spec.name)
             self._client = client
             self.tools = tools
             self.instructions = client.instructions
             capabilities = client.server_capabilities
             self.has_resources = capabilities.resources is not None
             if capabilities.prompts is not None:
-                self.prompts = await self._list_prompts(client)
+                self.prompts = await list_prompts(
+                    client, server=self.spec.name, timeout_s=self.limits.startup_timeout_s
+                )
             listen = None
             if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 listen = asyncio.ensure_future(self._listen(client))
@@ -349,13 +405,15 @@ class ServerConnection:
             last_refresh = time.monotonic()
             if self._prompts_due:
                 self._prompts_due = False
-                self.prompts = await self._list_prompts(client)
+                self.prompts = await list_prompts(
+                    client, server=self.spec.name, timeout_s=self.limits.startup_timeout_s
+                )
                 self._set("ready")
             if self._refresh_due:
                 self._refresh_due = False
                 try:
                     with anyio.fail_after(self.limits.startup_timeout_s):
-                        self.tools = await self._list_tools(client)
+                        self.tools = await list_tools(client, server=self.spec.name)
                     log.info(
                         "MCP server %s: tool list refreshed (%d)", self.spec.name, len(self.tools)
                     )
@@ -364,47 +422,8 @@ class ServerConnection:
                     log.warning(
                         "MCP server %s: refreshing the tool list failed (%s); keeping the old list",
                         self.spec.name,
-                        _describe_error(exc),
+                        describe_error(exc),
                     )
-
-    async def _list_tools(self, client: Client) -> tuple[types.Tool, ...]:
-        tools: list[types.Tool] = []
-        cursor: str | None = None
-        for _ in range(MAX_TOOLS_PAGES):
-            page = await client.list_tools(cursor=cursor)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None or len(tools) >= MAX_TOOLS:
-                break
-        if len(tools) > MAX_TOOLS:
-            log.warning(
-                "MCP server %s lists %d tools; using the first %d",
-                self.spec.name,
-                len(tools),
-                MAX_TOOLS,
-            )
-        return tuple(tools[:MAX_TOOLS])
-
-    async def _list_prompts(self, client: Client) -> tuple[types.Prompt, ...]:
-        """The server's prompts (first :data:`MAX_TOOLS` of at most :data:`MAX_TOOLS_PAGES`
-        pages); a failure is logged and reads as none."""
-        prompts: list[types.Prompt] = []
-        cursor: str | None = None
-        try:
-            with anyio.fail_after(self.limits.startup_timeout_s):
-                for _ in range(MAX_TOOLS_PAGES):
-                    page = await client.list_prompts(cursor=cursor)
-                    prompts.extend(page.prompts)
-                    cursor = page.next_cursor
-                    if cursor is None or len(prompts) >= MAX_TOOLS:
-                        break
-        except Exception as exc:
-            log.warning(
-                "MCP server %s: listing its prompts failed (%s)",
-                self.spec.name,
-                _describe_error(exc),
-            )
-        return tuple(prompts[:MAX_TOOLS])
 
     async def _listen(self, client: Client) -> None:
         """Hold a ``subscriptions/listen`` stream open (2026-07-28 servers): its events reach
@@ -419,7 +438,7 @@ class ServerConnection:
             raise
         except Exception as exc:
             log.info(
-                "MCP server %s: no change notifications (%s)", self.spec.name, _describe_error(exc)
+                "MCP server %s: no change notifications (%s)", self.spec.name, describe_error(exc)
             )
 
     # -- callbacks from the SDK ------------------------------------------------------------
@@ -517,7 +536,7 @@ class ServerConnection:
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             self._lost_now()
             raise CallFailedError(
-                f"MCP server {name!r}: the connection failed ({_describe_error(exc)})"
+                f"MCP server {name!r}: the connection failed ({describe_error(exc)})"
             ) from None
 
 

@@ -43,8 +43,11 @@ class McpPool:
         roots: Callable[[], Sequence[Path]] = tuple,
         on_change: Callable[[McpPool], None] = lambda _p: None,
         ask: AskFn | None = None,
+        home: Path | None = None,
     ) -> None:
         self.ask = ask
+        self.home = home
+        """The user's home directory, for HTTP servers' OAuth credentials (``None``: none)."""
         self.plan = plan
         self.limits = limits
         self.project = project
@@ -68,6 +71,7 @@ class McpPool:
             on_change=lambda _c: self._changed(),
             login_path=self.login_path,
             ask=self.ask,
+            home=self.home,
         )
 
     def _changed(self) -> None:

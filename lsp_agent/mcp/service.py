@@ -80,6 +80,7 @@ class McpService:
                 roots=self.roots,
                 on_change=lambda _p: self._changed(),
                 ask=self.ask,
+                home=self.sources.home,
             )
         return self.pool
 
@@ -191,7 +192,7 @@ class McpService:
 
     def statuses(self) -> list[dict[str, Any]]:
         """Every configured server as plain data: ``name``, ``scope``, ``transport``,
-        ``state`` (``idle``, ``starting``, ``ready``, ``failed``, ``stopped``,
+        ``state`` (``idle``, ``starting``, ``ready``, ``failed``, ``needs_login``, ``stopped``,
         ``needs_approval``, ``disabled``, ``denied``, ``untrusted``, ``invalid``), ``error``,
         ``tools`` (count), ``description``."""
         if self.pool is not None:
@@ -265,6 +266,35 @@ class McpService:
         """Restart server ``name``. Raises :class:`McpError` if it is not running."""
         if self.pool is None or not self.pool.reconnect(name):
             raise McpError(f"MCP server {name!r} is not running (see its state)")
+
+    async def login(
+        self, name: str, open_url: Callable[[str], Awaitable[None]], *, timeout_s: float
+    ) -> None:
+        """Log in to HTTP server ``name`` with OAuth: ``open_url`` shows the authorisation URL
+        (the editor opens the browser); waits at most ``timeout_s`` seconds for the browser's
+        redirect, stores the tokens (:mod:`.oauth_store`) and reconnects the server. Raises
+        :class:`McpError` naming what failed (unknown or stopped server, not OAuth, refused,
+        wrong ``state``, timed out)."""
+        connection = self.pool.connections.get(name) if self.pool else None
+        if connection is None:
+            raise McpError(f"MCP server {name!r} is not running (see its state)")
+        from lsp_agent.mcp.oauth import LoginError
+
+        try:
+            await connection.login(open_url, timeout_s=timeout_s)
+        except LoginError as exc:
+            raise McpError(f"logging in to MCP server {name!r} failed: {exc}") from None
+
+    def logout(self, name: str) -> None:
+        """Forget HTTP server ``name``'s OAuth credentials; it reconnects and then needs a
+        login. Raises :class:`McpError` if it is not running or the file cannot be written."""
+        connection = self.pool.connections.get(name) if self.pool else None
+        if connection is None:
+            raise McpError(f"MCP server {name!r} is not running (see its state)")
+        try:
+            connection.logout()
+        except OSError as exc:
+            raise McpError(f"the OAuth credentials could not be removed: {exc}") from None
 
     async def aclose(self) -> None:
         """Stop every server (bounded)."""

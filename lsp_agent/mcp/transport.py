@@ -225,9 +225,11 @@ async def open_transport(
     environ: Mapping[str, str],
     tail: StderrTail,
     login_path: LoginPath | None = None,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[Opened]:
     """Open the transport of ``spec``; ``project`` is the project directory (absolute);
-    ``login_path`` supplies the login shell's ``PATH`` for a stdio command not on ours.
+    ``login_path`` supplies the login shell's ``PATH`` for a stdio command not on ours;
+    ``auth`` authenticates the requests of an HTTP or SSE server (OAuth, :mod:`.oauth`).
 
     Raises ``FileNotFoundError`` for a stdio command that cannot be found and ``OSError``
     when it cannot be started; HTTP errors surface at the first request.
@@ -243,6 +245,7 @@ async def open_transport(
                 httpx2.AsyncClient(
                     headers=dict(spec.headers),
                     timeout=httpx2.Timeout(HTTP_TIMEOUT_S, read=HTTP_READ_TIMEOUT_S),
+                    auth=auth,
                 )
             )
             read, write = await stack.enter_async_context(
@@ -255,6 +258,7 @@ async def open_transport(
                     headers=dict(spec.headers),
                     timeout=HTTP_TIMEOUT_S,
                     sse_read_timeout=HTTP_READ_TIMEOUT_S,
+                    auth=auth,
                 )
             )
         relay_send, relay_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)

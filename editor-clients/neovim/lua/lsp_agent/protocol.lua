@@ -32,6 +32,8 @@ M.methods = {
   MCP_RECONNECT = 'lspAgent/mcp/reconnect',
   MCP_DID_CHANGE = 'lspAgent/mcp/didChange',
   MCP_RESOURCES = 'lspAgent/mcp/resources',
+  MCP_LOGIN = 'lspAgent/mcp/login',
+  MCP_LOGOUT = 'lspAgent/mcp/logout',
   SESSION_CHECKPOINTS = 'lspAgent/session/checkpoints',
   SESSION_REWIND = 'lspAgent/session/rewind',
 }
@@ -231,6 +233,17 @@ M.commands = {
 --- `lspAgent/mcp/list`: the servers of project directory `cwd` (an absolute path;
 --- default: the first workspace folder).
 ---@class lsp_agent.protocol.McpListParams
+---@field cwd? string
+
+--- `lspAgent/mcp/login`: log in to HTTP server `name` with OAuth; answered when the
+--- login ended (the browser came back, or it failed or timed out).
+---@class lsp_agent.protocol.McpLoginParams
+---@field name string
+---@field cwd? string
+
+--- `lspAgent/mcp/logout`: forget the OAuth tokens of HTTP server `name`.
+---@class lsp_agent.protocol.McpLogoutParams
+---@field name string
 ---@field cwd? string
 
 --- `lspAgent/mcp/reconnect`: restart server `name` now.

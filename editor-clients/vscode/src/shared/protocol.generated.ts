@@ -26,6 +26,8 @@ export const Methods = {
   mcpReconnect: 'lspAgent/mcp/reconnect',
   mcpDidChange: 'lspAgent/mcp/didChange',
   mcpResources: 'lspAgent/mcp/resources',
+  mcpLogin: 'lspAgent/mcp/login',
+  mcpLogout: 'lspAgent/mcp/logout',
   sessionCheckpoints: 'lspAgent/session/checkpoints',
   sessionRewind: 'lspAgent/session/rewind',
 } as const;
@@ -280,6 +282,21 @@ export interface McpApproveParams {
  * default: the first workspace folder).
  */
 export interface McpListParams {
+  cwd?: string | null;
+}
+
+/**
+ * `lspAgent/mcp/login`: log in to HTTP server `name` with OAuth; answered when the
+ * login ended (the browser came back, or it failed or timed out).
+ */
+export interface McpLoginParams {
+  name: string;
+  cwd?: string | null;
+}
+
+/** `lspAgent/mcp/logout`: forget the OAuth tokens of HTTP server `name`. */
+export interface McpLogoutParams {
+  name: string;
   cwd?: string | null;
 }
 
@@ -805,6 +822,8 @@ export interface ClientRequests {
   'lspAgent/mcp/approve': { params: McpApproveParams; result: McpServersResult };
   'lspAgent/mcp/reconnect': { params: McpReconnectParams; result: McpServersResult };
   'lspAgent/mcp/resources': { params: McpResourcesParams; result: McpResourcesResult };
+  'lspAgent/mcp/login': { params: McpLoginParams; result: McpServersResult };
+  'lspAgent/mcp/logout': { params: McpLogoutParams; result: McpServersResult };
   'lspAgent/session/checkpoints': { params: ListCheckpointsParams; result: ListCheckpointsResult };
   'lspAgent/session/rewind': { params: RewindParams; result: RewindResult };
 }

@@ -1,0 +1,22 @@
+"""One-line descriptions of what went wrong with an MCP server, for its status and the log.
+
+Imports the SDK: only reached once a server is configured.
+"""
+
+from __future__ import annotations
+
+import anyio
+from mcp.shared.exceptions import MCPError
+
+
+def describe_error(exc: BaseException) -> str:
+    """``exc`` as one message: the first non-cancellation error of a group, an MCP error's
+    code and message, an ``OSError``/``TimeoutError`` as its text, others with their type."""
+    if isinstance(exc, BaseExceptionGroup):
+        inner = [e for e in exc.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())]
+        if inner:
+            return describe_error(inner[0])
+    if isinstance(exc, MCPError):
+        return f"MCP error {exc.code}: {exc.error.message}"
+    text = str(exc) or type(exc).__name__
+    return text if isinstance(exc, (OSError, TimeoutError)) else f"{type(exc).__name__}: {text}"
