@@ -151,6 +151,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   private async mcpAction(action: McpAction, name: string): Promise<void> {
+    if (action === 'login') this.notify(undefined, 'info', `MCP server ${name}: finish the login in your browser.`);
     try {
       this.mcpChanged(await this.deps.client.mcpAct(action, name));
     } catch (error) {

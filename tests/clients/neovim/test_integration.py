@@ -403,6 +403,42 @@ def test_mcp(run_integration: RunIntegration, tmp_path: Path) -> None:
     assert not (run.root / ".lsp-agent").exists()
 
 
+def test_mcp_oauth_login(run_integration: RunIntegration, tmp_path: Path) -> None:
+    from tests.e2e_mcp.conftest import free_port, stop
+    from tests.e2e_mcp.test_oauth import start_oauth
+
+    port = free_port()
+    proc = start_oauth(port)
+    try:
+        run = run_integration(
+            "mcp_oauth",
+            scenario(
+                reply(
+                    tool_use("mcp__secure__whoami", {}, id="toolu_who"),
+                    expect=expecting(tools_include=["mcp__secure__whoami"]),
+                ),
+                reply(
+                    "You are authorised.",
+                    expect=expecting(
+                        tool_results=[ToolResultExpect(is_error=False, contains="authorised")]
+                    ),
+                ),
+            ),
+            files={"main.py": "print('hi')\n"},
+            env={
+                "LSP_AGENT_TEST_OAUTH_URL": f"http://127.0.0.1:{port}/mcp",
+                "LSP_AGENT_TEST_PYTHON": sys.executable,
+            },
+        )
+    finally:
+        stop(proc)
+    # The token was stored in the user's state folder, mode 0600, and is gone after logout.
+    path = tmp_path / "xdg" / "state" / "lsp-agent" / "mcp-oauth.json"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert "access_token" not in path.read_text()
+    assert "access_token" not in run.server_log_text()
+
+
 RUFF_CALC = (
     '"""Tiny calculator helpers."""\n\nimport os\n\n\ndef average(values):\n'
     "    total = 0\n    for v in values:\n        total += v\n"

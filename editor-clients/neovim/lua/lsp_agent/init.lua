@@ -6,7 +6,7 @@
 ---   ask({line1, line2, question})   ask about a selection
 ---   fix()                fix the diagnostics at the cursor (the server's "Fix with agent")
 ---   cancel(), mode(id), sessions(), review(), log(), trust(bool)
----   mcp(args)            MCP servers: list, approve/reject/reconnect NAME
+---   mcp(args)            MCP servers: list, approve/reject/reconnect/login/logout NAME
 ---   status()             statusline text: mode, running state, tokens
 local actions = require('lsp_agent.actions')
 local chat = require('lsp_agent.chat')
@@ -576,7 +576,7 @@ function M.resume(id)
   end)
 end
 
---- :AgentMcp [approve|reject|reconnect NAME] — list the MCP servers, or act on one.
+--- :AgentMcp [approve|reject|reconnect|login|logout NAME] — list the MCP servers, or act on one.
 --- @param args string
 function M.mcp(args)
   local words = vim.split(vim.trim(args or ''), '%s+', { trimempty = true })
@@ -590,15 +590,24 @@ function M.mcp(args)
         mcp.show(result)
       end)
     end
-    if not vim.tbl_contains({ 'approve', 'reject', 'reconnect' }, action) or not name then
-      return notify_error('usage: :AgentMcp [approve|reject|reconnect NAME]')
+    local done = {
+      approve = 'approved',
+      reject = 'rejected',
+      reconnect = 'reconnecting',
+      login = 'logged in',
+      logout = 'logged out',
+    }
+    if not done[action] or not name then
+      return notify_error('usage: :AgentMcp [approve|reject|reconnect|login|logout NAME]')
+    end
+    if action == 'login' then
+      vim.notify(('lsp-agent: MCP server %s: logging in — finish in your browser'):format(name))
     end
     mcp.act(client, action, name, function(result, err)
       if not result then
         return notify_error(('MCP %s %s failed: %s'):format(action, name, tostring(err)))
       end
-      vim.notify(('lsp-agent: MCP server %s: %s'):format(name, action == 'reconnect'
-        and 'reconnecting' or (action == 'approve' and 'approved' or 'rejected')))
+      vim.notify(('lsp-agent: MCP server %s: %s'):format(name, done[action]))
     end)
   end)
 end

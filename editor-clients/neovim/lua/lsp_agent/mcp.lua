@@ -1,5 +1,8 @@
 --- MCP servers of the lsp-agent server: their state (lspAgent/mcp/didChange, lspAgent/mcp/list),
---- approval of project servers and reconnecting (:AgentMcp, :checkhealth lsp_agent).
+--- approval of project servers, reconnecting, OAuth login/logout of HTTP servers (:AgentMcp,
+--- :checkhealth lsp_agent). A login's authorisation URL comes as window/showDocument
+--- {external = true}, which Neovim opens with vim.ui.open (the server shows it in a message when
+--- that fails).
 local compat = require('lsp_agent.compat')
 local methods = require('lsp_agent.protocol').methods
 
@@ -8,7 +11,7 @@ local M = {}
 --- Last known servers per client id: { cwd = string, servers = table[] }.
 local known = {}
 
---- Servers that already showed a "needs approval" notice, per client id and name.
+--- Servers that already showed a "needs approval"/"needs login" notice, per client id and name.
 local noticed = {}
 
 --- One line per server: "name  state  N tools  scope  (error)".
@@ -41,6 +44,14 @@ local function remember(client_id, result)
         vim.notify(('lsp-agent: MCP server %s needs your approval (%s). :AgentMcp approve %s')
           :format(server.name, server.description or '', server.name), vim.log.levels.WARN)
       end)
+    elseif server.state == 'needs_login' and not noticed[client_id][server.name] then
+      noticed[client_id][server.name] = true
+      vim.schedule(function()
+        vim.notify(('lsp-agent: MCP server %s asks you to log in. :AgentMcp login %s')
+          :format(server.name, server.name), vim.log.levels.WARN)
+      end)
+    elseif server.state == 'ready' and noticed[client_id][server.name] then
+      noticed[client_id][server.name] = nil -- a later needs_login is worth a notice again
     end
   end
 end
@@ -69,12 +80,17 @@ function M.list(client, callback)
   end)
 end
 
---- Send approve/reconnect for `name`; `callback(result|nil, err|nil)`.
---- @param action 'approve'|'reject'|'reconnect'
+--- Send approve/reject/reconnect/login/logout for `name`; `callback(result|nil, err|nil)`.
+--- A login is answered when the browser came back (or it failed).
+--- @param action 'approve'|'reject'|'reconnect'|'login'|'logout'
 function M.act(client, action, name, callback)
   local method, params
   if action == 'reconnect' then
     method, params = methods.MCP_RECONNECT, { name = name }
+  elseif action == 'login' then
+    method, params = methods.MCP_LOGIN, { name = name }
+  elseif action == 'logout' then
+    method, params = methods.MCP_LOGOUT, { name = name }
   else
     method, params = methods.MCP_APPROVE, { name = name, approved = action == 'approve' }
   end

@@ -414,9 +414,16 @@ export class AgentClient implements vscode.Disposable {
     return this.running().sendRequest<McpResourcesResult>(Methods.mcpResources, { query });
   }
 
-  /** Approve, reject or reconnect one MCP server (approval covers its current definition). */
+  /**
+   * Approve, reject, reconnect, log in to or log out of one MCP server (approval covers its
+   * current definition). A login is answered once the browser came back: the server opens the
+   * authorisation URL with `window/showDocument` `{external: true}` (the language client's
+   * handler opens it with `env.openExternal`).
+   */
   async mcpAct(action: McpAction, name: string): Promise<McpServersResult> {
     if (action === 'reconnect') return this.running().sendRequest<McpServersResult>(Methods.mcpReconnect, { name });
+    if (action === 'login') return this.running().sendRequest<McpServersResult>(Methods.mcpLogin, { name });
+    if (action === 'logout') return this.running().sendRequest<McpServersResult>(Methods.mcpLogout, { name });
     return this.running().sendRequest<McpServersResult>(Methods.mcpApprove, { name, approved: action === 'approve' });
   }
 

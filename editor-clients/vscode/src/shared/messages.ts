@@ -173,7 +173,7 @@ export function isToHost(value: unknown): value is ToHost {
     case 'rewind':
       return str('sessionId') && str('messageId') && (REWIND_RESTORES as readonly unknown[]).includes(msg.restore);
     case 'mcpAction':
-      return str('name') && (msg.action === 'approve' || msg.action === 'reject' || msg.action === 'reconnect');
+      return str('name') && (['approve', 'reject', 'reconnect', 'login', 'logout'] as unknown[]).includes(msg.action);
     default:
       return true;
   }

@@ -5,7 +5,7 @@
  */
 
 import type { HostAction, MentionCandidate, PanelSnapshot, SelectionInfo, ServerStatus, SessionSummary, ToHost, ToWebview } from '../shared/messages';
-import type { AvailableCommand, McpServerInfo, PlanEntry, RuleScope } from '../shared/protocol';
+import type { AvailableCommand, McpAction, McpServerInfo, PlanEntry, RuleScope } from '../shared/protocol';
 import {
   addNotice,
   addPermission,
@@ -290,6 +290,7 @@ const MCP_ICONS: Record<string, string> = {
   failed: 'error',
   invalid: 'error',
   needs_approval: 'shield',
+  needs_login: 'key',
 };
 
 /** The MCP servers section: hidden without servers; open by itself while one needs attention. */
@@ -299,11 +300,13 @@ function renderMcp(): void {
   mcpBox.hidden = servers.length === 0;
   if (servers.length === 0) return;
   const waiting = servers.filter((s) => s.state === 'needs_approval').length;
+  const login = servers.filter((s) => s.state === 'needs_login').length;
   const failed = servers.filter((s) => s.state === 'failed' || s.state === 'invalid').length;
   const ready = servers.filter((s) => s.state === 'ready').length;
-  const open = state.mcpOpen || waiting > 0 || failed > 0;
+  const open = state.mcpOpen || waiting > 0 || login > 0 || failed > 0;
   const parts = [`${ready}/${servers.length} ready`];
   if (waiting > 0) parts.push(`${waiting} awaiting approval`);
+  if (login > 0) parts.push(`${login} awaiting login`);
   if (failed > 0) parts.push(`${failed} failed`);
   const toggle = h(
     'button',
@@ -316,11 +319,12 @@ function renderMcp(): void {
   if (!open) return;
   const list = h('ul', { class: 'mcp-list' });
   for (const server of servers) {
-    const act = (action: 'approve' | 'reject' | 'reconnect', label: string, primary = false): HTMLElement =>
+    const act = (action: McpAction, label: string, primary = false): HTMLElement =>
       h('button', { class: `button ${primary ? 'primary' : 'secondary'}`, onclick: () => post({ type: 'mcpAction', action, name: server.name }) }, label);
     const buttons: HTMLElement[] = [];
     if (server.state === 'needs_approval') buttons.push(act('approve', 'Approve', true), act('reject', 'Reject'));
     if (server.state === 'failed') buttons.push(act('reconnect', 'Reconnect'));
+    if (server.state === 'needs_login') buttons.push(act('login', 'Log in', true));
     const iconName = MCP_ICONS[server.state] ?? 'circle-outline';
     list.append(
       h(

@@ -625,6 +625,23 @@ describe('chat webview', () => {
       action: 'reconnect',
       name: 'db',
     });
+    // An HTTP server that asks for an OAuth login: a Log in button.
+    await p.send({
+      type: 'mcpServers',
+      servers: [
+        server('github', 'ready', { tools: 12, scope: 'user' }),
+        server('linear', 'needs_login', { transport: 'http', description: 'http https://mcp.example.com/mcp', error: 'the server asks for an OAuth login' }),
+      ],
+    });
+    assert.equal(await text(p, '.mcp-summary'), '1/2 ready · 1 awaiting login');
+    assert.match(await text(p, '[data-mcp-server="linear"] .mcp-state'), /needs login/);
+    await p.screenshot('panel-mcp-login.png');
+    await page.locator('[data-mcp-server="linear"] button', { hasText: 'Log in' }).click();
+    assert.deepEqual(await p.waitForPost((m) => m.type === 'mcpAction' && m.action === 'login', 'login'), {
+      type: 'mcpAction',
+      action: 'login',
+      name: 'linear',
+    });
     // All ready: the section folds to its summary line.
     await p.send({ type: 'mcpServers', servers: [server('github', 'ready', { tools: 12 })] });
     assert.equal(await text(p, '.mcp-summary'), '1/1 ready');

@@ -1,0 +1,80 @@
+"""The OAuth credentials file: per server name and URL, 0600, atomic, fail-closed on a broken
+file; and the ``oauth.callbackPort`` key of a server definition."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from lsp_agent.mcp.config import ServerSpec, read_config_text
+from lsp_agent.mcp.oauth_store import entry_key, load_entry, oauth_path, update_entry
+
+
+def test_entries_are_kept_per_name_and_url_in_a_private_file(tmp_path: Path) -> None:
+    update_entry(tmp_path, "tracker", "https://a.example/mcp", tokens={"access_token": "t1"})
+    update_entry(tmp_path, "tracker", "https://b.example/mcp", tokens={"access_token": "t2"})
+    path = oauth_path(tmp_path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    # The same name at another URL never gets the first server's token.
+    assert load_entry(tmp_path, "tracker", "https://a.example/mcp")["tokens"] == {
+        "access_token": "t1"
+    }
+    assert load_entry(tmp_path, "tracker", "https://b.example/mcp")["tokens"] == {
+        "access_token": "t2"
+    }
+    assert load_entry(tmp_path, "other", "https://a.example/mcp") == {}
+    data = json.loads(path.read_text())
+    assert data["version"] == 1
+    assert set(data["servers"]) == {
+        entry_key("tracker", "https://a.example/mcp"),
+        entry_key("tracker", "https://b.example/mcp"),
+    }
+
+
+def test_none_removes_a_field_and_an_empty_entry(tmp_path: Path) -> None:
+    url = "https://a.example/mcp"
+    update_entry(tmp_path, "s", url, tokens={"access_token": "t"}, client_info={"client_id": "c"})
+    update_entry(tmp_path, "s", url, tokens=None)
+    assert load_entry(tmp_path, "s", url) == {
+        "server": "s",
+        "url": url,
+        "client_info": {"client_id": "c"},
+    }
+    update_entry(tmp_path, "s", url, client_info=None)
+    assert json.loads(oauth_path(tmp_path).read_text())["servers"] == {}
+
+
+def test_a_broken_file_reads_as_no_credentials_and_is_not_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = oauth_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"servers": {"s u": {"tokens": {"access_token": "secret-token"}}')
+    assert load_entry(tmp_path, "s", "u") == {}
+    assert "unreadable" in caplog.text and "secret-token" not in caplog.text
+    # Writing replaces the broken file with a good one.
+    update_entry(tmp_path, "s", "u", tokens={"access_token": "new"})
+    assert load_entry(tmp_path, "s", "u")["tokens"] == {"access_token": "new"}
+
+
+def _server(entry: object) -> tuple[ServerSpec | None, tuple[str, ...]]:
+    file = read_config_text(
+        json.dumps({"mcpServers": {"s": entry}}), path=None, scope="cli", environ={}
+    )
+    return (file.servers[0] if file.servers else None), tuple(p.message for p in file.problems)
+
+
+def test_oauth_callback_port_is_read_and_checked() -> None:
+    spec, problems = _server(
+        {"type": "http", "url": "https://x/mcp", "oauth": {"callbackPort": 8765}}
+    )
+    assert problems == () and spec is not None and spec.callback_port == 8765
+    spec, problems = _server({"type": "http", "url": "https://x/mcp"})
+    assert problems == () and spec is not None and spec.callback_port is None
+    for bad in ({"callbackPort": "8765"}, {"callbackPort": 70000}, {"callbackPort": True}, []):
+        spec, problems = _server({"type": "http", "url": "https://x/mcp", "oauth": bad})
+        assert spec is None and "callbackPort" in problems[0]
