@@ -220,6 +220,7 @@ def _register_mcp(server: AgentLanguageServer) -> None:
     @server.feature(methods.MCP_RESOURCES)
     async def mcp_resources(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
         return await ls.mcp_door.resources(raw)
+
     @server.feature(methods.MCP_LOGIN)
     async def mcp_login(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
         return await ls.mcp_door.login(raw)
