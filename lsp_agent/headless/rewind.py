@@ -91,7 +91,7 @@ def run_rewind(
         if options.message_id is None:
             _list(found, out)
             return EXIT_OK
-        return _rewind(found, options, out)
+        return _rewind(found, options, out, err)
     except _RewindFailedError as exc:
         print(f"lsp-agent: error: {exc}", file=err)
         return EXIT_FAILED
@@ -140,7 +140,7 @@ def _list(found: _Session, out: TextIO) -> None:
         print(f"{mark.message_id}  {files.get(mark.message_id, 0):3d} file(s)  {first}", file=out)
 
 
-def _rewind(found: _Session, options: RewindOptions, out: TextIO) -> int:
+def _rewind(found: _Session, options: RewindOptions, out: TextIO, err: TextIO) -> int:
     assert options.message_id is not None
     marks = found.marks()
     try:
@@ -164,6 +164,12 @@ def _rewind(found: _Session, options: RewindOptions, out: TextIO) -> int:
         if writer is not None:
             writer.close()
     print(describe(outcome), file=out)
+    if writer is None and found.transcript is not None:
+        print(
+            "lsp-agent: the session is open in a running lsp-agent (an editor): the files were "
+            "restored, but its transcript does not record this rewind",
+            file=err,
+        )
     if code is not None and code.failure is not None:
         return EXIT_FAILED
     return EXIT_CONFLICTS if code is not None and code.conflicts else EXIT_OK

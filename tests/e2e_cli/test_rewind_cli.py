@@ -3,9 +3,13 @@ file) are listed per prompt and undone from the command line, in a real shadow g
 
 from __future__ import annotations
 
+import fcntl
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
 from tests.e2e_cli.conftest import CALC, RUN_TIMEOUT_S, run_cli
@@ -152,3 +156,36 @@ def test_rewind_without_a_session_in_a_folder_without_one_says_so(tmp_path: Path
     empty = _rewind(tmp_path)
     assert empty.returncode == 1
     assert f"no saved session in {tmp_path.resolve()}: give --session ID" in empty.stderr
+
+
+def test_a_code_rewind_of_an_open_session_says_it_is_not_recorded(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LSP_AGENT_DATA_DIR", str(tmp_path / "data"))
+    args = ["run", "-p", "fix add", "--permission-mode", "bypassPermissions"]
+    run = run_cli(
+        [*args, "--output-format", "json"],
+        scenario=scenario(
+            reply(tool_use("Read", {"file_path": "{{cwd}}/calc.py"})),
+            reply(
+                tool_use(
+                    "Edit",
+                    {"file_path": "{{cwd}}/calc.py", "old_string": "a - b", "new_string": "a + b"},
+                )
+            ),
+            reply("Done."),
+        ),
+        cwd=project,
+    )
+    assert run.code == 0, run.proc.stderr
+    session = json.loads(run.proc.stdout)["session_id"]
+    [transcript] = [p for p in tmp_path.rglob(f"{session}.jsonl")]
+    message_id = _rewind(project, "--session", session).stdout.split()[0]
+    before = transcript.read_bytes()
+    with transcript.open("ab") as held:  # a running lsp-agent holds it open
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        done = _rewind(project, "--session", session, "--to", message_id)
+    assert done.returncode == 0, done.stderr
+    assert (project / "calc.py").read_text() == CALC
+    assert "its transcript does not record this rewind" in done.stderr
+    assert transcript.read_bytes() == before
