@@ -123,6 +123,7 @@ def run_in_background(routed: list[str], args: argparse.Namespace) -> int:
                     argv,
                     environ=environ,
                     cwd=os.getcwd(),
+                    project=str(Path(args.cwd or ".").resolve()),
                     session_id=session_id,
                     prompt=prompt,
                     stdin_fd=stdin_fd,

@@ -63,8 +63,8 @@ class Outputs:
 
 def request_problem(message: dict[str, Any]) -> str | None:
     """Why the ``bg`` part of a run request is malformed, or ``None``. It carries the run's
-    ``session_id`` (a string, or ``null`` when the run continues the folder's newest session)
-    and its ``prompt`` (text shown by ``lsp-agent ps``)."""
+    ``session_id`` (a string, or ``null`` when the run continues the folder's newest session),
+    its ``prompt`` (text shown by ``lsp-agent ps``) and its project directory ``cwd``."""
     bg = message.get("bg")
     if not isinstance(bg, dict):
         return "bg must be an object"
@@ -73,6 +73,9 @@ def request_problem(message: dict[str, Any]) -> str | None:
         return "bg.session_id must be a string or null"
     if not isinstance(bg.get("prompt"), str):
         return "bg.prompt must be a string"
+    project = bg.get("cwd")
+    if not isinstance(project, str) or not os.path.isabs(project):
+        return "bg.cwd must be an absolute path"
     return None
 
 
@@ -98,7 +101,7 @@ def started(folder: Path, outputs: Outputs, *, pid: int, message: dict[str, Any]
         id=outputs.run_id,
         session_id=bg.get("session_id"),
         pid=pid,
-        cwd=str(message["cwd"]),
+        cwd=str(bg["cwd"]),
         argv=tuple(message["argv"]),
         prompt=prompt_head(str(bg["prompt"])),
         started=time.time(),

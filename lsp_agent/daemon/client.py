@@ -192,12 +192,14 @@ def start_background(
     *,
     environ: Mapping[str, str],
     cwd: str,
+    project: str,
     session_id: str | None,
     prompt: str,
     stdin_fd: int,
 ) -> dict[str, Any] | None:
     """Have the daemon start ``argv`` (the arguments after ``lsp-agent``, without ``--bg``) as
-    a background run with ``environ``, ``cwd`` and ``stdin_fd`` as its stdin; returns the
+    a background run with ``environ``, ``cwd`` and ``stdin_fd`` as its stdin (``project``:
+    the run's project directory, ``--cwd`` or ``cwd``, for the record); returns the
     daemon's answer (``id``, ``pid``, ``session_id``), or ``None`` when no daemon runs (no
     socket, or a stale one: the caller may start one and try again). Raises
     :class:`BackgroundError` for a socket that cannot be trusted, a daemon that does not
@@ -215,7 +217,7 @@ def start_background(
         "argv": list(argv),
         "cwd": cwd,
         "env": dict(environ),
-        "bg": {"session_id": session_id, "prompt": prompt},
+        "bg": {"session_id": session_id, "prompt": prompt, "cwd": project},
     }
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(ANSWER_TIMEOUT_S)

@@ -6,8 +6,8 @@ A run: client ``{"op": "run", "build": B, "argv": [...], "cwd": D, "env": {...}}
 stdin, stdout and stderr attached; daemon ``{"ok": true, "pid": P}``; later possibly client
 ``{"op": "signal", "signal": N}``; at the end daemon ``{"exit": CODE}``.
 
-A background run adds ``"bg": {"session_id": S|null, "prompt": P}`` to the first message,
-sends only its stdin with ``{"op": "fds"}`` and gets
+A background run adds ``"bg": {"session_id": S|null, "prompt": P, "cwd": PROJECT}`` to the
+first message, sends only its stdin with ``{"op": "fds"}`` and gets
 ``{"ok": true, "id": ID, "pid": P, "session_id": S}``; the connection then ends. Also
 ``{"op": "status"}``, ``{"op": "stop"}`` and ``{"op": "kill", "id": ID}`` (a background run),
 each answered with ``{"ok": true, ...}`` or ``{"error": "..."}``.

@@ -93,7 +93,9 @@ class SessionSummary(WireModel):
     """One session of ``lspAgent/session/list``: its directory, whether it is open in this
     server (``live``) and runs a turn (``busy``), and for a persisted one its title (the one
     the model wrote, else the first prompt), ISO 8601 UTC times, number of prompts, and
-    whether its last turn was cut off by the server stopping."""
+    whether its last turn was cut off by the server stopping. ``background_run``: the id of
+    the background run (``lsp-agent run -p --bg``) of the same user that is running this
+    session right now."""
 
     session_id: str
     cwd: str
@@ -104,6 +106,7 @@ class SessionSummary(WireModel):
     updated: str | None = None
     turns: int | None = None
     interrupted: bool | None = None
+    background_run: str | None = None
 
 
 class ListSessionsResult(WireModel):

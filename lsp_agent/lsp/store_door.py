@@ -9,6 +9,7 @@ Imported on first use, like :mod:`lsp_agent.lsp.sessions_door`.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,8 @@ from lsp_agent.lsp.sessions_door import modes_json
 from lsp_agent.sessions.manager import SessionError
 from lsp_agent.sessions.restore import collector_paused
 from lsp_agent.sessions.resume import Resumed, fork, resume, saved_sessions
+from lsp_agent.store.private import runs_dir
+from lsp_agent.store.runs import running_sessions
 
 if TYPE_CHECKING:
     from lsp_agent.lsp.server import AgentLanguageServer
@@ -58,7 +61,32 @@ def session_list(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
                 {"sessionId": info.session_id, "cwd": info.cwd, "busy": False, "live": False}
                 | saved
             )
+    _mark_background_runs(sessions, cwd=cwd)
     return {"sessions": sessions}
+
+
+def _mark_background_runs(sessions: list[dict[str, Any]], *, cwd: Path | None) -> None:
+    """Mark the sessions a background run (``run -p --bg``) of this user is running with
+    ``backgroundRun`` (its id, from the registry beside the daemon's socket), busy; one that
+    has no transcript yet is added, newest first after the open ones."""
+    running = running_sessions(runs_dir(os.environ))
+    for entry in sessions:
+        record = running.pop(entry["sessionId"], None)
+        if record is not None:
+            entry.update({"backgroundRun": record.id, "busy": True})
+    live = sum(1 for entry in sessions if entry["live"])
+    for session_id, record in running.items():
+        if cwd is not None and Path(record.cwd) != cwd:
+            continue
+        entry = {
+            "sessionId": session_id,
+            "cwd": record.cwd,
+            "busy": True,
+            "live": False,
+            "title": record.prompt,
+            "backgroundRun": record.id,
+        }
+        sessions.insert(live, entry)
 
 
 def session_load(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:

@@ -239,10 +239,10 @@ def finished(record: RunRecord, *, exit_code: int, killed: bool, now: float) -> 
     return replace(record, state=state, exit_code=exit_code, ended=now)
 
 
-def running_sessions(folder: Path) -> dict[str, str]:
-    """Session id → run id of the background runs still running in ``folder``."""
+def running_sessions(folder: Path) -> dict[str, RunRecord]:
+    """Session id → record of the background runs still running in ``folder``."""
     return {
-        r.session_id: r.id
+        r.session_id: r
         for r in map(effective, list_runs(folder))
         if r.state == "running" and r.session_id
     }

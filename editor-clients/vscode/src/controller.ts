@@ -305,6 +305,7 @@ export class ChatController implements vscode.Disposable {
       ...(s.cwd ? { cwd: s.cwd } : {}),
       busy: s.busy === true,
       open: this.sessions.has(s.sessionId),
+      ...(s.backgroundRun ? { backgroundRun: s.backgroundRun } : {}),
     }));
     return rows.sort((a, b) => Number(b.open) - Number(a.open));
   }

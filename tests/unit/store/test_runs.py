@@ -126,7 +126,7 @@ def test_a_running_record_whose_process_is_gone_reads_failed(folder: Path) -> No
     assert effective(mine) == mine
     write_record(folder, gone)
     write_record(folder, mine)
-    assert running_sessions(folder) == {"session-5e1f": "5e1f"}
+    assert running_sessions(folder) == {"session-5e1f": mine}
 
 
 def test_finished_states() -> None:

@@ -524,7 +524,10 @@ function M.sessions()
             table.insert(parts, '(interrupted)')
           end
           table.insert(parts, vim.fn.fnamemodify(item.cwd or '', ':~'))
-          if item.busy then
+          if item.backgroundRun then
+            -- Started in a terminal with `lsp-agent run -p --bg`, still running.
+            table.insert(parts, '(background run ' .. item.backgroundRun .. ')')
+          elseif item.busy then
             table.insert(parts, '(busy)')
           end
           return table.concat(parts, '  ')

@@ -543,7 +543,9 @@ M.commands = {
 --- One session of `lspAgent/session/list`: its directory, whether it is open in this
 --- server (`live`) and runs a turn (`busy`), and for a persisted one its title (the one
 --- the model wrote, else the first prompt), ISO 8601 UTC times, number of prompts, and
---- whether its last turn was cut off by the server stopping.
+--- whether its last turn was cut off by the server stopping. `background_run`: the id of
+--- the background run (`lsp-agent run -p --bg`) of the same user that is running this
+--- session right now.
 ---@class lsp_agent.protocol.SessionSummary
 ---@field sessionId string
 ---@field cwd string
@@ -554,6 +556,7 @@ M.commands = {
 ---@field updated? string
 ---@field turns? integer
 ---@field interrupted? boolean
+---@field backgroundRun? string
 
 --- The `update` of lspAgent/session/update, by its `sessionUpdate` tag (ACP).
 ---@alias lsp_agent.protocol.SessionUpdate lsp_agent.protocol.AgentMessageChunk|lsp_agent.protocol.AgentThoughtChunk|lsp_agent.protocol.UserMessageChunk|lsp_agent.protocol.ToolCall|lsp_agent.protocol.ToolCallUpdate|lsp_agent.protocol.UsageUpdate|lsp_agent.protocol.Plan|lsp_agent.protocol.CurrentModeUpdate|lsp_agent.protocol.ContextCompacted|lsp_agent.protocol.AvailableCommandsUpdate|lsp_agent.protocol.SessionInfoUpdate|lsp_agent.protocol.ModelRetry

@@ -49,6 +49,8 @@ export interface SessionSummary {
   cwd?: string;
   busy: boolean;
   open: boolean;
+  /** The id of the background run (`lsp-agent run -p --bg`) running this session now. */
+  backgroundRun?: string;
 }
 
 export interface PanelSnapshot {

@@ -683,7 +683,9 @@ export interface SessionModeState {
  * One session of `lspAgent/session/list`: its directory, whether it is open in this
  * server (`live`) and runs a turn (`busy`), and for a persisted one its title (the one
  * the model wrote, else the first prompt), ISO 8601 UTC times, number of prompts, and
- * whether its last turn was cut off by the server stopping.
+ * whether its last turn was cut off by the server stopping. `background_run`: the id of
+ * the background run (`lsp-agent run -p --bg`) of the same user that is running this
+ * session right now.
  */
 export interface SessionSummary {
   sessionId: string;
@@ -695,6 +697,7 @@ export interface SessionSummary {
   updated?: string;
   turns?: number;
   interrupted?: boolean;
+  backgroundRun?: string;
 }
 
 /** The `update` of lspAgent/session/update, by its `sessionUpdate` tag (ACP). */

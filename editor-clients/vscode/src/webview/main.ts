@@ -928,7 +928,9 @@ function renderSessionList(rows: SessionSummary[]): void {
         },
         icon(row.busy ? 'loading' : row.open ? 'comment-discussion' : 'comment', row.busy ? 'codicon-modifier-spin' : ''),
         h('span', { class: 'session-title' }, row.title),
-        row.open ? null : h('span', { class: 'muted session-closed' }, 'closed'),
+        row.backgroundRun
+          ? h('span', { class: 'muted session-background', title: `Started with run -p --bg; follow it with: lsp-agent attach ${row.backgroundRun}` }, `background run ${row.backgroundRun}`)
+          : row.open ? null : h('span', { class: 'muted session-closed' }, 'closed'),
       ),
     );
   }

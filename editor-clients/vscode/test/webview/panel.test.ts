@@ -678,9 +678,13 @@ describe('chat webview', () => {
         { sessionId: 'a', title: 'Refactor parser', busy: false, open: true },
         { sessionId: 'b', title: 'Fix CI', busy: true, open: true },
         { sessionId: 'c', title: 'Old investigation', busy: false, open: false },
+        { sessionId: 'd', title: 'Nightly cleanup', busy: true, open: false, backgroundRun: '3f2a9c1e' },
       ],
     });
-    assert.deepEqual(await page.locator('.session-row .session-title').allTextContents(), ['Refactor parser', 'Fix CI', 'Old investigation']);
+    assert.deepEqual(await page.locator('.session-row .session-title').allTextContents(), ['Refactor parser', 'Fix CI', 'Old investigation', 'Nightly cleanup']);
+    // A session a background run (run -p --bg) holds says so, with the run's id.
+    assert.deepEqual(await page.locator('.session-row .session-background').allTextContents(), ['background run 3f2a9c1e']);
+    assert.deepEqual(await page.locator('.session-row .session-closed').allTextContents(), ['closed']);
     await p.screenshot('panel-session-list.png');
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');
