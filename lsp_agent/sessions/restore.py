@@ -102,8 +102,7 @@ def restore(
     where = saved_cwd if saved_cwd is not None and saved_cwd.is_dir() else cwd
     if where is None or not where.is_dir():
         raise SessionError(f"the directory of session {session_id} ({saved_cwd}) is gone")
-    roots = [Path(str(r)) for r in (meta.get("roots") or []) if isinstance(r, str)] if meta else []
-    extra = [r for r in roots if r != where and r.is_dir()]
+    extra = [r for r in _saved_roots(meta) if r != where and r.is_dir()]
     mode, model = _settings(meta, scanned, chain)
     session = manager.new(
         cwd=where,
@@ -129,6 +128,15 @@ def restore(
     else:
         writer.close()
     return session, _fill(session, scanned, chain)
+
+
+def _saved_roots(meta: Record | None) -> list[Path]:
+    """The workspace folders ``meta`` names: a list of absolute paths, anything else
+    ignored (a string would otherwise give one root per character, ``/`` among them)."""
+    raw = meta.get("roots") if meta is not None else None
+    if not isinstance(raw, list):
+        return []
+    return [Path(r) for r in raw if isinstance(r, str) and Path(r).is_absolute()]
 
 
 def _fill(session: Session, scanned: LazyTranscript, chain: list[int]) -> Iterator[SessionUpdate]:
@@ -223,5 +231,5 @@ def _settings(
             mode = record.get("mode")
         else:
             model = record.get("model")
-    found: PermissionMode | None = mode if mode in known else None
+    found: PermissionMode | None = mode if isinstance(mode, str) and mode in known else None
     return found, model if isinstance(model, str) else ""
