@@ -62,19 +62,43 @@ async def prompts(options: HeadlessOptions, *, stdin: TextIO, err: TextIO) -> As
         return
     number = 0
     while True:
-        raw = await asyncio.to_thread(stdin.readline)
+        raw = await asyncio.to_thread(_readline, stdin)
         if not raw:
             return
         number += 1
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"stdin line {number}: not JSON ({exc.msg})") from None
+        obj = decode_line(raw, line=number)
         text = message_text(obj, line=number)
         if text is None:
             kind = obj.get("type")
             err.write(f"lsp-agent: stdin line {number}: ignored a message of type {kind!r}\n")
             continue
         yield text
+
+
+def _readline(stdin: TextIO) -> bytes:
+    """The next line of ``stdin`` as bytes (``b""`` at its end): read below the text layer,
+    whose error handler (``surrogateescape`` under a C locale) would let bytes that are not
+    UTF-8 through as lone surrogates. Streams without a binary buffer (tests) are encoded."""
+    buffer = getattr(stdin, "buffer", None)
+    if buffer is not None:
+        return bytes(buffer.readline())
+    return stdin.readline().encode("utf-8", "surrogateescape")
+
+
+def decode_line(raw: bytes, *, line: int) -> Any:
+    """The JSON value of one stdin line. Raises :class:`InputError` naming the line when it
+    is not UTF-8, not JSON, or nested deeper than the parser goes."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"stdin line {line}: not UTF-8 (byte {exc.start}: {raw[exc.start : exc.start + 1]!r})"
+        ) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"stdin line {line}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise InputError(f"stdin line {line}: not JSON (nested too deeply)") from None
