@@ -292,6 +292,7 @@ async def _run(
                 error = "interrupted: the turn was cancelled"
             except Exception as exc:  # a bug must still end in a result object and exit 1
                 log.debug("the turn failed", exc_info=True)
+                stop_reason = "error"  # not "cancelled": that would exit 130 as if interrupted
                 error = f"internal error: {type(exc).__name__}: {exc}"
             stream.finish()
             outcome: Outcome = classify(

@@ -58,7 +58,7 @@ def _tool_input(raw: str, initial: object) -> dict[str, Any]:
         return dict(initial) if isinstance(initial, dict) else {}
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting deeper than the parser goes: not usable
         return {INVALID_JSON_KEY: raw}
     return value if isinstance(value, dict) else {INVALID_JSON_KEY: raw}
 

@@ -1,6 +1,6 @@
-"""``run -p`` given hostile input on stdin: each case ends with a clear error naming the
-problem and the ordinary exit code for bad input (2), never a traceback, and nothing of it
-reaches the model."""
+"""``run -p`` given hostile input: a stdin line that cannot be read ends the run with a clear
+error naming the problem and the exit code for bad input (2), never a traceback, and nothing of
+it reaches the model; garbage from the model becomes a tool error the model sees."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.testing.scenario import reply, scenario
+from lsp_agent.testing.scenario import ToolResultExpect, expecting, reply, scenario, tool_use
 from lsp_agent.testing.thread import ScriptedServerThread
 
-from .conftest import RUN_TIMEOUT_S, cli_env
+from .conftest import RUN_TIMEOUT_S, cli_env, run_cli
 
 STREAM = ["run", "-p", "--input-format", "stream-json", "--output-format", "stream-json"]
 FIRST = b'{"type":"user","message":{"role":"user","content":"first"}}\n'
@@ -63,3 +63,20 @@ def test_a_stream_json_line_nested_too_deep_is_refused(project: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert b"Traceback" not in proc.stderr, proc.stderr
     assert "stdin line 2: not JSON (nested too deeply)" in last_error(proc)
+
+
+def test_a_tool_input_nested_too_deeply_is_a_tool_error_and_the_turn_goes_on(
+    project: Path,
+) -> None:
+    deep = '{"file_path": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    result = run_cli(
+        ["run", "-p", "read it", "--output-format", "json"],
+        scenario=scenario(
+            reply(tool_use("Read", input_json=deep)),
+            reply("After.", expect=expecting(tool_results=[ToolResultExpect(is_error=True)])),
+        ),
+        cwd=project,
+    )
+    assert result.code == 0, result.proc.stdout
+    assert json.loads(result.proc.stdout)["result"] == "After."
+    result.server.assert_done()
