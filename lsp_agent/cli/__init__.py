@@ -426,6 +426,8 @@ def _check_mcp_config(value: str, *, cwd: Path) -> None:
         raise UsageError(
             f"{where}: invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except RecursionError:
+        raise UsageError(f"{where}: invalid JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise UsageError(f'{where}: expected a JSON object ({{"mcpServers": {{...}}}})')
 

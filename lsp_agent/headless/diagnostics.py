@@ -56,6 +56,8 @@ def load_diagnostics_file(path: Path) -> DiagnosticsSettings:
         raise DiagnosticsFileError(
             f"{where}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
+    except RecursionError:
+        raise DiagnosticsFileError(f"{where}: not valid JSON: nested too deeply") from None
     if not isinstance(raw, dict):
         raise DiagnosticsFileError(f"{where}: must hold a JSON object")
     try:

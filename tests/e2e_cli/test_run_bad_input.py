@@ -80,3 +80,15 @@ def test_a_tool_input_nested_too_deeply_is_a_tool_error_and_the_turn_goes_on(
     assert result.code == 0, result.proc.stdout
     assert json.loads(result.proc.stdout)["result"] == "After."
     result.server.assert_done()
+
+
+@pytest.mark.parametrize("flag", ["--mcp-config", "--diagnostics"])
+def test_a_file_flag_nested_too_deeply_is_a_usage_error(
+    project: Path, tmp_path: Path, flag: str
+) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    result = run_cli(["run", "-p", "hi", flag, str(deep)], scenario=scenario(), cwd=project)
+    assert result.code == 2, result.proc.stderr
+    assert "Traceback" not in result.proc.stderr
+    assert f"{flag} " in result.proc.stderr and "nested too deeply" in result.proc.stderr
