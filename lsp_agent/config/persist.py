@@ -32,6 +32,8 @@ def add_permission_rules(path: Path, *, behavior: RuleBehavior, rules: Sequence[
                 loaded = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path} is not valid JSON ({exc}); not changing it") from None
+            except RecursionError:
+                raise ValueError(f"{path} is nested too deeply; not changing it") from None
             if not isinstance(loaded, dict):
                 raise ValueError(f"{path} is not a JSON object; not changing it")
             data = loaded

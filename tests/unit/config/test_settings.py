@@ -439,6 +439,12 @@ def test_persist_never_clobbers_a_malformed_file(env: Env) -> None:
     write(env.local, "[1, 2]")
     with pytest.raises(ValueError, match="not a JSON object"):
         add_permission_rules(env.local, behavior="allow", rules=["Bash(make)"])
+    # A repository's file nested deeper than the parser goes is malformed too.
+    deep = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    write(env.local, deep)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        add_permission_rules(env.local, behavior="allow", rules=["Bash(make)"])
+    assert env.local.read_text() == deep
     fresh = env.cwd / "sub" / ".claude" / "settings.local.json"
     assert add_permission_rules(fresh, behavior="deny", rules=["Bash(x)"])
     assert not add_permission_rules(fresh, behavior="deny", rules=["Bash(x)"])
