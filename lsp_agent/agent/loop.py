@@ -235,16 +235,19 @@ class _Turn:
         verification (``None`` when off or without a diagnostics service)."""
         hooks = TurnHooks.around(env.hooks) if env.hooks is not None else None
         env = dataclasses.replace(env, hooks=hooks) if hooks is not None else env
-        # Imported here, not at module level: server start-up does not need it.
-        from lsp_agent.diagnostics.turn import TurnVerification
+        verification: TurnVerification | None = None
+        if env.ctx.diagnostics is not None:
+            # Imported here, not at module level: neither server start-up nor a session
+            # without a diagnostics service (most of run -p) needs it.
+            from lsp_agent.diagnostics.turn import TurnVerification
 
-        verification = TurnVerification.start(
-            diagnostics=env.ctx.diagnostics,
-            config=env.config.verify,
-            cwd=env.ctx.cwd,
-            workspace=env.ctx.workspace,
-            emit=env.ctx.emit,
-        )
+            verification = TurnVerification.start(
+                diagnostics=env.ctx.diagnostics,
+                config=env.config.verify,
+                cwd=env.ctx.cwd,
+                workspace=env.ctx.workspace,
+                emit=env.ctx.emit,
+            )
         return cls(env=env, state=state, hooks=hooks, verification=verification)
 
     def emit(self, update: SessionUpdate) -> None:

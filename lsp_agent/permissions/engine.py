@@ -30,10 +30,8 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lsp_agent.permissions.bash_decisions import decide_bash
-from lsp_agent.permissions.bash_units import units_of
 from lsp_agent.permissions.decision import Behavior, Decision, Grounds, RefusalError
 from lsp_agent.permissions.paths import is_within, resolve
 from lsp_agent.permissions.policy import Policy, PolicyProvider
@@ -45,10 +43,14 @@ from lsp_agent.permissions.rules import (
     parse_rule,
     parse_rules,
 )
-from lsp_agent.permissions.shell import ShellAnalyzer
-from lsp_agent.permissions.suggestions import bash_suggestions, tool_suggestions
 from lsp_agent.permissions.tool_decisions import decide_tool
 from lsp_agent.protocol.permissions import PermissionMode, RuleScope
+
+if TYPE_CHECKING:
+    from lsp_agent.permissions.shell import ShellAnalyzer
+
+# The shell analysis (Bash decisions, Bash rule suggestions) is imported with the first Bash
+# call or suggestion, not with the engine: a session's first model request needs neither.
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +95,17 @@ class PermissionEngine:
             *parse_rules(self.disallowed_tools, behavior="deny", origin=origin),
             *parse_rules(self.allowed_tools, behavior="allow", origin=origin),
         )
-        self._shell = ShellAnalyzer(home=self.home, cdpath=os.environ.get("CDPATH") or None)
+        self._shell_analyzer: ShellAnalyzer | None = None
+
+    def _shell(self) -> ShellAnalyzer:
+        """The session's shell analyzer, made on first use."""
+        if self._shell_analyzer is None:
+            from lsp_agent.permissions.shell import ShellAnalyzer
+
+            self._shell_analyzer = ShellAnalyzer(
+                home=self.home or Path.home(), cdpath=os.environ.get("CDPATH") or None
+            )
+        return self._shell_analyzer
 
     # -- state -----------------------------------------------------------------------------
 
@@ -167,7 +179,9 @@ class PermissionEngine:
                 command = raw_input.get("command")
                 if not isinstance(command, str):
                     return Decision(behavior="ask", reason="Bash call without a command", hard=True)
-                return decide_bash(command, shell=self._shell, grounds=self._grounds(policy))
+                from lsp_agent.permissions.bash_decisions import decide_bash
+
+                return decide_bash(command, shell=self._shell(), grounds=self._grounds(policy))
             return decide_tool(
                 self._grounds(policy),
                 tool=tool,
@@ -189,8 +203,14 @@ class PermissionEngine:
             command = raw_input.get("command")
             if not isinstance(command, str):
                 return ()
-            units, _ = units_of(self._shell.analyze(command, cwd=self.cwd), self._shell)
+            from lsp_agent.permissions.bash_units import units_of
+            from lsp_agent.permissions.suggestions import bash_suggestions
+
+            shell = self._shell()
+            units, _ = units_of(shell.analyze(command, cwd=self.cwd), shell)
             return bash_suggestions(units)
+        from lsp_agent.permissions.suggestions import tool_suggestions
+
         return tool_suggestions(tool, [resolve(p, cwd=self.cwd) for p in paths], raw_input)
 
     def remember(

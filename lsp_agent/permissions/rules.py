@@ -35,12 +35,13 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-import pathspec
-
 from lsp_agent.permissions.paths import fold
+
+if TYPE_CHECKING:
+    import pathspec
 
 RuleBehavior = Literal["allow", "ask", "deny"]
 
@@ -396,6 +397,8 @@ def _path_rule(base: dict[str, Any], specifier: str, text: str, origin: RuleOrig
         root, pattern = origin.cwd, spec
     if pattern in ("/", ""):
         pattern = "/**"
+    import pathspec  # only settings with path rules need it
+
     try:
         compiled = pathspec.GitIgnoreSpec.from_lines([pattern])
     except Exception as exc:  # pathspec raises several error types for bad patterns

@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from lsp_agent.permissions.bash_units import Unit, view
-from lsp_agent.permissions.readonly import check_read_only
 from lsp_agent.permissions.rules import RuleSyntaxError, quote_words, split_rule
+
+if TYPE_CHECKING:
+    from lsp_agent.permissions.bash_units import Unit
 
 SUBCOMMAND_TOOLS = frozenset(
     {
@@ -57,6 +58,11 @@ SUBCOMMAND_TOOLS = frozenset(
 def bash_suggestions(units: Sequence[Unit]) -> tuple[str, ...]:
     """One rule per top-level simple command that is not plainly read-only, without repeats
     (rule texts such as ``Bash(git commit:*)``)."""
+    # The shell analysis is imported with the first Bash suggestion (tool suggestions, asked
+    # for every decision, do not need it).
+    from lsp_agent.permissions.bash_units import view
+    from lsp_agent.permissions.readonly import check_read_only
+
     out: list[str] = []
     for unit in units:
         words = view(unit.cmd).words

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.env import AgentConfig
 from lsp_agent.context.memory.approvals import ImportApprovals
-from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.mcp.service import McpService
 from lsp_agent.model.base import Model
 from lsp_agent.protocol.host import Host
@@ -25,8 +24,10 @@ from lsp_agent.sessions.project_mode import ModeApprovals
 from lsp_agent.sessions.resume import prune
 from lsp_agent.store.paths import data_dir
 from lsp_agent.tools.base import Tool
-from lsp_agent.tools.lsp_tools import lsp_tools
 from lsp_agent.tools.registry import ToolRegistry, default_tools
+
+if TYPE_CHECKING:
+    from lsp_agent.diagnostics.service import DiagnosticsService
 
 
 def build_sessions(
@@ -78,6 +79,8 @@ def session_tools(
     unknown names are ignored here, the door reports them)."""
     tools: list[Tool[Any, Any]] = list(default_tools())
     if diagnostics is not None and diagnostics.settings.servers:
+        from lsp_agent.tools.lsp_tools import lsp_tools  # only with managed language servers
+
         tools += lsp_tools()
     if only is not None:
         tools = [tool for tool in tools if tool.name in only]

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.env import AgentConfig
 from lsp_agent.agent.prompt import system_prompt
@@ -32,7 +32,6 @@ from lsp_agent.context.memory.discover import managed_memory_path
 from lsp_agent.context.memory.loader import MemorySpec
 from lsp_agent.context.memory.options import memory_options
 from lsp_agent.context.memory.store import MemoryStore
-from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.hooks.runner import HookRunner
 from lsp_agent.mcp.service import McpService
 from lsp_agent.model.anthropic import apply_settings_env
@@ -56,6 +55,9 @@ from lsp_agent.sessions.session import (
 )
 from lsp_agent.tools.registry import ToolRegistry, default_tools
 from lsp_agent.workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from lsp_agent.diagnostics.service import DiagnosticsService
 
 __all__ = [
     "MODES",

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsp_agent.agent.env import AgentConfig, TurnEnv
 from lsp_agent.agent.loop import LoopState, TurnResult, run_turn, start_messages
@@ -26,7 +26,6 @@ from lsp_agent.context.memory.render import render_memory, render_on_demand
 from lsp_agent.context.memory.store import MemoryStore, batch_paths, hook_fields
 from lsp_agent.context.memory.types import MemoryFile
 from lsp_agent.context.start import with_start, without_memory
-from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.mcp.service import McpService
 from lsp_agent.model.anthropic import REQUEST_LIMIT_BYTES
@@ -63,6 +62,9 @@ from lsp_agent.sessions.working_set import Touched
 from lsp_agent.tools.base import ReadState, ToolContext
 from lsp_agent.tools.registry import ToolRegistry
 from lsp_agent.workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from lsp_agent.diagnostics.service import DiagnosticsService
 
 log = logging.getLogger(__name__)
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsp_agent.diagnostics.model import SEVERITY_NAMES
-from lsp_agent.diagnostics.service import DiagnosticsService
 from lsp_agent.model.types import Message
 from lsp_agent.protocol.host import Host
+
+if TYPE_CHECKING:
+    from lsp_agent.diagnostics.service import DiagnosticsService
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 """Tools whose ``file_path`` input names a file the agent changed."""

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pygit2
-
 
 def needs_ignore(path: Path) -> bool:
     """``True`` when ``path`` lies in a git work tree (not inside its ``.git``) and git does
     not ignore it yet. ``False`` outside a repository, in a bare one, or when the repository
     cannot be read (``pygit2.GitError``/``OSError`` swallowed: the note is kept either way)."""
+    # Imported here: libgit2 is needed only when a note creates the file, never on the way to a
+    # session's first model request.
+    import pygit2
+
     try:
         found = pygit2.discover_repository(str(path.parent))
         if found is None:

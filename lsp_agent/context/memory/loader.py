@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from wcmatch import glob as wcglob
-
 from lsp_agent.context.memory.automemory import load_auto_memory
 from lsp_agent.context.memory.discover import (
     Candidate,
@@ -443,6 +441,8 @@ class _Loader:
     def _excluded(self, path: Path) -> bool:
         if not self.spec.excludes:
             return False
+        from wcmatch import glob as wcglob  # only with claudeMdExcludes set
+
         names = {path.as_posix(), self.real(path).as_posix()}
         flags = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.DOTGLOB
         for name in names:

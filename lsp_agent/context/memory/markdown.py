@@ -12,11 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-
-from markdown_it import MarkdownIt
-from markdown_it.rules_inline import StateInline
+from typing import TYPE_CHECKING
 
 from lsp_agent.context.memory.types import Span
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import StateInline
 
 _PATH = re.compile(r"(?:[^\s\\]|\\ |\\(?! ))+")
 """The path after ``@``: non-space characters, ``\\ `` for a space."""
@@ -62,6 +64,9 @@ def _import_rule(state: StateInline, silent: bool) -> bool:
 
 @cache
 def _parser() -> MarkdownIt:
+    # Imported on the first memory file parsed: a folder without one never loads the parser.
+    from markdown_it import MarkdownIt
+
     md = MarkdownIt("commonmark", {"html": True})
     md.inline.ruler.before("text", "memory_import", _import_rule)
     return md

@@ -10,22 +10,39 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-
-from frontmatter.default_handlers import YAMLHandler
-from wcmatch import glob as wcglob
+from typing import TYPE_CHECKING
 
 from lsp_agent.context.memory.types import MemoryNotice, Span
+
+if TYPE_CHECKING:
+    from frontmatter.default_handlers import YAMLHandler
 
 BRACE_LIMIT = 1000
 """Expanded patterns a rule's ``paths`` may produce (Claude Code's brace budget)."""
 
-GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.DOTGLOB | wcglob.NEGATE
-"""``**`` across folders, ``{a,b}``, dot files matched like others, ``!`` excludes."""
-
 KNOWN_KEYS = frozenset({"paths"})
 
-_YAML = YAMLHandler()
+# PyYAML and wcmatch are imported on first use: a folder without frontmatter or rules with
+# ``paths`` never loads them (they are not on the way to a session's first model request).
+
+
+@cache
+def _yaml() -> YAMLHandler:
+    from frontmatter.default_handlers import YAMLHandler
+
+    return YAMLHandler()
+
+
+def _globmatch(path: str, pattern: str) -> bool:
+    """wcmatch's ``globmatch`` with ``**`` across folders, ``{a,b}``, dot files matched like
+    others and ``!`` excludes, within :data:`BRACE_LIMIT`; raises what wcmatch raises for an
+    invalid pattern (``ValueError``, ``PatternLimitException``)."""
+    from wcmatch import glob as wcglob
+
+    flags = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.DOTGLOB | wcglob.NEGATE
+    return wcglob.globmatch(path, pattern, flags=flags, limit=BRACE_LIMIT)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,10 +59,10 @@ class Frontmatter:
 def split_frontmatter(path: Path, text: str, *, rule: bool) -> Frontmatter:
     """Split ``text`` of ``path`` at a leading ``---`` YAML block (removed from what the model
     sees). For a ``rule``, ``paths`` is read and unknown keys are reported. Never raises."""
-    if not text.startswith("---") or not _YAML.detect(text):
+    if not text.startswith("---") or not _yaml().detect(text):
         return Frontmatter(body=text, body_line=0)
     try:
-        raw, body = _YAML.split(text)
+        raw, body = _yaml().split(text)
     except ValueError:  # an opening --- without a closing one: no frontmatter
         return Frontmatter(body=text, body_line=0)
     body_line = text[: len(text) - len(body)].count("\n")
@@ -54,7 +71,7 @@ def split_frontmatter(path: Path, text: str, *, rule: bool) -> Frontmatter:
     if not rule:
         return Frontmatter(body=body, body_line=body_line)
     try:
-        data = _YAML.load(raw)
+        data = _yaml().load(raw)
     except Exception as exc:  # PyYAML raises many types; all mean "does not parse"
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return Frontmatter(
@@ -130,7 +147,7 @@ def _key_span(lines: list[str], key: str, limit: int) -> Span:
 def glob_problem(pattern: str) -> str | None:
     """Why ``pattern`` cannot be used, or ``None`` (an unclosed ``[``, too many expansions)."""
     try:
-        wcglob.globmatch("x", pattern, flags=GLOB_FLAGS, limit=BRACE_LIMIT)
+        _globmatch("x", pattern)
     except Exception as exc:  # wcmatch raises ValueError / PatternLimitException
         return f"invalid glob {pattern!r}: {exc}"
     return None
@@ -148,7 +165,7 @@ def rule_applies(globs: tuple[str, ...], base: Path, path: Path) -> bool:
     relative = relative.replace(os.sep, "/")
     for pattern in globs:
         try:
-            if wcglob.globmatch(relative, pattern, flags=GLOB_FLAGS, limit=BRACE_LIMIT):
+            if _globmatch(relative, pattern):
                 return True
         except Exception:  # an invalid pattern matches nothing; reported at load
             continue
