@@ -329,14 +329,20 @@ def preset(request: pytest.FixtureRequest) -> str:
 async def launch(tmp_path: Path, preset: str) -> AsyncIterator[Launch]:
     """``await launch(scenario)`` → an initialized :class:`Editor` on the workspace folder
     ``tmp_path/"my ws é"`` (a space and a non-ASCII letter, so URIs need quoting); ``{{root}}``
-    in the scenario is that folder."""
+    in the scenario is that folder. ``server_command`` replaces :data:`SERVER_COMMAND` (a test
+    that wraps the real server, e.g. to look at its objects)."""
     root = tmp_path / "my ws é"
     root.mkdir()
     home = tmp_path / "home"
     home.mkdir()
     started: list[tuple[Editor, ScriptedServer]] = []
 
-    async def start(scenario: Scenario, *, init_options: dict[str, Any] | None = None) -> Editor:
+    async def start(
+        scenario: Scenario,
+        *,
+        init_options: dict[str, Any] | None = None,
+        server_command: list[str] | None = None,
+    ) -> Editor:
         scripted = ScriptedServer(scenario=scenario, variables={"root": str(root)})
         await scripted.start()
         env = scripted_env(scripted.base_url, model="claude-test")
@@ -344,7 +350,9 @@ async def launch(tmp_path: Path, preset: str) -> AsyncIterator[Launch]:
         env["LSP_AGENT_DATA_DIR"] = str(tmp_path / "data")  # shared by the test's servers
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
         config = ClientServerConfig(
-            server_command=SERVER_COMMAND, client_factory=make_client, server_env=env
+            server_command=server_command or SERVER_COMMAND,
+            client_factory=make_client,
+            server_env=env,
         )
         client = await config.start()
         assert isinstance(client, LanguageClient)
