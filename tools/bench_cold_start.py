@@ -12,6 +12,9 @@ Interleaved in one run, round by round (order rotating):
     127.0.0.1 (it answers one text turn, so the run ends normally).
 ``python -c pass``
     interpreter start alone.
+``run -p, baseline`` (with ``--baseline DIR``)
+    the same cold ``run -p`` with another checkout's code first on ``PYTHONPATH`` (the
+    code before a change), so before and after see the same load.
 ``run -p via daemon`` (with ``--daemon``)
     the same command while a daemon started by ``lsp-agent daemon start`` runs (in a scratch
     runtime directory): the warm start.
@@ -20,6 +23,7 @@ Prints medians in ms (min-max) and, per round, run -p minus import anthropic (th
 the agent's own on that path). The goal: at most 150 ms.
 
     python tools/bench_cold_start.py [--rounds 15] [--bytecode env|cached] [--daemon]
+        [--baseline OLD_CHECKOUT]
 """
 
 from __future__ import annotations
@@ -115,6 +119,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "wheel install gets); env: the environment as it is",
     )
     parser.add_argument("--daemon", action="store_true", help="also time run -p via a daemon")
+    parser.add_argument(
+        "--baseline", type=Path, help="also time a cold run -p of this checkout's code"
+    )
     args = parser.parse_args(argv)
     arrivals = _Arrivals()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(arrivals))
@@ -158,6 +165,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "run -p → first request": spawn_to_request,
         "python -c pass": lambda: spawn_to_exit([python, "-c", "pass"]),
     }
+    if args.baseline is not None:
+        baseline_env = dict(env, PYTHONPATH=str(args.baseline.resolve()))
+        configs["run -p, baseline → first request"] = lambda: spawn_to_request(baseline_env)
     if args.daemon:
         subprocess.run([agent, "daemon", "start"], env=daemon_env, check=True)
         configs["run -p via daemon → first request"] = lambda: spawn_to_request(daemon_env)
@@ -196,6 +206,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         "\nrun -p → first request minus import anthropic, per round: median "
         f"{statistics.median(extra):.0f} ms ({min(extra):.0f} to {max(extra):.0f})"
     )
+    if args.baseline is not None:
+        old = times["run -p, baseline → first request"]
+        ratios = [a / b for a, b in zip(times["run -p → first request"], old, strict=True)]
+        extra_old = [a - b for a, b in zip(old, times["import anthropic"], strict=True)]
+        print(
+            f"baseline minus import anthropic, per round: median "
+            f"{statistics.median(extra_old):.0f} ms; run -p / baseline, per round: median "
+            f"{statistics.median(ratios):.2f} ({min(ratios):.2f} to {max(ratios):.2f})"
+        )
 
 
 if __name__ == "__main__":
