@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 
-from lsp_agent.mcp.connection import FAILED_LOG
-from lsp_agent.mcp.connection import log as connection_log
+# The connection's logger by name: importing lsp_agent.mcp.connection would load the MCP SDK
+# before a run's first model request, which a run without MCP servers never needs.
+connection_log = logging.getLogger("lsp_agent.mcp.connection")
 
 
 class McpFailureNotices(logging.Filter):
@@ -35,6 +36,8 @@ class McpFailureNotices(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Whether ``record`` is shown (see the module doc)."""
+        from lsp_agent.mcp.connection import FAILED_LOG  # loaded: it logged the record
+
         args = record.args
         if record.msg != FAILED_LOG or not isinstance(args, tuple) or len(args) != 2:
             return True
