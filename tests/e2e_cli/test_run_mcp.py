@@ -167,3 +167,66 @@ def test_an_image_result_reaches_the_model_as_an_image_block(project: Path, tmp_
     )
     assert result.code == 0, result.proc.stderr
     result.server.assert_done()
+
+
+def test_run_p_reports_a_server_needing_login_and_uses_a_stored_token(
+    project: Path, tmp_path: Path
+) -> None:
+    """run -p never waits for a browser: a server that wants OAuth is reported (stderr line,
+    ``needs-auth`` in the init event) and the run goes on without it; once logged in (as an
+    editor does, into the same credentials file), run -p uses the token."""
+    import asyncio
+    import os
+
+    from lsp_agent.mcp.pool import McpPool
+    from tests.e2e_mcp.conftest import free_port, plan_of, stop, test_limits
+    from tests.e2e_mcp.test_oauth import Browser, logged_in, start_oauth
+
+    port = free_port()
+    proc = start_oauth(port)
+    url = f"http://127.0.0.1:{port}/mcp"
+    cfg = config(tmp_path, secure={"type": "http", "url": url})
+    args = ["run", "-p", "who am I?", "--output-format", "stream-json", "--mcp-config", str(cfg)]
+    try:
+        first = run_cli(args, scenario=scenario(reply("No tools for that.")), cwd=project)
+        assert first.code == 0, first.proc.stderr
+        assert first.events()[0]["mcp_servers"] == [{"name": "secure", "status": "needs-auth"}]
+        assert "MCP server secure: needs_login" in first.proc.stderr
+        assert ":AgentMcp login secure" in first.proc.stderr
+
+        async def log_in() -> None:
+            pool = McpPool(
+                plan=plan_of({"secure": {"type": "http", "url": url}}),
+                limits=test_limits(),
+                project=project,
+                environ=os.environ,
+                home=Path.home(),
+            )
+            pool.start()
+            try:
+                await logged_in(pool, Browser())
+            finally:
+                await pool.aclose()
+
+        asyncio.run(log_in())
+        second = run_cli(
+            [*args, "--allowedTools", "mcp__secure"],
+            scenario=scenario(
+                reply(
+                    tool_use("mcp__secure__whoami", {}, id="toolu_who"),
+                    expect=expecting(tools_include=["mcp__secure__whoami"]),
+                ),
+                reply(
+                    "You are authorised.",
+                    expect=expecting(
+                        tool_results=[ToolResultExpect(is_error=False, contains="authorised")]
+                    ),
+                ),
+            ),
+            cwd=project,
+        )
+        assert second.code == 0, second.proc.stderr
+        assert second.events()[0]["mcp_servers"] == [{"name": "secure", "status": "connected"}]
+        second.server.assert_done()
+    finally:
+        stop(proc)
