@@ -122,6 +122,7 @@ class ServerConnection:
         self._fresh = False
         self._lost: asyncio.Event | None = None
         self._login_due = asyncio.Event()
+        self._logging_in = False
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -165,7 +166,8 @@ class ServerConnection:
     async def login(self, open_url: OpenUrl, *, timeout_s: float) -> None:
         """Log in to this HTTP server with OAuth (:func:`.oauth.login`: ``open_url`` shows the
         authorisation URL; bounded by ``timeout_s`` seconds), then reconnect with the new
-        token. Raises :class:`.oauth.LoginError` naming what failed."""
+        token. One login at a time: a second one while the first waits for the browser fails.
+        Raises :class:`.oauth.LoginError` naming what failed."""
         from lsp_agent.mcp.oauth import LoginError
 
         if self.home is None or not uses_oauth(self.spec):
@@ -173,13 +175,19 @@ class ServerConnection:
                 f"MCP server {self.spec.name!r} does not use OAuth (a stdio server, or its "
                 "headers set Authorization)"
             )
-        await login(
-            spec=self.spec,
-            home=self.home,
-            open_url=open_url,
-            callback_port=self.spec.callback_port or 0,
-            timeout_s=timeout_s,
-        )
+        if self._logging_in:
+            raise LoginError("a login to this server is already waiting for the browser")
+        self._logging_in = True
+        try:
+            await login(
+                spec=self.spec,
+                home=self.home,
+                open_url=open_url,
+                callback_port=self.spec.callback_port or 0,
+                timeout_s=timeout_s,
+            )
+        finally:
+            self._logging_in = False
         self.reconnect()
 
     def logout(self) -> None:

@@ -267,3 +267,33 @@ async def test_login_to_a_server_without_oauth_says_so(
     with pytest.raises(LoginError, match="did not ask for an OAuth login"):
         await pool.connections["web"].login(Browser().open, timeout_s=START_WAIT_S)
     await wait_state(pool, "web", "ready")
+
+
+async def test_one_login_at_a_time_and_a_cancelled_login_frees_its_port(
+    oauth_server: str, home: Path, pools: list[McpPool]
+) -> None:
+    url = f"{oauth_server}/mcp"
+    pool = make_pool(pools, {"secure": {"type": "http", "url": url}}, home=home)
+    await wait_state(pool, "secure", "needs_login")
+    connection = pool.connections["secure"]
+    shown: list[str] = []
+
+    async def show(link: str) -> None:  # the user never comes back from the browser
+        shown.append(link)
+
+    first = asyncio.ensure_future(connection.login(show, timeout_s=START_WAIT_S))
+    for _ in range(int(START_WAIT_S * 20)):
+        if shown:
+            break
+        await asyncio.sleep(0.05)
+    with pytest.raises(LoginError, match="already waiting"):
+        await connection.login(show, timeout_s=START_WAIT_S)
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    port = int(shown[0].split("127.0.0.1%3A")[1].split("%2F")[0])
+    with socket.socket() as sock:  # the loopback callback is closed with the login
+        sock.bind(("127.0.0.1", port))
+    # A new login works after the cancelled one.
+    await connection.login(Browser().open, timeout_s=START_WAIT_S)
+    await wait_state(pool, "secure", "ready")
