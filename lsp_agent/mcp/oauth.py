@@ -324,11 +324,6 @@ async def login(
     metadata or registration is unusable, the user's browser came back with a wrong ``state``
     or an error, nothing came back within ``timeout_s`` seconds, or the token request failed.
     """
-    if spec.transport != "http":
-        raise LoginError(
-            "OAuth login is supported for streamable HTTP servers; "
-            f"{spec.name!r} is {spec.transport}"
-        )
     callback = LoopbackCallback()
     try:
         await callback.start(callback_port)
@@ -360,14 +355,16 @@ async def login(
         )
         headers = {k: v for k, v in spec.headers if k.lower() != "authorization"}
         headers["Accept"] = "application/json, text/event-stream"
+        # Streamable HTTP: a POST. SSE: the GET that opens the event stream, left at once (the
+        # headers say whether it was authorised; the stream is never read).
+        method, body = ("POST", LOGIN_PROBE) if spec.transport == "http" else ("GET", None)
         async with httpx2.AsyncClient(auth=provider, headers=headers, timeout=30.0) as client:
             with anyio.fail_after(timeout_s):
-                response = await client.post(spec.url, json=LOGIN_PROBE)
+                async with client.stream(method, spec.url, json=body) as response:
+                    status = response.status_code
         tokens = await storage.get_tokens()
         if provider.context.current_tokens is None or tokens is None:
-            raise LoginError(
-                f"the server did not ask for an OAuth login (HTTP {response.status_code})"
-            )
+            raise LoginError(f"the server did not ask for an OAuth login (HTTP {status})")
         if provider.context.oauth_metadata is not None:
             storage.update(metadata=provider.context.oauth_metadata.model_dump(mode="json"))
         log.info("MCP server %s: logged in", spec.name)

@@ -297,3 +297,17 @@ async def test_one_login_at_a_time_and_a_cancelled_login_frees_its_port(
     # A new login works after the cancelled one.
     await connection.login(Browser().open, timeout_s=START_WAIT_S)
     await wait_state(pool, "secure", "ready")
+
+
+async def test_a_legacy_sse_server_logs_in_too(home: Path, pools: list[McpPool]) -> None:
+    port = free_port()
+    proc = start_oauth(port, "--sse")
+    try:
+        url = f"http://127.0.0.1:{port}/sse"
+        pool = make_pool(pools, {"secure": {"type": "sse", "url": url}}, home=home)
+        await logged_in(pool, Browser())
+        tools = await pool.tools()
+        assert (await call(by_name(tools, "mcp__secure__whoami"), {})).text == "authorised"
+        assert stored(home, url)["tokens"]["access_token"]
+    finally:
+        stop(proc)

@@ -3,7 +3,8 @@ authorisation server (``auth_server_provider``: metadata, dynamic client registr
 ``/authorize`` that approves at once, PKCE-checked ``/token``, refresh) and its protected
 resource metadata, on streamable HTTP at ``http://127.0.0.1:PORT/mcp``.
 
-Run as ``python oauth_server.py PORT [--garbage-metadata]``. Test controls (unauthenticated,
+Run as ``python oauth_server.py PORT [--garbage-metadata] [--sse]`` (``--sse``: the legacy
+SSE transport at ``/sse`` instead). Test controls (unauthenticated,
 127.0.0.1 only): ``POST /test/expire`` makes every access token invalid (refresh tokens stay),
 ``POST /test/revoke`` makes every token invalid, ``GET /test/stats`` counts registrations,
 authorisations, code exchanges and refreshes. ``--garbage-metadata`` serves no protected
@@ -124,14 +125,14 @@ class Provider:
         self.refresh.pop(token.token, None)
 
 
-def build(port: int, *, garbage: bool) -> MCPServer:
+def build(port: int, *, garbage: bool, path: str = "/mcp") -> MCPServer:
     base = f"http://127.0.0.1:{port}"
     provider = Provider()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         settings = AuthSettings(
             issuer_url=base,  # type: ignore[arg-type]
-            resource_server_url=None if garbage else f"{base}/mcp",  # type: ignore[arg-type]
+            resource_server_url=None if garbage else f"{base}{path}",  # type: ignore[arg-type]
             client_registration_options=ClientRegistrationOptions(enabled=not garbage),
         )
     server = MCPServer(
@@ -190,8 +191,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
     parser.add_argument("--garbage-metadata", action="store_true")
+    parser.add_argument("--sse", action="store_true")
     args = parser.parse_args()
-    app = build(args.port, garbage=args.garbage_metadata).streamable_http_app()
+    if args.sse:
+        app = build(args.port, garbage=args.garbage_metadata, path="/sse").sse_app()
+    else:
+        app = build(args.port, garbage=args.garbage_metadata).streamable_http_app()
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 
