@@ -76,7 +76,7 @@ class Recorder:
         if not history:
             self._restart({"kind": "clear"})
             return
-        if common == len(old) - 1 and _extends(history[common], old[common]):
+        if common == len(old) - 1 < len(history) and _extends(history[common], old[common]):
             added = history[common].content[len(old[common].content) :]
             self._append([Message(role=history[common].role, content=added)], merge=True)
             self.recorded[common] = history[common]
