@@ -75,8 +75,12 @@ def timeout_note() -> str:
     )
 
 
-def path_key(path: bytes) -> list[bytes]:
+def path_key(path: bytes) -> bytes:
     """The sort key that gives ripgrep's ``--sort=path`` order: components compared one by
     one as bytes, which is the order of a depth-first walk that visits each directory's
-    entries sorted by name (so ``a/b`` comes before ``a-c``, unlike plain string order)."""
-    return path.split(b"/")
+    entries sorted by name (so ``a/b`` comes before ``a-c``, unlike plain string order).
+
+    Each ``/`` becomes a NUL byte, which sorts before every byte a path component can hold,
+    so comparing the keys as plain bytes compares the components one by one.
+    """
+    return path.replace(b"/", b"\0")

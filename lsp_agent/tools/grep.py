@@ -180,7 +180,8 @@ class GrepTool(Tool[GrepInput]):
             collector = PathOrdered(count=mode == "count", budget_bytes=_MAX_RG_BYTES)
             read = _ReadCap(max_bytes=_MAX_READ_BYTES, then=collector.feed)
             result = await stream_rg(rg_args(inp, mode, root), cwd=cwd, on_lines=read.feed)
-            ordered = collector.result()
+            # Only what the answer can show is decoded (it is cut at MAX_OUTPUT_CHARS).
+            ordered = collector.result(max_lines=inp.head_limit, max_chars=MAX_OUTPUT_CHARS)
             lines = ordered.lines
         stderr = result.stderr.decode("utf-8", "replace").strip()
         if result.returncode == 2 and not lines and not result.stopped:

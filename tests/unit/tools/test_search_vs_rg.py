@@ -152,3 +152,43 @@ def test_path_ordered_keeps_an_exact_prefix_within_the_budget() -> None:
     assert cut and total == 16
     assert 0 < len(kept) < len(full)
     assert kept == full[: len(kept)]
+
+
+@pytest.mark.parametrize("raw", [GREP_CASES[1], GREP_CASES[5], GREP_CASES[7]])
+def test_path_ordered_is_the_same_however_the_output_is_split(
+    random_tree: Env, raw: dict[str, Any]
+) -> None:
+    root = random_tree.root
+    inp = GrepInput.model_validate(raw)
+    args = rg_args(inp, raw["output_mode"], root)
+    unsorted = subprocess.run([find_rg(), *args], cwd=root, capture_output=True, check=False)
+    lines = unsorted.stdout.rstrip(b"\n").split(b"\n")
+    expected = sorted_rg(args, root)
+    rng = random.Random(7)
+    splits = [[1] * len(lines), [len(lines)], [rng.randint(1, 4) for _ in range(len(lines))]]
+    for sizes in splits:
+        collector = PathOrdered(count=raw["output_mode"] == "count", budget_bytes=1 << 20)
+        at = 0
+        for size in sizes:
+            if at < len(lines):
+                collector.feed(b"\n".join(lines[at : at + size]))
+            at += size
+        ordered = collector.result()
+        assert ordered.lines == expected
+        assert ordered.total_lines == len(expected)
+
+
+def test_path_ordered_decodes_only_what_is_asked_for() -> None:
+    def collect() -> PathOrdered:
+        collector = PathOrdered(count=False, budget_bytes=1 << 20)
+        for name in ["m", "b", "a"]:
+            collector.feed(b"".join(f"/r/{name}\0:{i}\0:line {i}\r\n".encode() for i in (1, 2)))
+        return collector
+
+    full = collect().result()
+    assert full.lines[:2] == ["/r/a:1:line 1", "/r/a:2:line 2"]
+    assert collect().result(max_lines=3).lines == full.lines[:3]
+    # Stops once the joined text is longer than max_chars: enough to cut it there.
+    short = collect().result(max_chars=20)
+    assert short.lines == full.lines[:2]
+    assert short.total_lines == full.total_lines == 6
