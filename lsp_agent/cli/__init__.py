@@ -248,8 +248,9 @@ def _daemon(args: argparse.Namespace) -> int:
         if info is None:
             print("lsp-agent daemon: not running")
             return 1
+        state = "stopping once its runs end" if info.get("stopping") else "running"
         print(
-            f"lsp-agent daemon: running (pid {info['pid']}, {info['running']} running, "
+            f"lsp-agent daemon: {state} (pid {info['pid']}, {info['running']} running, "
             f"{info.get('background', 0)} in the background, {info['served']} served)"
         )
         return 0

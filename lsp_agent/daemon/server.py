@@ -184,6 +184,7 @@ def _accept(
                 "running": len(state.runs) + len(state.background),
                 "background": len(state.background),
                 "served": state.served,
+                "stopping": state.stopping,
             },
         )
         _close_all(conn, reader.fds)
@@ -191,7 +192,6 @@ def _accept(
         state.stopping = True
         _reply(conn, {"ok": True, "pid": os.getpid(), "background": len(state.background)})
         _close_all(conn, reader.fds)
-        selector.unregister(listener)
     elif op == "kill" and message is not None:
         _kill(conn, message, state)
         _close_all(conn, reader.fds)
@@ -228,7 +228,8 @@ def _start_run(
     key: str,
 ) -> None:
     conn, reader, message, listener = start.conn, start.reader, start.message, start.listener
-    problem = _run_problem(message, key)
+    # A stopping daemon still answers status and kill (for the runs it waits for), not runs.
+    problem = "the daemon is stopping" if state.stopping else _run_problem(message, key)
     if problem:
         _reply(conn, {"error": problem})
         _close_all(conn, reader.fds)

@@ -180,6 +180,15 @@ def test_attach_detaches_on_ctrl_c_and_kill_ends_the_run(
     assert record["state"] == "running"  # neither the detach nor the idle timeout ended it
     assert "1 in the background" in lsp_agent("daemon", "status", env=env).stdout
 
+    # Stopping waits for the background run; meanwhile the daemon answers but takes no run.
+    stopped = lsp_agent("daemon", "stop", env=env)
+    assert "stopping once its background runs end (1 running" in stopped.stdout
+    status = lsp_agent("daemon", "status", env=env).stdout
+    assert status.startswith("lsp-agent daemon: stopping once its runs end"), status
+    refused = lsp_agent("run", "-p", "more", "--bg", env=env, cwd=project)
+    assert refused.returncode == 1
+    assert "the daemon refused the run: the daemon is stopping" in refused.stderr
+
     killed = lsp_agent("kill", run_id[:3], env=env)
     assert (killed.returncode, killed.stdout) == (0, f"lsp-agent: killed background run {run_id}\n")
     (record,) = _ps_records(env)
@@ -188,6 +197,11 @@ def test_attach_detaches_on_ctrl_c_and_kill_ends_the_run(
     assert again.returncode == 1
     assert f"background run {run_id} is not running (killed, exit 143)" in again.stderr
     assert lsp_agent("attach", run_id, env=env).returncode == 143
+    socket_file = runtime / "lsp-agent" / "daemon.sock"
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while socket_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not socket_file.exists()  # the daemon ended once its last run did
 
 
 def test_unknown_and_ambiguous_ids_are_named(project: Path, runtime: Path, server: Servers) -> None:
@@ -283,3 +297,22 @@ def test_a_piped_prompt_reaches_the_background_run(
     attached = lsp_agent("attach", run_id, env=env)
     assert (attached.returncode, attached.stdout) == (0, "Answer from stdin.\n")
     assert _ps_records(env)[0]["prompt"] == "(stdin)"
+
+
+def test_a_run_outlives_a_dead_daemon_and_can_still_be_killed(
+    project: Path, runtime: Path, server: Servers
+) -> None:
+    _scripted, url = server(_stalled())
+    env = cli_env(url, XDG_RUNTIME_DIR=str(runtime))
+    run_id, _session = _start_bg(["run", "-p", "think"], env=env, cwd=project)
+    status = lsp_agent("daemon", "status", env=env).stdout
+    daemon_pid = int(status.split("pid ")[1].split(",")[0])
+    os.kill(daemon_pid, signal.SIGKILL)  # the daemon dies; the run (its own session) goes on
+    (record,) = _ps_records(env)
+    assert record["state"] == "running"
+
+    killed = lsp_agent("kill", run_id, env=env)
+    assert killed.returncode == 0, killed.stderr
+    assert f"killed background run {run_id}" in killed.stdout
+    (record,) = _ps_records(env)
+    assert (record["state"], record["exit_code"]) == ("killed", None)
