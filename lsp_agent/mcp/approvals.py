@@ -98,7 +98,7 @@ def _read(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text("utf-8"))
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         log.error(
             "MCP approvals file %s is unreadable (%s): no project server is approved", path, exc
         )

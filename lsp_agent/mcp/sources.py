@@ -131,7 +131,7 @@ def _read_object(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         if len(data) > MAX_CONFIG_BYTES * 50:
             return None, "too large"
         value = json.loads(data.decode("utf-8").removeprefix("\ufeff"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         return None, str(exc)
     if not isinstance(value, dict):
         return None, "not a JSON object"

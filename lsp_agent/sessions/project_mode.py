@@ -122,7 +122,7 @@ class ModeApprovals:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return set(self._memory)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             log.warning("ignoring unreadable %s: %s", self.path, exc)
             return set(self._memory)
         stored = {item for item in raw if isinstance(item, str)} if isinstance(raw, list) else set()

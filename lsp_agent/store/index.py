@@ -192,7 +192,7 @@ def _transcripts(data: Path) -> list[tuple[Path, os.stat_result]]:
 def _read_index(data: Path) -> dict[str, dict[str, Any]]:
     try:
         raw = json.loads((data / INDEX_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(raw, dict) or raw.get("version") != INDEX_VERSION:
         return {}

@@ -68,7 +68,7 @@ class ImportApprovals:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return dict(self._memory)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             log.warning("ignoring %s: %s", self.path, exc)
             return dict(self._memory)
         if not isinstance(raw, dict):
