@@ -138,6 +138,8 @@ function M.check()
           .. server.name })
       elseif server.state == 'needs_approval' then
         health.warn(line, { ':AgentMcp approve ' .. server.name })
+      elseif server.state == 'needs_login' then
+        health.warn(line, { ':AgentMcp login ' .. server.name .. ' (your browser opens)' })
       else
         health.info(line)
       end

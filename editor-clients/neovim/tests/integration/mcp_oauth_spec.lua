@@ -40,6 +40,11 @@ H.test('log in to an HTTP server and use its tool', function()
   H.wait(E.WAIT, function()
     return vim.iter(notices):any(function(m) return m:find(':AgentMcp login secure', 1, true) end)
   end, 'the needs-login notice')
+  vim.cmd('checkhealth lsp_agent')
+  local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  vim.cmd('bwipeout!')
+  H.ok(health:find('secure  needs_login', 1, true) and health:find(':AgentMcp login secure', 1, true),
+    health)
 
   vim.cmd('AgentMcp login secure')
   H.wait(WAIT_MCP, function()
