@@ -133,7 +133,7 @@ def run_in_background(routed: list[str], args: argparse.Namespace) -> int:
                 if start_daemon(1800, environ=environ, quiet=True) != 0:
                     return _fail("--bg: the daemon could not be started")
         except client.BackgroundError as exc:
-            return _fail(f"--bg: {exc}")
+            return _fail(_refusal(exc))
     if answer is None:
         return _fail("--bg: the daemon started but does not take runs")
     run_id, session = str(answer["id"]), answer.get("session_id") or "-"
@@ -144,6 +144,17 @@ def run_in_background(routed: list[str], args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _refusal(exc: client.BackgroundError) -> str:
+    """Why ``--bg`` failed, with what to do about a daemon of another build."""
+    hint = ""
+    if "another build" in str(exc):
+        hint = (
+            " (`lsp-agent daemon stop` ends it once its runs end; "
+            "the next --bg starts a current one)"
+        )
+    return f"--bg: {exc}{hint}"
 
 
 def _background_argv(routed: list[str], args: argparse.Namespace) -> tuple[list[str], str | None]:
