@@ -25,14 +25,19 @@ import asyncio
 import importlib
 import logging
 import os
+import uuid
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
 from lsp_agent.config.diagnostics import problems_to_diagnostics
 from lsp_agent.lsp import methods
+from lsp_agent.lsp.protocol import AgentProtocol
+from lsp_agent.mcp.elicit_form import ask_form, form_problem
+from lsp_agent.mcp.elicitation import question_for
 from lsp_agent.mcp.limits import limits_from_env
 from lsp_agent.mcp.service import McpError, McpService
 from lsp_agent.mcp.sources import McpSources
@@ -224,17 +229,60 @@ class McpDoor:
                 )
             )
 
-    async def _ask(self, message: str, choices: tuple[str, ...]) -> str | None:
-        """A server's elicitation, shown with ``window/showMessageRequest``: the button the
-        user pressed, or ``None``."""
+    async def _ask(
+        self, server: str, message: str, schema: dict[str, Any]
+    ) -> tuple[str, dict[str, Any] | None]:
+        """A server's elicitation: a form (``lspAgent/mcp/elicit``) when the client declared
+        ``mcpElicitation``, else buttons (``window/showMessageRequest``) when they can answer
+        it, else declined."""
+        if self.server.options.client_capabilities.mcp_elicitation:
+            problem = form_problem(schema)
+            if problem is None:
+                return await ask_form(message, schema, form=partial(self._form, server))
+            logger.info("MCP server %s asked for a form; declined (%s)", server, problem)
+            return "decline", None
+        question = question_for(schema)
+        if question is None:
+            logger.info("MCP server %s asked for a form buttons cannot answer; declined", server)
+            return "decline", None
         chosen = await self.server.window_show_message_request_async(
             types.ShowMessageRequestParams(
                 type=types.MessageType.Info,
-                message=message,
-                actions=[types.MessageActionItem(title=c) for c in choices],
+                message=f"MCP server {server!r} asks: {message}",
+                actions=[types.MessageActionItem(title=c) for c in question.choices],
             )
         )
-        return chosen.title if chosen is not None else None
+        return question.answer(chosen.title if chosen is not None else None)
+
+    async def _form(
+        self, server: str, message: str, schema: dict[str, Any], problems: tuple[str, ...]
+    ) -> tuple[str, Any]:
+        """One ``lspAgent/mcp/elicit`` round trip: the editor's ``(action, content)``; an
+        error, a malformed answer or no answer within the permission timeout is ``cancel``."""
+        params: dict[str, Any] = {"server": server, "message": message, "requestedSchema": schema}
+        if problems:
+            params["problems"] = list(problems)
+        protocol = self.server.protocol
+        assert isinstance(protocol, AgentProtocol)
+        msg_id = f"lspAgent-{uuid.uuid4().hex}"
+        future = asyncio.wrap_future(
+            protocol.send_request(methods.MCP_ELICIT, params, msg_id=msg_id)
+        )
+        timeout = self.server.options.permission_timeout_ms / 1000
+        try:
+            raw = await asyncio.wait_for(asyncio.shield(future), timeout=timeout)
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            protocol.abandon_request(msg_id)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            logger.info("no answer to MCP server %s's form within %g s", server, timeout)
+            return "cancel", None
+        except JsonRpcException as exc:
+            logger.warning("the editor could not show MCP server %s's form: %s", server, exc)
+            return "cancel", None
+        if isinstance(raw, dict):
+            return str(raw.get("action", "cancel")), raw.get("content")
+        return str(getattr(raw, "action", "cancel")), getattr(raw, "content", None)
 
     def did_change_configuration(self, raw: Any) -> None:
         """``workspace/didChangeConfiguration``: a change of ``settings.lspAgent.trusted``

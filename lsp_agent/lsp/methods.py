@@ -63,6 +63,7 @@ MCP_RECONNECT = "lspAgent/mcp/reconnect"
 MCP_RESOURCES = "lspAgent/mcp/resources"
 MCP_LOGIN = "lspAgent/mcp/login"
 MCP_LOGOUT = "lspAgent/mcp/logout"
+MCP_ELICIT = "lspAgent/mcp/elicit"
 
 # Client -> server notifications.
 SESSION_CANCEL = "lspAgent/session/cancel"
@@ -291,6 +292,15 @@ METHODS: tuple[Method, ...] = (
         result="McpServersResult",
         section="15.7",
         summary="Forget an HTTP MCP server's OAuth tokens.",
+    ),
+    Method(
+        name=MCP_ELICIT,
+        direction=_S2C,
+        kind="request",
+        params="McpElicitParams",
+        result="McpElicitResult",
+        section="15.8",
+        summary="Show an MCP server's form (clients declaring mcpElicitation).",
     ),
     Method(
         name=SESSION_CHECKPOINTS,

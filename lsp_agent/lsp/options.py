@@ -54,11 +54,14 @@ class ClientFeatures:
     ``saveDocuments``: the client answers ``lspAgent/workspace/saveDocuments`` (else the server
     writes buffer text to disk itself). ``reloadDocuments``: the client reloads clean buffers
     on ``lspAgent/workspace/didChangeFiles`` (the server sends it either way; this only tells
-    the server that someone listens).
+    the server that someone listens). ``mcpElicitation``: the client shows MCP servers' forms
+    sent as ``lspAgent/mcp/elicit`` (else only forms buttons can answer are asked, with
+    ``window/showMessageRequest``).
     """
 
     save_documents: bool = False
     reload_documents: bool = False
+    mcp_elicitation: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,7 +119,11 @@ _FIELDS = {
     "sessionIdleMinutes": "session_idle_minutes",
     "mcpServers": "mcp_servers",
 }
-_FEATURES = {"saveDocuments": "save_documents", "reloadDocuments": "reload_documents"}
+_FEATURES = {
+    "saveDocuments": "save_documents",
+    "reloadDocuments": "reload_documents",
+    "mcpElicitation": "mcp_elicitation",
+}
 
 
 def parse_init_options(raw: Any) -> InitOptions:

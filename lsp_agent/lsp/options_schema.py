@@ -36,6 +36,7 @@ class ClientFeaturesModel(_Options):
 
     save_documents: bool = False
     reload_documents: bool = False
+    mcp_elicitation: bool = False
 
 
 class InitOptionsModel(_Options):
@@ -79,6 +80,7 @@ def validate(ours: dict[str, Any]) -> InitOptions:
         client_capabilities=ClientFeatures(
             save_documents=model.client_capabilities.save_documents,
             reload_documents=model.client_capabilities.reload_documents,
+            mcp_elicitation=model.client_capabilities.mcp_elicitation,
         ),
         trusted=model.trusted,
         settings=model.settings,

@@ -11,6 +11,8 @@ sends against these models.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from lsp_agent.agent.loop import PromptStopReason
@@ -305,3 +307,17 @@ class McpResourcesResult(BaseModel):
 
     cwd: str
     items: tuple[McpResourceItem, ...]
+
+
+class McpElicitParams(BaseModel):
+    """``lspAgent/mcp/elicit``: MCP server ``server`` asks the user to fill a form.
+    ``requestedSchema`` is a flat object schema (MCP 2025-06-18: string, number, integer,
+    boolean and string-enum fields; ``required``); ``problems`` lists what was wrong with the
+    previous answer to the same form (absent the first time)."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    server: str
+    message: str
+    requested_schema: dict[str, Any] = Field(alias="requestedSchema")
+    problems: tuple[str, ...] | None = None

@@ -311,6 +311,17 @@ class McpResourcesParams(BaseModel):
     cwd: str | None = None
 
 
+class McpElicitResult(BaseModel):
+    """Answer to ``lspAgent/mcp/elicit``: ``accept`` with the fields' ``content``, or
+    ``decline`` / ``cancel`` (MCP's elicitation actions). The server checks ``content``
+    against the form and asks again, with ``problems``, when it does not fit."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, str | int | float | bool] | None = None
+
+
 class McpReconnectParams(BaseModel):
     """``lspAgent/mcp/reconnect``: restart server ``name`` now."""
 

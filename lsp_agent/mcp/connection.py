@@ -32,7 +32,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from lsp_agent import __version__
 from lsp_agent.mcp.config import ServerSpec
-from lsp_agent.mcp.elicitation import question_for
+from lsp_agent.mcp.elicitation import AskFn
 from lsp_agent.mcp.errors import describe_error
 from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.listing import list_prompts, list_tools
@@ -50,9 +50,6 @@ the error, as the status shows it); a door that shows the status itself filters 
 T = TypeVar("T")
 
 State = Literal["idle", "starting", "ready", "failed", "needs_login", "stopped"]
-
-AskFn = Callable[[str, tuple[str, ...]], Awaitable[str | None]]
-"""Shows ``(message, buttons)`` to the user; returns the button pressed (``None``: none)."""
 
 ProgressFn = Callable[[float, float | None, str | None], None]
 """Receives ``(progress, total, message)`` from a running call."""
@@ -481,21 +478,18 @@ class ServerConnection:
     async def _elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
-        """Show the request as a question (:mod:`.elicitation`), or decline it."""
+        """Ask the user through ``ask`` (:mod:`.elicitation`); URL-mode requests, and every
+        request when nobody can answer, are declined."""
         name = self.spec.name
-        question = None
-        if isinstance(params, types.ElicitRequestFormParams):
-            question = question_for(params.requested_schema)
-        if self.ask is None or question is None:
-            why = "nobody to ask" if self.ask is None else "a form the editor cannot show"
+        if self.ask is None or not isinstance(params, types.ElicitRequestFormParams):
+            why = "nobody to ask" if self.ask is None else "a URL-mode request"
             log.info("MCP server %s asked the user for input; declined (%s)", name, why)
             return types.ElicitResult(action="decline")
         try:
-            choice = await self.ask(f"MCP server {name!r} asks: {params.message}", question.choices)
+            action, content = await self.ask(name, params.message, dict(params.requested_schema))
         except Exception:
             log.exception("asking the user for MCP server %s failed", name)
-            choice = None
-        action, content = question.answer(choice)
+            action, content = "cancel", None
         return types.ElicitResult(action=action, content=content)  # type: ignore[arg-type]
 
     # -- calls ------------------------------------------------------------------------------

@@ -1,17 +1,24 @@
 """A server's elicitation request as a question with buttons, and the answer back.
 
-The editor shows questions with ``window/showMessageRequest`` (a message and buttons, which
-every LSP client has), so the forms it can show are those a few buttons answer: no fields
-(Accept / Decline), one boolean field (Yes / No / Decline) or one field with an ``enum`` of
-strings (one button per value, then Decline). Any other form, and URL-mode requests, are
-declined with a log line, as is every request when nobody can answer (``run -p``). Closing
-the question without a button is ``cancel``. Pure functions; no SDK import.
+An editor that declares forms (the LSP door's ``mcpElicitation`` client capability) gets
+every form as one (:mod:`.elicit_form`). Otherwise questions are shown with
+``window/showMessageRequest`` (a message and buttons, which every LSP client has), so the
+forms shown are those a few buttons answer: no fields (Accept / Decline), one boolean field
+(Yes / No / Decline) or one field with an ``enum`` of strings (one button per value, then
+Decline). Any other form, and URL-mode requests, are declined with a log line, as is every
+request when nobody can answer (``run -p``). Closing the question without a button is
+``cancel``. Pure functions; no SDK import.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+
+AskFn = Callable[[str, str, dict[str, Any]], Awaitable[tuple[str, dict[str, Any] | None]]]
+"""Asks the user: ``(server name, message, requested schema)`` → ``(action, content)`` for
+the server (``action`` one of ``accept``, ``decline``, ``cancel``)."""
 
 MAX_CHOICES = 10
 """Enum values shown as buttons at most (a longer enum cannot be shown)."""

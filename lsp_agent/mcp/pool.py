@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.mcp.connection import AskFn, ServerConnection, ServerStatus
+from lsp_agent.mcp.connection import ServerConnection, ServerStatus
+from lsp_agent.mcp.elicitation import AskFn
 from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.login_path import LoginPath
 from lsp_agent.mcp.resource_tools import resource_tools

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.config.problems import SettingsProblem
 from lsp_agent.mcp.approvals import approvals_path, record_approval
+from lsp_agent.mcp.elicitation import AskFn
 from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.mentions import Mention, parse_mentions, resource_block
 from lsp_agent.mcp.sources import McpPlan, McpSources, plan_servers
@@ -48,10 +49,10 @@ class McpService:
         limits: McpLimits,
         roots: Callable[[], Sequence[Path]] = tuple,
         on_change: Callable[[McpService], None] = lambda _s: None,
-        ask: Callable[[str, tuple[str, ...]], Awaitable[str | None]] | None = None,
+        ask: AskFn | None = None,
     ) -> None:
         self.ask = ask
-        """Shows a server's elicitation as ``(message, buttons)`` (``None``: declined)."""
+        """Asks the user what a server's elicitation wants (``None``: declined)."""
         self.sources = sources
         self.limits = limits
         self.roots = roots

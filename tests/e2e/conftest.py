@@ -164,6 +164,9 @@ class Editor:
     message_requests: list[types.ShowMessageRequestParams] = field(default_factory=list)
     message_answers: list[str | None] = field(default_factory=list)
     """Titles pressed for ``window/showMessageRequest``, in order (none left: dismissed)."""
+    elicit_requests: list[dict[str, Any]] = field(default_factory=list)
+    elicit_answers: list[dict[str, Any]] = field(default_factory=list)
+    """Answers to ``lspAgent/mcp/elicit``, in order (none left: cancel)."""
     skip_edits: bool = False
     """Answer ``applied: true`` without applying (Neovim skips stale edits silently)."""
     permission: Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]] = (
@@ -432,6 +435,11 @@ def _register_handlers(editor: Editor) -> None:
         editor.message_requests.append(params)
         title = editor.message_answers.pop(0) if editor.message_answers else None
         return types.MessageActionItem(title=title) if title is not None else None
+
+    @client.feature(methods.MCP_ELICIT)
+    def mcp_elicit(params: dict[str, Any]) -> dict[str, Any]:
+        editor.elicit_requests.append(params)
+        return editor.elicit_answers.pop(0) if editor.elicit_answers else {"action": "cancel"}
 
     @client.feature(methods.MCP_DID_CHANGE)
     def mcp_did_change(params: dict[str, Any]) -> None:

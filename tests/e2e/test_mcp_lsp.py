@@ -350,3 +350,64 @@ async def test_resource_mentions_complete_after_the_server_name(
     ]
     assert cards and "[image (png, 34 KB)]" in cards[-1]
     assert "iVBORw0KGgo" not in "".join(cards)
+
+
+async def test_a_form_goes_to_a_client_that_shows_forms_and_is_checked(
+    launch: Launch, tmp_path: Path
+) -> None:
+    editor = await launch(
+        scenario(
+            reply(tool_use("mcp__ed__profile", {}, id="toolu_p1")),
+            reply(
+                tool_use("mcp__ed__profile", {}, id="toolu_p2"),
+                expect=expecting(
+                    tool_results=[
+                        ToolResultExpect(
+                            is_error=False,
+                            contains='profile: {"name":"Ada","age":36,"colour":"blue",'
+                            '"subscribe":true}',
+                        )
+                    ]
+                ),
+            ),
+            reply(
+                "done",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=False, contains="answer: decline")]
+                ),
+            ),
+        ),
+        init_options={
+            "trusted": True,
+            "mcpServers": {"ed": stdio_entry("--name", "ed")},
+            "clientCapabilities": {"saveDocuments": True, "mcpElicitation": True},
+        },
+    )
+    await _until_state(editor, "ed", "ready")
+    editor.elicit_answers += [
+        # wrong: too short a name, an age below the minimum, a colour not offered, a stray key
+        {"action": "accept", "content": {"name": "A", "age": -1, "colour": "pink", "x": 1}},
+        {
+            "action": "accept",
+            "content": {"name": "Ada", "age": 36.0, "colour": "blue", "subscribe": True},
+        },
+        {"action": "decline"},
+    ]
+    session_id = await editor.new_session()
+    answer = await editor.prompt(session_id, "make my profile twice")
+    assert answer["stopReason"] == "end_turn"
+    editor.scripted.assert_done()
+    first, again, third = editor.elicit_requests
+    assert first["server"] == "ed" and first["message"] == "Create your profile"
+    schema = first["requestedSchema"]
+    assert schema["required"] == ["name", "age"]
+    assert schema["properties"]["colour"]["enum"] == ["red", "green", "blue"]
+    assert "problems" not in first
+    assert again["problems"] == [
+        "x: not a field of this form",
+        "name: at least 2 characters",
+        "age: at least 0",
+        "colour: must be one of red, green, blue",
+    ]
+    assert "problems" not in third
+    assert editor.message_requests == []  # no button question for a client that shows forms

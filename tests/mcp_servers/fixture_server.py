@@ -12,7 +12,7 @@ import os
 import struct
 import sys
 import time
-from typing import Annotated
+from typing import Annotated, Literal
 
 from mcp.server.mcpserver import (
     AcceptedElicitation,
@@ -32,7 +32,7 @@ from mcp_types import (
     TextContent,
     ToolAnnotations,
 )
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class Confirmation(BaseModel):
@@ -41,6 +41,17 @@ class Confirmation(BaseModel):
 
 def ask_confirmation() -> Elicit[Confirmation]:
     return Elicit("Delete the build folder?", Confirmation)
+
+
+class Profile(BaseModel):
+    name: str = Field(min_length=2, description="Your name")
+    age: int = Field(ge=0, le=150)
+    colour: Literal["red", "green", "blue"] = "green"
+    subscribe: bool = False
+
+
+def ask_profile() -> Elicit[Profile]:
+    return Elicit("Create your profile", Profile)
 
 
 def chart_png() -> str:
@@ -160,6 +171,15 @@ def build(name: str) -> MCPServer:
         """Ask the user to confirm (an elicitation with one boolean field)."""
         if isinstance(answer, AcceptedElicitation):
             return f"accepted: proceed={answer.data.proceed}"
+        return f"answer: {answer.action}"
+
+    @server.tool()
+    def profile(
+        answer: Annotated[ElicitationResult[Profile], Resolve(ask_profile)],
+    ) -> str:
+        """Ask for a profile (a form with several fields and free text)."""
+        if isinstance(answer, AcceptedElicitation):
+            return f"profile: {answer.data.model_dump_json()}"
         return f"answer: {answer.action}"
 
     @server.tool()

@@ -99,7 +99,7 @@ export interface AgentInitOptions {
   verificationMode?: VerificationModeSetting;
   trustedHooks?: boolean;
   mcpServers?: Record<string, unknown>;
-  clientCapabilities: { saveDocuments: true; reloadDocuments: true };
+  clientCapabilities: { saveDocuments: true; reloadDocuments: true; mcpElicitation: true };
 }
 
 export function initializationOptions(settings: ExtensionSettings, trusted: boolean): { lspAgent: AgentInitOptions } {
@@ -114,7 +114,7 @@ export function initializationOptions(settings: ExtensionSettings, trusted: bool
       ...(settings.verificationMode !== 'report' ? { verificationMode: settings.verificationMode } : {}),
       ...(trustedHooks ? { trustedHooks } : {}),
       ...(settings.mcpServers && Object.keys(settings.mcpServers).length > 0 ? { mcpServers: settings.mcpServers } : {}),
-      clientCapabilities: { saveDocuments: true, reloadDocuments: true },
+      clientCapabilities: { saveDocuments: true, reloadDocuments: true, mcpElicitation: true },
     },
   };
 }

@@ -15,7 +15,8 @@ import { rankPaths, resolvePrompt, type MentionIo, type SelectionBlockInput } fr
 import type { ReviewController } from './review/reviewController';
 import type { MentionCandidate, PanelSnapshot, RewindRestore, SelectionInfo, SessionSummary, ToHost, ToWebview } from './shared/messages';
 import { applyRewind } from './rewind';
-import type { ContentBlock, McpAction, McpServerInfo, McpServersResult, RewindResult, TurnResult, ModeId, SessionDidEndParams, SessionDidStartParams, SessionUpdateParams } from './shared/protocol';
+import { McpForms } from './mcpForms';
+import type { ContentBlock, McpAction, McpElicitParams, McpElicitResult, McpServerInfo, McpServersResult, RewindResult, TurnResult, ModeId, SessionDidEndParams, SessionDidStartParams, SessionUpdateParams } from './shared/protocol';
 import {
   addNotice,
   addPermission,
@@ -157,6 +158,20 @@ export class ChatController implements vscode.Disposable {
     } catch (error) {
       this.notify(undefined, 'error', `MCP server ${name}: ${errorMessage(error)}`);
     }
+  }
+
+  private readonly forms = new McpForms((message) => this.post(message));
+
+  /** An MCP server's form (`lspAgent/mcp/elicit`): a card in the panel until answered. */
+  mcpElicit(params: McpElicitParams, token?: vscode.CancellationToken): Promise<McpElicitResult> {
+    const answer = this.forms.ask(params, token);
+    this.deps.log.info(`MCP server ${params.server} asks: ${params.message}`);
+    if (!this.deps.panelVisible()) {
+      void vscode.window
+        .showInformationMessage(`MCP server ${params.server} asks: ${params.message}`, 'Show')
+        .then((choice) => (choice === 'Show' ? this.deps.reveal(true) : undefined));
+    }
+    return answer;
   }
 
   private post(message: ToWebview): void {
@@ -680,8 +695,12 @@ export class ChatController implements vscode.Disposable {
     switch (message.type) {
       case 'ready':
         this.post({ type: 'snapshot', snapshot: this.snapshot() });
+        this.forms.replay();
         this.deps.setBadge(this.pendingCount());
         if (this.deps.client.status.phase === 'stopped') void this.deps.client.start();
+        return;
+      case 'mcpFormAnswer':
+        this.forms.answer(message.formId, message.action, message.content);
         return;
       case 'newSession':
         await this.newSession();

@@ -109,6 +109,7 @@ export function activate(context: vscode.ExtensionContext, createClient: ClientF
       saveDocuments: (params) => saveDocuments(params, log),
       didChangeFiles: (params) => didChangeFiles(params, log),
       mcpDidChange: (params) => ref.controller?.mcpChanged(params),
+      mcpElicit: (params, token) => ref.controller?.mcpElicit(params, token) ?? Promise.resolve({ action: 'cancel' as const }),
     },
   });
 

@@ -654,3 +654,37 @@ def test_mcp_servers_from_setup(run_integration: RunIntegration) -> None:
             )
         },
     )
+
+
+def test_elicitation_form(run_integration: RunIntegration) -> None:
+    fixture = Path(__file__).resolve().parents[2] / "mcp_servers" / "fixture_server.py"
+    run_integration(
+        "elicit",
+        scenario(
+            reply(tool_use("mcp__ed__profile", {}, id="toolu_p1")),
+            reply(
+                tool_use("mcp__ed__profile", {}, id="toolu_p2"),
+                expect=expecting(
+                    tool_results=[
+                        ToolResultExpect(
+                            is_error=False,
+                            contains='profile: {"name":"Ada","age":36,"colour":"blue",'
+                            '"subscribe":true}',
+                        )
+                    ]
+                ),
+            ),
+            reply(
+                "Done.",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=False, contains="answer: decline")]
+                ),
+            ),
+        ),
+        files={"main.py": "print('hi')\n"},
+        env={
+            "LSP_AGENT_TEST_MCP": json.dumps(
+                {"command": sys.executable, "args": [str(fixture), "--name", "ed"]}
+            )
+        },
+    )

@@ -45,6 +45,7 @@ local function install_handlers()
   handlers[methods.WORKSPACE_SAVE_DOCUMENTS] = workspace.save_documents
   handlers[methods.WORKSPACE_DID_CHANGE_FILES] = workspace.did_change_files
   handlers[methods.MCP_DID_CHANGE] = mcp.handle_did_change
+  handlers[methods.MCP_ELICIT] = require('lsp_agent.elicit').handler
   handlers['workspace/applyEdit'] = workspace.apply_edit
   handlers['$/cancelRequest'] = function(_, params, ctx)
     -- Request handlers are not told their request id, so a withdrawn prompt is matched only

@@ -34,6 +34,7 @@ M.methods = {
   MCP_RESOURCES = 'lspAgent/mcp/resources',
   MCP_LOGIN = 'lspAgent/mcp/login',
   MCP_LOGOUT = 'lspAgent/mcp/logout',
+  MCP_ELICIT = 'lspAgent/mcp/elicit',
   SESSION_CHECKPOINTS = 'lspAgent/session/checkpoints',
   SESSION_REWIND = 'lspAgent/session/rewind',
 }
@@ -229,6 +230,23 @@ M.commands = {
 ---@field name string
 ---@field approved boolean
 ---@field cwd? string
+
+--- `lspAgent/mcp/elicit`: MCP server `server` asks the user to fill a form.
+--- `requestedSchema` is a flat object schema (MCP 2025-06-18: string, number, integer,
+--- boolean and string-enum fields; `required`); `problems` lists what was wrong with the
+--- previous answer to the same form (absent the first time).
+---@class lsp_agent.protocol.McpElicitParams
+---@field server string
+---@field message string
+---@field requestedSchema table<string, any>
+---@field problems? string[]
+
+--- Answer to `lspAgent/mcp/elicit`: `accept` with the fields' `content`, or
+--- `decline` / `cancel` (MCP's elicitation actions). The server checks `content`
+--- against the form and asks again, with `problems`, when it does not fit.
+---@class lsp_agent.protocol.McpElicitResult
+---@field action 'accept'|'decline'|'cancel'
+---@field content? table<string, string|integer|number|boolean>
 
 --- `lspAgent/mcp/list`: the servers of project directory `cwd` (an absolute path;
 --- default: the first workspace folder).

@@ -85,7 +85,7 @@ function M.client_config(root, trusted)
         logLevel = opts.server_log_level,
         -- nil unless set; an empty table would be sent as [] (not an object), so it is dropped
         mcpServers = (opts.mcp_servers and next(opts.mcp_servers)) and opts.mcp_servers or nil,
-        clientCapabilities = { saveDocuments = true, reloadDocuments = true },
+        clientCapabilities = { saveDocuments = true, reloadDocuments = true, mcpElicitation = true },
       },
     },
     on_init = function(client, result)

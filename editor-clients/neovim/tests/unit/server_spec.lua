@@ -52,7 +52,7 @@ H.test('the client config carries trust, mode, model, handlers and documentChang
     permissionMode = 'plan',
     model = 'm',
     logLevel = 'warning',
-    clientCapabilities = { saveDocuments = true, reloadDocuments = true },
+    clientCapabilities = { saveDocuments = true, reloadDocuments = true, mcpElicitation = true },
   } })
   H.eq(c.capabilities.workspace.workspaceEdit.documentChanges, true)
   H.eq(c.handlers, server.handlers)

@@ -20,6 +20,8 @@ import {
   type DiagnosticsDidChangeParams,
   type DidChangeFilesParams,
   type McpAction,
+  type McpElicitParams,
+  type McpElicitResult,
   type McpResourcesResult,
   type McpServersResult,
   type NewSessionParams,
@@ -81,6 +83,8 @@ export interface AgentHandlers {
   didChangeFiles(params: DidChangeFilesParams): void;
   /** The MCP servers' state or configuration changed. */
   mcpDidChange?(params: McpServersResult): void;
+  /** An MCP server asks the user to fill a form (`lspAgent/mcp/elicit`). */
+  mcpElicit?(params: McpElicitParams, token: vscode.CancellationToken): Promise<McpElicitResult>;
 }
 
 export interface AgentClientOptions {
@@ -342,6 +346,9 @@ export class AgentClient implements vscode.Disposable {
     client.onNotification(Methods.mcpDidChange, (params: McpServersResult) => h.mcpDidChange?.(params));
     client.onRequest(Methods.sessionRequestPermission, (params: RequestPermissionParams, token) => h.requestPermission(params, token));
     client.onRequest(Methods.workspaceSaveDocuments, (params: SaveDocumentsParams) => h.saveDocuments(params));
+    client.onRequest(Methods.mcpElicit, (params: McpElicitParams, token) =>
+      h.mcpElicit ? h.mcpElicit(params, token) : Promise.resolve<McpElicitResult>({ action: 'cancel' }),
+    );
     return client;
   }
 

@@ -90,7 +90,18 @@ export type ToWebview =
   | { type: 'notice'; sessionId?: string; level: 'info' | 'warning' | 'error'; text: string }
   | { type: 'focusPrompt'; text?: string }
   | { type: 'sessionList'; sessions: SessionSummary[] }
-  | { type: 'mcpServers'; servers: McpServerInfo[] };
+  | { type: 'mcpServers'; servers: McpServerInfo[] }
+  | { type: 'mcpForm'; form: McpFormRequest }
+  | { type: 'mcpFormClosed'; formId: string };
+
+/** An MCP server's form waiting for the user (`lspAgent/mcp/elicit`), with the host's id. */
+export interface McpFormRequest {
+  formId: string;
+  server: string;
+  message: string;
+  requestedSchema: Record<string, unknown>;
+  problems?: string[];
+}
 
 export type ToHost =
   | { type: 'ready' }
@@ -110,6 +121,7 @@ export type ToHost =
   | { type: 'runAction'; id: HostAction['id'] }
   | { type: 'listSessions' }
   | { type: 'mcpAction'; action: McpAction; name: string }
+  | { type: 'mcpFormAnswer'; formId: string; action: 'accept' | 'decline' | 'cancel'; content?: Record<string, string | number | boolean> }
   | { type: 'rewind'; sessionId: string; messageId: string; restore: RewindRestore };
 
 /** What "Rewind to here" restores. */
@@ -134,6 +146,7 @@ const HOST_TYPES: ReadonlySet<string> = new Set([
   'runAction',
   'listSessions',
   'mcpAction',
+  'mcpFormAnswer',
   'rewind',
 ]);
 
@@ -176,6 +189,12 @@ export function isToHost(value: unknown): value is ToHost {
       return str('sessionId') && str('messageId') && (REWIND_RESTORES as readonly unknown[]).includes(msg.restore);
     case 'mcpAction':
       return str('name') && (['approve', 'reject', 'reconnect', 'login', 'logout'] as unknown[]).includes(msg.action);
+    case 'mcpFormAnswer':
+      return (
+        str('formId') &&
+        (msg.action === 'accept' || msg.action === 'decline' || msg.action === 'cancel') &&
+        (msg.content === undefined || (typeof msg.content === 'object' && msg.content !== null && !Array.isArray(msg.content)))
+      );
     default:
       return true;
   }

@@ -28,6 +28,7 @@ export const Methods = {
   mcpResources: 'lspAgent/mcp/resources',
   mcpLogin: 'lspAgent/mcp/login',
   mcpLogout: 'lspAgent/mcp/logout',
+  mcpElicit: 'lspAgent/mcp/elicit',
   sessionCheckpoints: 'lspAgent/session/checkpoints',
   sessionRewind: 'lspAgent/session/rewind',
 } as const;
@@ -275,6 +276,29 @@ export interface McpApproveParams {
   name: string;
   approved: boolean;
   cwd?: string | null;
+}
+
+/**
+ * `lspAgent/mcp/elicit`: MCP server `server` asks the user to fill a form.
+ * `requestedSchema` is a flat object schema (MCP 2025-06-18: string, number, integer,
+ * boolean and string-enum fields; `required`); `problems` lists what was wrong with the
+ * previous answer to the same form (absent the first time).
+ */
+export interface McpElicitParams {
+  server: string;
+  message: string;
+  requestedSchema: Record<string, unknown>;
+  problems?: string[] | null;
+}
+
+/**
+ * Answer to `lspAgent/mcp/elicit`: `accept` with the fields' `content`, or
+ * `decline` / `cancel` (MCP's elicitation actions). The server checks `content`
+ * against the form and asks again, with `problems`, when it does not fit.
+ */
+export interface McpElicitResult {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, string | number | boolean> | null;
 }
 
 /**
@@ -841,6 +865,7 @@ export interface ClientNotifications {
 export interface ServerRequests {
   'lspAgent/session/requestPermission': { params: RequestPermissionParams; result: RequestPermissionResult };
   'lspAgent/workspace/saveDocuments': { params: SaveDocumentsParams; result: SaveDocumentsResult };
+  'lspAgent/mcp/elicit': { params: McpElicitParams; result: McpElicitResult };
 }
 
 /** Params of each notification (server → client). */

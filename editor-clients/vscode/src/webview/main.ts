@@ -20,6 +20,7 @@ import {
 } from '../shared/state';
 import { clear, h, icon } from './dom';
 import { renderItem, type TranscriptActions } from './transcript';
+import { renderMcpForm } from './mcpForm';
 
 interface VsCodeApi {
   postMessage(message: ToHost): void;
@@ -118,8 +119,9 @@ const composer = h(
     sendButton,
   ),
 );
+const formsBox = h('div', { class: 'mcp-forms' });
 clear(app);
-app.append(header, banner, mcpBox, transcript, planBox, composer);
+app.append(header, banner, mcpBox, transcript, planBox, formsBox, composer);
 app.removeAttribute('aria-busy');
 
 // ---- rendering ----------------------------------------------------------------------------------
@@ -1075,6 +1077,15 @@ function handle(message: ToWebview): void {
     case 'mcpServers':
       state.mcpServers = message.servers;
       break;
+    case 'mcpForm':
+      // A form asked again (with problems) replaces its card; a new one joins the list.
+      formsBox.querySelector(`[data-form-id="${CSS.escape(message.form.formId)}"]`)?.remove();
+      formsBox.append(renderMcpForm(message.form, post));
+      formsBox.querySelector<HTMLElement>(`[data-form-id="${CSS.escape(message.form.formId)}"] input, [data-form-id="${CSS.escape(message.form.formId)}"] select`)?.focus();
+      return;
+    case 'mcpFormClosed':
+      formsBox.querySelector(`[data-form-id="${CSS.escape(message.formId)}"]`)?.remove();
+      return;
     case 'focusPrompt':
       if (message.text !== undefined) {
         promptBox.value = message.text;

@@ -112,6 +112,7 @@ describe('AgentClient', () => {
     assert.deepEqual(c.clientOptions.documentSelector, [{ scheme: 'file' }, { scheme: 'untitled' }]);
     assert.deepEqual([...c.handlers.keys()].sort(), [
       'lspAgent/mcp/didChange',
+      'lspAgent/mcp/elicit',
       'lspAgent/session/didEnd',
       'lspAgent/session/didStart',
       'lspAgent/session/requestPermission',

@@ -90,7 +90,7 @@ describe('activation', () => {
   it('passes workspace trust and settings in initializationOptions, never trusting hooks when untrusted', () => {
     fake.setConfiguration({ 'lspAgent.hooks.trusted': true });
     assert.deepEqual(clients[0]?.initOptions, {
-      lspAgent: { trusted: false, permissionMode: 'acceptEdits', logLevel: 'warning', clientCapabilities: { saveDocuments: true, reloadDocuments: true } },
+      lspAgent: { trusted: false, permissionMode: 'acceptEdits', logLevel: 'warning', clientCapabilities: { saveDocuments: true, reloadDocuments: true, mcpElicitation: true } },
     });
   });
 

@@ -564,6 +564,61 @@ describe('chat webview', () => {
     await page.context().close();
   });
 
+  it('shows an MCP server form, sends what was typed, and shows the problems of a wrong answer', async () => {
+    const p = await openPanel(harness);
+    const session = createSession({ id: 's1' });
+    await p.send({ type: 'snapshot', snapshot: { sessions: [session], activeSessionId: 's1', server: { phase: 'running' }, history: [], editedProposals: false } });
+    const page = p.page;
+    const requestedSchema = {
+      type: 'object',
+      required: ['name', 'age'],
+      properties: {
+        name: { type: 'string', title: 'Name', description: 'Your name', minLength: 2 },
+        age: { type: 'integer', title: 'Age', minimum: 0, maximum: 150 },
+        email: { type: 'string', title: 'Email', format: 'email' },
+        colour: { type: 'string', title: 'Colour', enum: ['red', 'green', 'blue'], enumNames: ['Red', 'Green', 'Blue'], default: 'green' },
+        subscribe: { type: 'boolean', title: 'Subscribe', default: false },
+      },
+    };
+    await p.send({ type: 'mcpForm', form: { formId: 'form-1', server: 'ed', message: 'Create your profile', requestedSchema } });
+    const card = page.locator('.mcp-form[data-form-id="form-1"]');
+    await card.waitFor();
+    assert.deepEqual(await card.locator('label').allTextContents(), ['Name *', 'Age *', 'Email', 'Colour', 'Subscribe']);
+    assert.equal(await card.locator('input[name="email"]').getAttribute('type'), 'email');
+    assert.equal(await card.locator('select[name="colour"]').inputValue(), 'green');
+    await card.locator('input[name="name"]').fill('Ada');
+    await card.locator('input[name="age"]').fill('36');
+    await card.locator('select[name="colour"]').selectOption('blue');
+    await card.locator('input[name="subscribe"]').check();
+    await p.screenshot('panel-mcp-form.png');
+    await card.getByRole('button', { name: 'Submit' }).click();
+    const answered = await p.waitForPost((m) => m.type === 'mcpFormAnswer', 'the form answer');
+    // The empty optional email is left out; the integer is sent as a number.
+    assert.deepEqual(answered, {
+      type: 'mcpFormAnswer',
+      formId: 'form-1',
+      action: 'accept',
+      content: { name: 'Ada', age: 36, colour: 'blue', subscribe: true },
+    } satisfies ToHost);
+    await p.send({ type: 'mcpFormClosed', formId: 'form-1' });
+    assert.equal(await card.count(), 0, 'the answered card goes away');
+
+    // Asked again with the problems of a wrong answer; the user declines.
+    await p.send({
+      type: 'mcpForm',
+      form: { formId: 'form-2', server: 'ed', message: 'Create your profile', requestedSchema, problems: ['name: at least 2 characters'] },
+    });
+    const again = page.locator('.mcp-form[data-form-id="form-2"]');
+    await again.waitFor();
+    assert.deepEqual(await again.locator('.mcp-form-problems li').allTextContents(), ['name: at least 2 characters']);
+    await p.screenshot('panel-mcp-form-problems.png');
+    await again.getByRole('button', { name: 'Decline' }).click();
+    const declined = await p.waitForPost((m) => m.type === 'mcpFormAnswer' && m.formId === 'form-2', 'the decline');
+    assert.deepEqual(declined, { type: 'mcpFormAnswer', formId: 'form-2', action: 'decline' } satisfies ToHost);
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
   it('explains a missing server and offers actions', async () => {
     const p = await openPanel(harness);
     const status: ToWebview = {
