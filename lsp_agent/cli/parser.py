@@ -24,7 +24,7 @@ INPUT_FORMATS = ("text", "stream-json")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 
 
-COMMANDS = ("serve", "run", "daemon", "demo", *BACKGROUND_COMMANDS)
+COMMANDS = ("serve", "run", "daemon", "demo", "rewind", "sessions", *BACKGROUND_COMMANDS)
 
 
 PRINT_FLAGS = ("-p", "--print")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
 from lsp_agent.cli import UsageError, build_parser, main, split_rules
+from lsp_agent.cli.parser import COMMANDS, route_print_mode
 
 
 def parse(*argv: str) -> object:
@@ -145,3 +148,14 @@ def test_demo_workdir_must_be_empty(tmp_path: object, capsys: pytest.CaptureFixt
         main(["demo", "--workdir", str(workdir)])
     assert exc.value.code == 2
     assert "is not empty" in capsys.readouterr().err
+
+
+def test_every_subcommand_is_left_alone_by_print_mode_routing() -> None:
+    """``-p`` anywhere routes to ``run`` only when no subcommand comes first; a subcommand the
+    list misses (``rewind``, ``sessions`` once did) would be run as a prompt instead."""
+    parser = build_parser()
+    (subparsers,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(COMMANDS) == set(subparsers.choices)
+    for name in subparsers.choices:
+        assert route_print_mode([name, "-p", "x"]) == [name, "-p", "x"]
+    assert route_print_mode(["-p", "x"]) == ["run", "-p", "x"]
