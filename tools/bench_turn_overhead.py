@@ -117,19 +117,21 @@ def make_project() -> Path:
 
 
 async def run_core(turns: int, cwd: Path) -> dict[str, Any]:
-    """One in-process run with :class:`ReplayModel`; per-turn gaps in ms."""
+    """One in-process run with :class:`ReplayModel`; per-turn gaps in ms, and the process's
+    CPU time over the run (``cpu_ms``: less sensitive than wall time to a loaded machine,
+    since waiting for a core is not counted)."""
     model = ReplayModel(responses_for(turns, cwd))
     manager = SessionManager(
         host=DiskHost(), model_factory=lambda: model, config=AgentConfig(model="replay")
     )
     session = manager.new(cwd=cwd)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = await session.prompt([PromptText(text="read it many times")])
-    total = time.perf_counter() - start
+    total, cpu = time.perf_counter() - start, time.process_time() - cpu
     if result.stop_reason != "end_turn" or result.error:
         raise RuntimeError(f"the run failed: {result}")
     gaps = [(b - a) * 1000 for a, b in itertools.pairwise(model.calls)]
-    return {"total_ms": total * 1000, "gaps_ms": gaps}
+    return {"total_ms": total * 1000, "gaps_ms": gaps, "cpu_ms": cpu * 1000}
 
 
 class ScriptedProcess:
@@ -272,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         gaps = [g for run in runs for g in run["gaps_ms"]]
         per_turn = [run["total_ms"] / (args.turns + 1) for run in runs]
         figures[name] = {"gap_ms": stats(gaps), "total_per_turn_ms": stats(per_turn)}
+    figures["core"]["cpu_per_turn_ms"] = stats([run["cpu_ms"] / (args.turns + 1) for run in core])
 
     run_cli(2, cwd)  # warm-up
     cli = [run_cli(args.turns, cwd) for _ in range(args.repeat)]
@@ -289,13 +292,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("core", "sdk"):
         fig = figures[name]
         print(
-            f"| {name} | {fig['gap_ms']['median']:.1f} | {fig['gap_ms']['p95']:.1f} | "
-            f"{fig['total_per_turn_ms']['median']:.1f} |"
+            f"| {name} | {fig['gap_ms']['median']:.2f} | {fig['gap_ms']['p95']:.1f} | "
+            f"{fig['total_per_turn_ms']['median']:.2f} |"
         )
     fig = figures["cli"]
     print(
         f"| cli (`run -p`, incl. the scripted server) | {fig['gap_ms']['median']:.1f} | "
         f"{fig['gap_ms']['p95']:.1f} | wall {fig['wall_s']['median']:.2f} s |"
+    )
+    print(
+        f"\ncore: CPU time per turn (whole run / turns), median of the runs: "
+        f"{figures['core']['cpu_per_turn_ms']['median']:.2f} ms; load average "
+        f"{os.getloadavg()[0]:.1f}"
     )
     if args.json is not None:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
