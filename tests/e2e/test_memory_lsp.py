@@ -144,5 +144,10 @@ async def test_auto_memory_writes_are_reviewed_and_can_be_rejected(
     await _say(editor, session, "ok, save it")
     assert index.read_text() == entry + "\n"
     await _say(editor, session, "what do you remember?")
-    # The saved memory reaches the next prompt as a reminder of the changed index.
-    assert entry in json.dumps(editor.scripted.requests[4]["messages"][-1])
+    # The saved memory reaches the model right after the Write's result, before the next
+    # request of the same turn, as a reminder of the changed index; it is not told again.
+    assert entry in json.dumps(editor.scripted.requests[3]["messages"][-1])
+    assert entry not in json.dumps(editor.scripted.requests[4]["messages"][-1])
+    assert json.dumps(editor.scripted.requests[4]["messages"]).count(entry) == json.dumps(
+        editor.scripted.requests[3]["messages"]
+    ).count(entry)
