@@ -86,3 +86,28 @@ def test_memory_file_problems_are_printed_to_stderr(project: Path) -> None:
     assert run.code == 0, run.proc.stderr
     assert f"lsp-agent: memory: {project / 'CLAUDE.md'} is not valid UTF-8" in run.proc.stderr
     assert "Use tabs." in _request_text(run)
+
+
+def test_a_projects_memory_never_imports_files_holding_secrets(
+    project: Path, isolated_home: Path
+) -> None:
+    """A repository's CLAUDE.md cannot pull the user's .env or private key into the model's
+    context, approval of outside imports or not: the Read tool asks for such files, so an
+    import must not be a way around it. The user's own ~/.claude/CLAUDE.md still may."""
+    ssh = isolated_home / ".ssh"
+    ssh.mkdir()
+    (ssh / "id_rsa").write_text("PRIVATE KEY MATERIAL\n")
+    (project / ".env").write_text("API_TOKEN=ENV SECRET VALUE\n")
+    (project / "CLAUDE.md").write_text("project memory\n\n@.env\n\n@~/.ssh/id_rsa\n")
+    (isolated_home / ".claude").mkdir()
+    (isolated_home / ".claude" / "CLAUDE.md").write_text("my notes\n\n@~/.ssh/id_rsa\n")
+    run = run_cli(
+        ["run", "-p", "--approve-memory-imports", "hi"],
+        scenario=scenario(reply("ok")),
+        cwd=project,
+    )
+    assert run.code == 0, run.proc.stderr
+    sent = _request_text(run)
+    assert "project memory" in sent and "ENV SECRET VALUE" not in sent
+    assert sent.count("PRIVATE KEY MATERIAL") == 1, "imported by the user's own file only"
+    assert f"{project / '.env'} is not imported: .env may hold secrets" in run.proc.stderr

@@ -46,6 +46,7 @@ from lsp_agent.context.memory.types import (
     NoticeCode,
     Span,
 )
+from lsp_agent.permissions.paths import is_secret
 
 MAX_IMPORT_HOPS = 4
 """Imports may chain this many hops from a file of the load order (Claude Code's docs)."""
@@ -406,6 +407,13 @@ class _Loader:
             )
         if self._in_workspace(target) and not self.spec.trusted:
             return "untrusted", f"{target} is inside an untrusted workspace; not loaded"
+        if file.kind not in _USERS_OWN:
+            secret = is_secret(real, home=self.spec.home)
+            if secret is not None:
+                return "secret", (
+                    f"{target} is not imported: {secret}; only your own memory files "
+                    "(~/.claude) may import it"
+                )
         if self._in_workspace(file.path) and not self._inside_roots(real):
             if self.spec.external_imports == "declined":
                 return "declined", f"imports from outside the workspace were declined: {target}"
@@ -481,6 +489,11 @@ class _Loader:
                 )
 
 
+_USERS_OWN = frozenset({"managed", "user", "user-rule"})
+"""Kinds whose imports may load files that hold secrets (the Read tool's rule: ``.env``,
+credential files, private keys, ~/.ssh...): the user wrote them. A project's files (a
+repository's ``CLAUDE.md``), and auto memory the agent writes, may not."""
+
 _CODES: dict[str, NoticeCode] = {
     "missing": "missing-import",
     "cycle": "import-cycle",
@@ -490,6 +503,7 @@ _CODES: dict[str, NoticeCode] = {
     "untrusted": "import-untrusted",
     "folder": "import-is-folder",
     "unreadable": "unreadable",
+    "secret": "import-secret",
 }
 
 

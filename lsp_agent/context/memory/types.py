@@ -29,6 +29,7 @@ NoticeCode = Literal[
     "import-declined",
     "import-untrusted",
     "import-is-folder",
+    "import-secret",
     "large-file",
     "file-too-large",
     "unreadable",
@@ -54,6 +55,7 @@ ImportStatus = Literal[
     "untrusted",
     "folder",
     "unreadable",
+    "secret",
 ]
 """What became of one ``@import``: ``ok`` loaded, ``duplicate`` already loaded elsewhere (not
 repeated), others say why it was not loaded."""
