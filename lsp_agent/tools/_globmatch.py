@@ -133,3 +133,12 @@ def name_prefilter_args(pattern: str) -> list[str]:
     if depth:
         return []
     return [f"--type-add={_PREFILTER_TYPE}:{name}", f"--type={_PREFILTER_TYPE}"]
+
+
+def prefilter_is_exact(pattern: str) -> bool:
+    """Whether :func:`name_prefilter_args` alone selects exactly the files the pattern
+    matches: a name pattern that applies at any depth (``NAME`` or ``**/NAME``), so the
+    listing needs no second check."""
+    if not name_prefilter_args(pattern):
+        return False
+    return "/" not in pattern or (pattern.startswith("**/") and "/" not in pattern[3:])

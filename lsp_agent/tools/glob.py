@@ -11,7 +11,7 @@ from typing import ClassVar
 from pydantic import ConfigDict, Field
 
 from lsp_agent.protocol.events import ContentItem, Location, TextContent, ToolKind
-from lsp_agent.tools._globmatch import compile_glob, name_prefilter_args
+from lsp_agent.tools._globmatch import compile_glob, name_prefilter_args, prefilter_is_exact
 from lsp_agent.tools._newest import NewestMatches
 from lsp_agent.tools._paths import display_path, resolve_search_path, search_target
 from lsp_agent.tools._rg import base_args, exclude_args, stream_rg, timeout_note
@@ -115,7 +115,9 @@ class GlobTool(Tool[GlobInput, GlobPlan]):
         assert plan is not None  # prepare always makes one
         root, matcher, pattern = plan.root, plan.matcher, plan.pattern
         newest = NewestMatches(
-            prefix=str(root).rstrip("/") + "/", matcher=matcher, keep=MAX_RESULTS
+            prefix=str(root).rstrip("/") + "/",
+            matcher=None if prefilter_is_exact(pattern) else matcher,
+            keep=MAX_RESULTS,
         )
         args = [*base_args(), "--files", *name_prefilter_args(pattern), *exclude_args(), str(root)]
         result = await stream_rg(args, cwd=root, on_lines=newest.feed)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lsp_agent.tools._globmatch import compile_glob, name_prefilter_args
+from lsp_agent.tools._globmatch import compile_glob, name_prefilter_args, prefilter_is_exact
 from lsp_agent.tools._rg import find_rg
 from lsp_agent.tools._rgorder import CONTENT_ARGS, COUNT_ARGS, PathOrdered
 from lsp_agent.tools.glob import GlobTool
@@ -192,3 +192,24 @@ def test_path_ordered_decodes_only_what_is_asked_for() -> None:
     short = collect().result(max_chars=20)
     assert short.lines == full.lines[:2]
     assert short.total_lines == full.total_lines == 6
+
+
+@pytest.mark.parametrize(
+    ("pattern", "exact"),
+    [
+        ("*.py", True),
+        ("**/test_*.py", True),
+        ("*.{ts,tsx}", True),
+        ("/*.py", False),
+        ("src/*.py", False),
+        ("**/src/*.py", False),
+        ("*.py/", False),
+        ("**/*.py/", False),
+        ("?.py", False),
+        ("**", False),
+    ],
+)
+def test_the_name_filter_alone_decides_only_for_names_at_any_depth(
+    pattern: str, exact: bool
+) -> None:
+    assert prefilter_is_exact(pattern) is exact
