@@ -219,22 +219,30 @@ class GrepTool(Tool[GrepInput]):
 
 
 class _Listing:
-    """The paths of files-with-matches output, up to ``max_bytes`` of them."""
+    """The paths of files-with-matches output (up to ``max_bytes`` of them), each stat'ed as
+    it arrives, so the ranking by time overlaps ripgrep's search."""
 
     def __init__(self, *, max_bytes: int) -> None:
-        self._chunks: list[bytes] = []
+        self._ranked: list[tuple[int, bytes]] = []  # (-mtime in ns, path)
         self._size = 0
         self._max = max_bytes
 
     def feed(self, data: bytes) -> bool:
-        self._chunks.append(data)
+        ranked, stat = self._ranked, os.stat
+        for path in data.split(b"\n"):
+            if not path:
+                continue
+            try:
+                ranked.append((-stat(path).st_mtime_ns, path))
+            except OSError:
+                ranked.append((0, path))
         self._size += len(data) + 1
         return self._size <= self._max
 
     def lines(self) -> list[str]:
-        return [
-            line for line in b"\n".join(self._chunks).decode("utf-8", "replace").split("\n") if line
-        ]
+        """The paths, newest first (ties by path; unreadable files last)."""
+        self._ranked.sort()
+        return [path.decode("utf-8", "replace") for _, path in self._ranked]
 
 
 class _ReadCap:
@@ -289,19 +297,13 @@ def rg_args(inp: GrepInput, mode: OutputMode, root: Path) -> list[str]:
 
 
 def _files_output(paths: list[str], head_limit: int | None) -> tuple[str, int]:
-    def mtime(path: str) -> float:
-        try:
-            return os.stat(path).st_mtime
-        except OSError:
-            return 0.0
-
-    ordered = sorted(paths, key=lambda path: (-mtime(path), path))
-    shown = ordered[:head_limit] if head_limit else ordered
-    plural = "file" if len(ordered) == 1 else "files"
-    text = f"Found {len(ordered)} {plural}\n" + "\n".join(shown)
-    if len(shown) < len(ordered):
-        text += f"\n(showing the first {len(shown)} of {len(ordered)}, newest first)"
-    return text, len(ordered)
+    """``paths`` come newest first (see :class:`_Listing`)."""
+    shown = paths[:head_limit] if head_limit else paths
+    plural = "file" if len(paths) == 1 else "files"
+    text = f"Found {len(paths)} {plural}\n" + "\n".join(shown)
+    if len(shown) < len(paths):
+        text += f"\n(showing the first {len(shown)} of {len(paths)}, newest first)"
+    return text, len(paths)
 
 
 def _count_output(ordered: Ordered, head_limit: int | None) -> tuple[str, int]:
