@@ -21,7 +21,7 @@ It prints medians in ms (min-max) and the per-round ratios tool / rg (median, mi
 shared, noisy machine affects both sides of a ratio alike. The page cache is warmed first.
 
     python tools/bench_search.py make-tree /tmp/bigtree
-    python tools/bench_search.py run /tmp/bigtree --rounds 7 [--json out.json]
+    python tools/bench_search.py run /tmp/bigtree --rounds 7 [--only Glob] [--json out.json]
 """
 
 from __future__ import annotations
@@ -231,7 +231,7 @@ def time_argv(argv: Sequence[str], root: Path) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def run(root: Path, *, rounds: int, out_json: Path | None) -> None:
+def run(root: Path, *, rounds: int, out_json: Path | None, only: str | None = None) -> None:
     root = root.resolve()
     subprocess.run(
         [find_rg(), "--files", "--hidden", str(root)], stdout=subprocess.DEVNULL, check=False
@@ -242,6 +242,8 @@ def run(root: Path, *, rounds: int, out_json: Path | None) -> None:
     load = os.getloadavg()
     results: dict[str, dict[str, list[float]]] = {}
     for query in queries(root):
+        if only is not None and only not in query.name:
+            continue
         configs: list[tuple[str, Callable[[], float]]] = [
             ("tool", partial(time_tool, query, root)),
             ("rg same", partial(time_argv, query.same, root)),
@@ -295,13 +297,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     bench.add_argument("dir", type=Path)
     bench.add_argument("--rounds", type=int, default=7)
     bench.add_argument("--json", type=Path)
+    bench.add_argument("--only", help="time only the questions whose name contains this text")
     args = parser.parse_args(argv)
     if args.command == "make-tree":
         start = time.perf_counter()
         files, size = make_tree(args.dir, files=args.files, seed=args.seed)
         print(f"{files} files, {size / 1e9:.2f} GB in {time.perf_counter() - start:.0f} s")
     else:
-        run(args.dir, rounds=args.rounds, out_json=args.json)
+        run(args.dir, rounds=args.rounds, out_json=args.json, only=args.only)
 
 
 if __name__ == "__main__":
