@@ -61,7 +61,7 @@ def start_daemon(idle_timeout: int, *, environ: Mapping[str, str], quiet: bool =
     try:
         ensure_private_dir(path.parent)
     except PermissionError as exc:
-        print(f"lsp-agent: {exc}", file=sys.stderr)
+        print(f"lsp-agent: error: {exc}", file=sys.stderr)
         return 1
     log_path = client.daemon_log(environ)
     command = [sys.executable, "-m", "lsp_agent", "daemon", "serve"]
@@ -83,7 +83,7 @@ def start_daemon(idle_timeout: int, *, environ: Mapping[str, str], quiet: bool =
                 print(f"lsp-agent daemon: started (pid {info['pid']}, socket {path})")
             return 0
         time.sleep(0.05)
-    print(f"lsp-agent: the daemon did not start; see {log_path}", file=sys.stderr)
+    print(f"lsp-agent: error: the daemon did not start; see {log_path}", file=sys.stderr)
     return 1
 
 
@@ -296,5 +296,5 @@ def _copy_new(path: str, offset: int, out: BinaryIO) -> int:
 
 
 def _fail(message: str) -> int:
-    print(f"lsp-agent: {message}", file=sys.stderr)
+    print(f"lsp-agent: error: {message}", file=sys.stderr)
     return EXIT_FAILED

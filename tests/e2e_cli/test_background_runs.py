@@ -221,7 +221,7 @@ def test_unknown_and_ambiguous_ids_are_named(project: Path, runtime: Path, serve
     missing = lsp_agent("logs", "ffffffff0", env=env)
     assert (missing.returncode, missing.stderr) == (
         1,
-        "lsp-agent: no background run 'ffffffff0' (see `lsp-agent ps`)\n",
+        "lsp-agent: error: no background run 'ffffffff0' (see `lsp-agent ps`)\n",
     )
     ambiguous = lsp_agent("attach", first[0], env=env)
     assert ambiguous.returncode == 1
