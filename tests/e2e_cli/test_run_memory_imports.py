@@ -111,3 +111,25 @@ def test_a_projects_memory_never_imports_files_holding_secrets(
     assert "project memory" in sent and "ENV SECRET VALUE" not in sent
     assert sent.count("PRIVATE KEY MATERIAL") == 1, "imported by the user's own file only"
     assert f"{project / '.env'} is not imported: .env may hold secrets" in run.proc.stderr
+
+
+def test_a_memory_file_linked_to_a_secret_is_not_loaded(project: Path, isolated_home: Path) -> None:
+    """The same for a memory file that is a symbolic link (git keeps them): a repository's
+    CLAUDE.local.md pointing at the user's .env, or a rule pointing at a private key."""
+    ssh = isolated_home / ".ssh"
+    ssh.mkdir()
+    (ssh / "id_ed25519").write_text("PRIVATE KEY MATERIAL\n")
+    (project / ".env").write_text("API_TOKEN=ENV SECRET VALUE\n")
+    (project / "CLAUDE.local.md").symlink_to(".env")
+    rules = project / ".claude" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "keys.md").symlink_to(ssh / "id_ed25519")
+    run = run_cli(
+        ["run", "-p", "--approve-memory-imports", "hi"],
+        scenario=scenario(reply("ok")),
+        cwd=project,
+    )
+    assert run.code == 0, run.proc.stderr
+    sent = _request_text(run)
+    assert "ENV SECRET VALUE" not in sent and "PRIVATE KEY MATERIAL" not in sent
+    assert f"{project / 'CLAUDE.local.md'} links to {project / '.env'}" in run.proc.stderr

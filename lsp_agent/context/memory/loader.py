@@ -293,6 +293,16 @@ class _Loader:
                 )
             )
             return
+        secret = None if candidate.kind in _USERS_OWN else is_secret(real, home=self.spec.home)
+        if secret is not None:
+            self.notices.append(
+                MemoryNotice(
+                    path=path,
+                    code="symlink-secret",
+                    message=f"{path} links to {real}, which is not loaded: {secret}",
+                )
+            )
+            return
         text = self._read(path)
         if text is None:
             return

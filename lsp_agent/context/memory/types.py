@@ -37,6 +37,7 @@ NoticeCode = Literal[
     "binary",
     "untrusted",
     "symlink-outside",
+    "symlink-secret",
     "frontmatter",
     "unknown-key",
     "bad-glob",
