@@ -8,6 +8,15 @@ ends the child's process group when the client goes away. A background run (``ru
 :mod:`lsp_agent.daemon.background`) writes to files instead and outlives its client; ``kill``
 ends one. The daemon exits after ``idle_timeout_s`` seconds without a client or a running
 child, and on ``stop`` once its runs have ended.
+
+Why a fork per run rather than sessions built inside the daemon: a run's working directory,
+environment, locale, standard streams, signal dispositions and resource limits are
+process-wide, and settings, hooks, MCP servers and the permission engine all read them. A
+child that becomes the client's process (:func:`_become`) and then goes through the same entry
+point, argument parsing and composition root as an in-process ``run -p`` gives an identical
+result by construction, isolates one run's faults and leaks from the next, and lets ``kill``
+end a run with its process group. The warm part the fork shares is what costs time: the
+imported modules.
 """
 
 from __future__ import annotations
