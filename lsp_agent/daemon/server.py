@@ -174,10 +174,11 @@ def _accept(
         log.warning("refused a connection from uid %s", uid)
         conn.close()
         return
-    conn.settimeout(HANDSHAKE_TIMEOUT_S)
+    conn.settimeout(HANDSHAKE_TIMEOUT_S)  # bounds the replies sent during the handshake too
+    handshake_deadline = time.monotonic() + HANDSHAKE_TIMEOUT_S
     reader = Reader(conn)
     try:
-        message = reader.read()
+        message = reader.read(deadline=handshake_deadline)
     except (OSError, ValueError) as exc:
         log.warning("bad first message: %s", exc)
         _close_all(conn, reader.fds)
@@ -247,7 +248,7 @@ def _start_run(
     # hold the client's stdout open (its reader would wait for an end that never comes).
     _reply(conn, {"ok": True, "send": "fds"})
     try:
-        follow = reader.read()
+        follow = reader.read(deadline=time.monotonic() + HANDSHAKE_TIMEOUT_S)
     except (OSError, ValueError):
         follow = None
     if "bg" in message:
@@ -347,20 +348,29 @@ def _close_all(conn: socket.socket, fds: Sequence[int]) -> None:
 
 
 def _client_event(run: _Run, selector: selectors.BaseSelector) -> None:
+    # One receive per readiness event, never a blocking read: a client that sends part of a
+    # line must not stall the loop every other client and run depends on.
+    messages: list[dict[str, Any]] = []
     try:
-        message = run.reader.read()
+        alive = run.reader.receive()
+        while (message := run.reader.next_message()) is not None:
+            messages.append(message)
     except (OSError, ValueError):
-        message = None
-    if message is None:
+        alive = False
+    for message in messages:
+        number = message.get("signal")
+        if (
+            message.get("op") == "signal"
+            and isinstance(number, int)
+            and number in _FORWARDED_SIGNALS
+        ):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(run.pid, number)
+    if not alive:
         # The client went away (killed, or its terminal closed): end what it started.
         selector.unregister(run.conn)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(run.pid, signal.SIGTERM)
-        return
-    number = message.get("signal")
-    if message.get("op") == "signal" and isinstance(number, int) and number in _FORWARDED_SIGNALS:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(run.pid, number)
 
 
 def _reap(state: _State, selector: selectors.BaseSelector, runs_dir: Path) -> None:

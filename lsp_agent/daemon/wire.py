@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -63,18 +64,40 @@ class Reader:
         self._buffer = b""
         self.fds: list[int] = []
 
-    def read(self) -> dict[str, Any] | None:
-        """The next message; ``None`` at end of stream. Raises ``ValueError`` for a message
-        that is not a JSON object or too long, ``OSError`` (``TimeoutError``) from the socket.
+    def read(self, *, deadline: float | None = None) -> dict[str, Any] | None:
+        """The next message; ``None`` at end of stream. ``deadline`` (a ``time.monotonic()``
+        value) bounds the whole message, not each receive, so a peer that sends a byte at a
+        time cannot hold the reader. Raises ``ValueError`` for a message that is not a JSON
+        object or too long, ``OSError`` (``TimeoutError``) from the socket or at the deadline.
         Descriptors that arrive are added to :attr:`fds` (the caller owns them)."""
-        while b"\n" not in self._buffer:
-            if len(self._buffer) > MAX_MESSAGE_BYTES:
-                raise ValueError("message too long")
-            data, fds, _flags, _addr = socket.recv_fds(self._sock, 65536, 8)
-            self.fds.extend(fds)
-            if not data:
+        while (message := self.next_message()) is None:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("no whole message before the deadline")
+                self._sock.settimeout(left)
+            if not self.receive():
                 return None
-            self._buffer += data
+        return message
+
+    def receive(self) -> bool:
+        """One receive from the socket (it blocks unless the socket is readable or has a
+        timeout); ``False`` at end of stream. Raises ``ValueError`` when the buffered message
+        grows past :data:`MAX_MESSAGE_BYTES`, ``OSError`` from the socket."""
+        data, fds, _flags, _addr = socket.recv_fds(self._sock, 65536, 8)
+        self.fds.extend(fds)
+        if not data:
+            return False
+        self._buffer += data
+        if len(self._buffer) > MAX_MESSAGE_BYTES and b"\n" not in self._buffer:
+            raise ValueError("message too long")
+        return True
+
+    def next_message(self) -> dict[str, Any] | None:
+        """A whole message already received, or ``None`` when none is complete yet. Raises
+        ``ValueError`` for one that is not a JSON object."""
+        if b"\n" not in self._buffer:
+            return None
         line, _, self._buffer = self._buffer.partition(b"\n")
         value = json.loads(line)
         if not isinstance(value, dict):

@@ -7,16 +7,21 @@ of another test) is ever reached.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from lsp_agent.daemon.paths import socket_path
+from lsp_agent.daemon.wire import Reader, build_key, send
 from lsp_agent.testing.scenario import reply, scenario
 from tests.e2e_cli.conftest import RUN_TIMEOUT_S, ScriptedServerThread, cli_env, run_cli
 from tests.e2e_cli.test_run_formats import ARGS, FIXED, fix_add
@@ -179,3 +184,52 @@ def test_a_socket_of_another_user_is_refused(project: Path, runtime: Path) -> No
 def test_no_daemon_means_a_silent_in_process_run(project: Path, runtime: Path) -> None:
     assert _fallback_run(project, runtime).stderr == ""
     assert daemon("status", runtime).stdout.strip() == "lsp-agent daemon: not running"
+
+
+def test_a_client_that_sends_part_of_a_line_does_not_stall_the_daemon(
+    runtime: Path,
+) -> None:
+    """The daemon serves every client from one loop: a client dribbling its first message, or
+    stopping in the middle of a line while its run goes on, must not hold that loop (before,
+    ``daemon status`` said "not running" and finished runs were not reported until it left)."""
+    assert daemon("start", runtime).returncode == 0
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
+    path = str(socket_path(env))
+
+    dribbler = socket.socket(socket.AF_UNIX)
+    dribbler.connect(path)
+    stop = threading.Event()
+
+    def dribble() -> None:
+        with contextlib.suppress(OSError):
+            for byte in b'{"op": "status"':
+                if stop.wait(0.3):
+                    return
+                dribbler.send(bytes([byte]))
+
+    thread = threading.Thread(target=dribble, daemon=True)
+    thread.start()
+    try:
+        time.sleep(0.5)
+        run = socket.socket(socket.AF_UNIX)
+        run.connect(path)
+        reader = Reader(run)
+        argv = ["--version"]
+        send(run, {"op": "run", "build": build_key(), "argv": argv, "cwd": "/", "env": env})
+        assert reader.read(deadline=time.monotonic() + RUN_TIMEOUT_S) == {"ok": True, "send": "fds"}
+        out_r, out_w = os.pipe()
+        null = os.open(os.devnull, os.O_RDWR)
+        send(run, {"op": "fds"}, [null, out_w, null])
+        os.close(out_w)
+        os.close(null)
+        started = reader.read(deadline=time.monotonic() + RUN_TIMEOUT_S)
+        assert started is not None and started.get("ok") is True
+        run.send(b'{"op": "sig')  # and nothing more while the run goes on
+        assert daemon("status", runtime).stdout.startswith("lsp-agent daemon: running")
+        assert reader.read(deadline=time.monotonic() + RUN_TIMEOUT_S) == {"exit": 0}
+        with os.fdopen(out_r, "rb") as output:
+            assert output.read().startswith(b"lsp-agent ")
+        run.close()
+    finally:
+        stop.set()
+        dribbler.close()
