@@ -411,3 +411,24 @@ async def test_a_form_goes_to_a_client_that_shows_forms_and_is_checked(
     ]
     assert "problems" not in third
     assert editor.message_requests == []  # no button question for a client that shows forms
+
+
+async def test_servers_get_the_workspace_folders_as_roots(launch: Launch, tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    editor = await launch(
+        scenario(
+            reply(tool_use("mcp__ed__roots", {}, id="toolu_roots")),
+            reply(
+                "done",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=False, contains=root.as_uri())]
+                ),
+            ),
+        ),
+        init_options={"trusted": True, "mcpServers": {"ed": stdio_entry("--name", "ed")}},
+    )
+    await _until_state(editor, "ed", "ready")
+    session_id = await editor.new_session()
+    answer = await editor.prompt(session_id, "which roots?")
+    assert answer["stopReason"] == "end_turn"
+    editor.scripted.assert_done()

@@ -230,3 +230,42 @@ def test_run_p_reports_a_server_needing_login_and_uses_a_stored_token(
         second.server.assert_done()
     finally:
         stop(proc)
+
+
+def test_a_schema_the_api_would_reject_reaches_the_model_normalised(
+    project: Path, tmp_path: Path
+) -> None:
+    cfg = config(tmp_path, fx=stdio_entry("--name", "fx"))
+    # The server's top-level anyOf is folded into one object schema.
+    normalised = {
+        "name": "mcp__fx__source",
+        "description": "Fetch from a path or a URL (its schema is a top-level anyOf, as some "
+        "servers send).",
+        "input_schema": {
+            "properties": {"path": {"type": "string"}, "url": {"type": "string"}},
+            "type": "object",
+        },
+    }
+    run = scenario(
+        reply(
+            tool_use("mcp__fx__source", {"url": "https://example.org"}, id="toolu_src"),
+            expect=expecting(tools_include=["mcp__fx__source"]),
+        ),
+        reply(
+            "Done.",
+            expect=expecting(
+                tool_results=[ToolResultExpect(is_error=False, contains="fetched https://")]
+            ),
+        ),
+        name="mcp-schema",
+    )
+    result = run_cli(
+        ["run", "-p", "fetch it", "--mcp-config", str(cfg), "--allowedTools", "mcp__fx"],
+        scenario=run,
+        cwd=project,
+    )
+    assert result.code == 0, result.proc.stderr
+    result.server.assert_done()
+    tools = result.server.requests[0]["tools"]
+    (source,) = [t for t in tools if t["name"] == "mcp__fx__source"]
+    assert source == normalised

@@ -19,6 +19,7 @@ from mcp.server.mcpserver import (
     Context,
     Elicit,
     ElicitationResult,
+    ListRoots,
     MCPServer,
     Resolve,
 )
@@ -28,6 +29,7 @@ from mcp_types import (
     AudioContent,
     CallToolResult,
     ImageContent,
+    ListRootsResult,
     ResourceLink,
     TextContent,
     ToolAnnotations,
@@ -37,6 +39,10 @@ from pydantic import BaseModel, Field
 
 class Confirmation(BaseModel):
     proceed: bool
+
+
+def ask_roots() -> ListRoots:
+    return ListRoots()
 
 
 def ask_confirmation() -> Elicit[Confirmation]:
@@ -59,6 +65,19 @@ def chart_png() -> str:
     ihdr = struct.pack(">IIBBBBB", 300, 200, 8, 2, 0, 0, 0)
     raw = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr + b"\0" * 34990
     return base64.b64encode(raw).decode()
+
+
+COMBINATOR_SCHEMA = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "title": "Source",
+    "type": "object",
+    "anyOf": [
+        {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+        {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]},
+    ],
+}
+"""A tool input schema with a top-level ``anyOf`` (the SDK sends it; the Messages API
+rejects it)."""
 
 
 def build(name: str) -> MCPServer:
@@ -144,6 +163,20 @@ def build(name: str) -> MCPServer:
                 ResourceLink(type="resource_link", name="readme", uri="test://notes/readme"),
             ]
         )
+
+    @server.tool()
+    def roots(listed: Annotated[ListRootsResult, Resolve(ask_roots)]) -> str:
+        """The client's roots (``roots/list``), one URI a line."""
+        return "\n".join(str(root.uri) for root in listed.roots)
+
+    def source(path: str = "", url: str = "") -> str:
+        """Fetch from a path or a URL (its schema is a top-level anyOf, as some servers send)."""
+        return f"fetched {path or url}"
+
+    server.add_tool(source, name="source")
+    # Replace the generated schema with one the Messages API would reject as it is.
+    tools = server._tool_manager._tools
+    tools["source"] = tools["source"].model_copy(update={"parameters": COMBINATOR_SCHEMA})
 
     @server.tool()
     def stats() -> CallToolResult:

@@ -127,6 +127,24 @@ describe('AgentClient', () => {
     assert.deepEqual(c.notifications.map(([m]) => m), ['lspAgent/session/cancel', 'lspAgent/diagnostics/didChange']);
   });
 
+  it("sends the editor's mcpServers to a running server, and cancels a form nobody can show", async () => {
+    const t = make();
+    assert.equal(await t.client.setMcpServers({ ed: { command: 'ed-server' } }), false, 'no server yet');
+    await t.client.start();
+    const c = t.clients[0];
+    assert.ok(c);
+    assert.equal(await t.client.setMcpServers({ ed: { command: 'ed-server', args: ['--stdio'] } }), true);
+    await t.client.setMcpServers(undefined);
+    assert.deepEqual(c.notifications, [
+      ['workspace/didChangeConfiguration', { settings: { lspAgent: { mcpServers: { ed: { command: 'ed-server', args: ['--stdio'] } } } } }],
+      // Removing the setting removes the servers (null, not a missing key, which changes nothing).
+      ['workspace/didChangeConfiguration', { settings: { lspAgent: { mcpServers: null } } }],
+    ]);
+    const elicit = c.handlers.get('lspAgent/mcp/elicit');
+    assert.ok(elicit);
+    assert.deepEqual(await elicit({ server: 'ed', message: 'Who?', requestedSchema: {} }), { action: 'cancel' });
+  });
+
   it('sends lspAgent/session/load only to a server that advertises loadSession', async () => {
     const without = make();
     await without.client.start();
