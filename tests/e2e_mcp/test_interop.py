@@ -42,7 +42,9 @@ async def test_the_everything_server(make_pool: Any, tmp_path: Path) -> None:
     )
     assert not done.is_error and len(ctx.progress_lines) == 3
     image = await call(by_name(tools, "mcp__everything__get-tiny-image"), {})
-    assert "[image image/png" in image.text
+    # The image reaches the model as an image block; the text names it.
+    assert "[image (png, " in image.text
+    assert [i.media_type for i in image.images] == ["image/png"]
     structured = await call(
         by_name(tools, "mcp__everything__get-structured-content"), {"location": "Chicago"}
     )
