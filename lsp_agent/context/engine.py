@@ -46,6 +46,7 @@ from lsp_agent.context.early import EARLY_FRACTION, EarlySummary, Ready, tail_af
 from lsp_agent.context.start import with_start
 from lsp_agent.context.tokens import (
     Calibration,
+    EstimateCache,
     Observed,
     estimate_messages,
     estimate_request,
@@ -99,6 +100,8 @@ class ContextState:
     """Tokens the summary requests used (they are paid for like any other request)."""
     early: EarlySummary | None = None
     """The summary being prepared ahead of time (:mod:`lsp_agent.context.early`)."""
+    estimates: EstimateCache = field(default_factory=EstimateCache)
+    """Token estimates of the last request's messages and tools (counted once each)."""
     early_used: int = 0
     """Compactions that used a summary prepared ahead of time (no blocking request)."""
 
@@ -191,7 +194,9 @@ class ContextEngine:
     ) -> None:
         """Learn from a response: ``messages`` is what the request carried, ``usage`` what the
         API counted."""
-        estimated = estimate_request(system=system, tools=tools, messages=messages)
+        estimated = estimate_request(
+            system=system, tools=tools, messages=messages, cache=self.state.estimates
+        )
         self.state.calibration = self.state.calibration.observe(
             estimated=estimated, actual=usage.context_tokens
         )

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lsp_agent.model.images import image_tokens
 from lsp_agent.model.types import (
@@ -96,10 +96,56 @@ def estimate_system(system: Sequence[str]) -> int:
 
 
 def estimate_request(
-    *, system: Sequence[str], tools: Sequence[ToolSpec], messages: Sequence[Message]
+    *,
+    system: Sequence[str],
+    tools: Sequence[ToolSpec],
+    messages: Sequence[Message],
+    cache: EstimateCache | None = None,
 ) -> int:
-    """Uncalibrated tokens of a whole request prompt (tools + system + messages)."""
-    return estimate_tools(tools) + estimate_system(system) + estimate_messages(messages)
+    """Uncalibrated tokens of a whole request prompt (tools + system + messages); with
+    ``cache``, messages and tool definitions estimated by an earlier call are not counted
+    again (same result)."""
+    if cache is None:
+        return estimate_tools(tools) + estimate_system(system) + estimate_messages(messages)
+    return cache.tools(tools) + estimate_system(system) + cache.messages(messages)
+
+
+@dataclass(kw_only=True)
+class EstimateCache:
+    """Token estimates of the messages and tool definitions of the last request, so the next
+    request of a growing history only estimates what is new (one session's event loop).
+
+    Keyed by object identity: messages and tool specs are frozen, and each entry keeps its
+    object alive, so an id cannot be reused while its entry exists. Each call keeps only the
+    entries of the objects it was given (the size follows the history; a rewritten history,
+    after clearing or compaction, is estimated afresh)."""
+
+    _messages: dict[int, tuple[Message, int]] = field(default_factory=dict)
+    _tools: dict[int, tuple[ToolSpec, int]] = field(default_factory=dict)
+
+    def messages(self, messages: Sequence[Message]) -> int:
+        """:func:`estimate_messages` of ``messages`` (tokens)."""
+        old, new = self._messages, {}
+        total = 0
+        for message in messages:
+            hit = old.get(id(message))
+            tokens = hit[1] if hit is not None and hit[0] is message else estimate_message(message)
+            new[id(message)] = (message, tokens)
+            total += tokens
+        self._messages = new
+        return total
+
+    def tools(self, tools: Sequence[ToolSpec]) -> int:
+        """:func:`estimate_tools` of ``tools`` (tokens)."""
+        old, new = self._tools, {}
+        total = 0
+        for tool in tools:
+            hit = old.get(id(tool))
+            tokens = hit[1] if hit is not None and hit[0] is tool else estimate_tools((tool,))
+            new[id(tool)] = (tool, tokens)
+            total += tokens
+        self._tools = new
+        return total
 
 
 @dataclass(frozen=True, kw_only=True)

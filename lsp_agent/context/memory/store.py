@@ -52,13 +52,18 @@ class MemoryStore:
     """For each file added on demand, the touched path that brought it in."""
 
     _key: object = None
+    _plan: tuple[LoadedMemory, FingerprintPlan] | None = None
+    """The fingerprint plan of ``loaded`` (worked out again when ``loaded`` is replaced)."""
 
     def load(self) -> LoadedMemory:
         """The memory that loads at session start, as it is now: read again only when its
         fingerprint changed (module docstring). Never raises."""
         spec = self.spec()
         # Taken before the load: a change made while loading shows at the next call.
-        key = (spec, fingerprint(self.loaded.consulted, self.overlay))
+        if self._plan is None or self._plan[0] is not self.loaded:
+            self._plan = (self.loaded, FingerprintPlan.of(self.loaded.consulted))
+        plan = self._plan[1]
+        key = (spec, fingerprint(plan.paths, self.overlay, plan=plan))
         if key != self._key:
             self.loaded = load_memory(spec, overlay=self.overlay, cache=self.cache)
             self._key = key
@@ -99,22 +104,45 @@ def _stat(path: Path | str) -> tuple[int, int, int] | None:
     return (info.st_mtime_ns, info.st_size, info.st_ino)
 
 
-def fingerprint(paths: Sequence[Path], overlay: Overlay) -> tuple[Any, ...]:
+@dataclass(frozen=True, kw_only=True)
+class FingerprintPlan:
+    """What :func:`fingerprint` stats for one list of consulted paths, worked out once per
+    load rather than once per check: the paths, their folders and the ``.claude/rules``
+    trees among them, in order."""
+
+    paths: tuple[Path, ...]
+    folders: tuple[Path, ...]
+    rules: tuple[Path, ...]
+
+    @classmethod
+    def of(cls, paths: Sequence[Path]) -> FingerprintPlan:
+        """The plan for ``paths`` (absolute)."""
+        folders = {p.parent for p in paths}
+        rules = {f / "rules" for f in folders if f.name == ".claude"}
+        rules |= {f for f in folders if ".claude" in f.parts and "rules" in f.parts}
+        return cls(paths=tuple(paths), folders=tuple(sorted(folders)), rules=tuple(sorted(rules)))
+
+
+def fingerprint(
+    paths: Sequence[Path], overlay: Overlay, *, plan: FingerprintPlan | None = None
+) -> tuple[Any, ...]:
     """What the memory read from ``paths`` depends on: each path's editor text or stat, the
     stat of each folder holding one, and of every folder under a ``.claude/rules`` folder
-    among them (new rule files). Equal fingerprints: the same memory would load."""
-    files = tuple((p, overlay(p) if overlay(p) is not None else _stat(p)) for p in paths)
-    folders = {p.parent for p in paths}
-    rules = {f / "rules" for f in folders if f.name == ".claude"}
-    rules |= {f for f in folders if ".claude" in f.parts and "rules" in f.parts}
+    among them (new rule files). Equal fingerprints: the same memory would load. ``plan``:
+    :meth:`FingerprintPlan.of` ``paths``, when the caller kept it."""
+    plan = plan if plan is not None else FingerprintPlan.of(paths)
+    files = []
+    for p in plan.paths:
+        text = overlay(p)
+        files.append((p, text if text is not None else _stat(p)))
     trees: list[tuple[str, tuple[int, int, int] | None]] = []
-    for top in sorted(rules):
+    for top in plan.rules:
         for folder, dirs, _ in os.walk(top, followlinks=True):
             dirs.sort()
             trees.append((folder, _stat(folder)))
             if len(trees) > 1000:  # a pathological tree: the load itself caps it too
                 break
-    return (files, tuple((f, _stat(f)) for f in sorted(folders)), tuple(trees))
+    return (tuple(files), tuple((f, _stat(f)) for f in plan.folders), tuple(trees))
 
 
 def touched_paths(uses: Sequence[tuple[str, dict[str, object]]]) -> tuple[Path, ...]:

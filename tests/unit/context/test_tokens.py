@@ -4,13 +4,24 @@ from __future__ import annotations
 
 from lsp_agent.context.tokens import (
     Calibration,
+    EstimateCache,
     Observed,
     estimate_message,
+    estimate_messages,
+    estimate_request,
     estimate_text,
+    estimate_tools,
     next_request_tokens,
 )
 from lsp_agent.model.limits import DEFAULT_LIMITS, limits_for
-from lsp_agent.model.types import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from lsp_agent.model.types import (
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+    Usage,
+)
 
 
 def test_estimate_text_is_chars_over_four_rounded_up() -> None:
@@ -73,3 +84,45 @@ def test_model_table_exact_prefix_default_and_1m() -> None:
     assert limits_for("claude-sonnet-4-5-20250929").max_output_tokens == 64_000
     assert limits_for("some-other-model") == DEFAULT_LIMITS
     assert limits_for("claude-opus-4-8[1m]").context_window == 1_000_000
+
+
+def _history(turns: int) -> list[Message]:
+    out: list[Message] = [Message.user_text("start")]
+    for i in range(turns):
+        out.append(
+            Message(
+                role="assistant",
+                content=(ToolUseBlock(id=f"t{i}", name="Read", input={"file_path": f"/f{i}"}),),
+            )
+        )
+        out.append(
+            Message(role="user", content=(ToolResultBlock(tool_use_id=f"t{i}", content="z" * i),))
+        )
+    return out
+
+
+def test_estimate_cache_gives_the_uncached_estimate_as_the_history_grows_and_is_rewritten() -> None:
+    cache = EstimateCache()
+    tools = (ToolSpec(name="Read", description="Reads.", input_schema={"type": "object"}),)
+    history = _history(3)
+    for messages in (history, [*history, *_history(2)[1:]], history[:2], history):
+        plain = estimate_request(system=("sys",), tools=tools, messages=messages)
+        cached = estimate_request(system=("sys",), tools=tools, messages=messages, cache=cache)
+        assert cached == plain
+    # A rewritten message (same position, new object, other content) is estimated afresh.
+    cleared = [*history[:-1], Message.user_text("x" * 4000)]
+    assert estimate_request(
+        system=(), tools=tools, messages=cleared, cache=cache
+    ) == estimate_request(system=(), tools=tools, messages=cleared)
+    other = (ToolSpec(name="Bash", description="Runs." * 100, input_schema={"type": "object"}),)
+    assert estimate_request(system=(), tools=other, messages=(), cache=cache) == estimate_tools(
+        other
+    )
+
+
+def test_estimate_cache_holds_only_the_last_requests_objects() -> None:
+    cache = EstimateCache()
+    cache.messages(_history(5))
+    short = _history(1)
+    assert cache.messages(short) == estimate_messages(short)
+    assert len(cache._messages) == len(short)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from lsp_agent.context.memory.loader import MemorySpec
-from lsp_agent.context.memory.store import MemoryStore
+from lsp_agent.context.memory.read import no_overlay
+from lsp_agent.context.memory.store import FingerprintPlan, MemoryStore, fingerprint
 
 
 def make(tmp_path: Path, buffers: dict[Path, str]) -> tuple[MemoryStore, Path]:
@@ -54,3 +55,26 @@ def test_unchanged_memory_is_not_read_again_and_every_kind_of_change_is_seen(
     assert "Unsaved." in texts(store)
     (project / "CLAUDE.local.md").unlink()
     assert "Local." not in texts(store)
+
+
+def test_a_file_consulted_only_by_a_newer_load_is_watched_too(tmp_path: Path) -> None:
+    # The stat plan is kept per load: a new import makes a new load, whose plan must
+    # include the new file, or edits to it would go unseen.
+    store, project = make(tmp_path, {})
+    store.load()
+    (project / "docs" / "new.md").write_text("First.\n")
+    (project / "CLAUDE.md").write_text("Use tabs.\n@docs/more.md\n@docs/new.md\n")
+    assert "First." in texts(store)
+    assert store.load() is store.load()
+    (project / "docs" / "new.md").write_text("Second, longer.\n")
+    assert "Second, longer." in texts(store)
+
+
+def test_the_kept_plan_gives_the_same_fingerprint_as_a_fresh_one(tmp_path: Path) -> None:
+    store, project = make(tmp_path, {})
+    consulted = store.load().consulted
+    assert consulted
+    plan = FingerprintPlan.of(consulted)
+    assert fingerprint(consulted, no_overlay, plan=plan) == fingerprint(consulted, no_overlay)
+    (project / ".claude" / "rules" / "sub").mkdir()
+    assert fingerprint(consulted, no_overlay, plan=plan) == fingerprint(consulted, no_overlay)
