@@ -18,12 +18,15 @@ Interleaved in one run, round by round (order rotating):
 ``run -p via daemon`` (with ``--daemon``)
     the same command while a daemon started by ``lsp-agent daemon start`` runs (in a scratch
     runtime directory): the warm start.
+``Claude Code -p`` (with ``--claude PATH``)
+    ``claude -p "Say hi." --output-format stream-json --verbose`` with the same six tools and
+    its non-essential traffic off, against the same stand-in: spawn → its first request.
 
 Prints medians in ms (min-max) and, per round, run -p minus import anthropic (the time that is
 the agent's own on that path). The goal: at most 150 ms.
 
     python tools/bench_cold_start.py [--rounds 15] [--bytecode env|cached] [--daemon]
-        [--baseline OLD_CHECKOUT]
+        [--baseline OLD_CHECKOUT] [--claude PATH_TO_CLAUDE]
 """
 
 from __future__ import annotations
@@ -122,6 +125,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--baseline", type=Path, help="also time a cold run -p of this checkout's code"
     )
+    parser.add_argument(
+        "--claude", type=Path, help="also time Claude Code's -p (the path of its cli)"
+    )
     args = parser.parse_args(argv)
     arrivals = _Arrivals()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(arrivals))
@@ -171,6 +177,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.daemon:
         subprocess.run([agent, "daemon", "start"], env=daemon_env, check=True)
         configs["run -p via daemon → first request"] = lambda: spawn_to_request(daemon_env)
+    if args.claude is not None:
+        configs["Claude Code -p → first request"] = _claude_config(
+            args.claude, env=env, work=work, arrivals=arrivals
+        )
     times: dict[str, list[float]] = {name: [] for name in configs}
     names = list(configs)
     for r in range(args.warmup + args.rounds):
@@ -182,6 +192,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     server.shutdown()
     if args.daemon:
         subprocess.run([agent, "daemon", "stop"], env=daemon_env, check=False)
+    _report(times, args)
+
+
+def _report(times: dict[str, list[float]], args: argparse.Namespace) -> None:
     load = os.getloadavg()[0]
     print(
         f"{args.rounds} rounds after {args.warmup} warm-up, interleaved; bytecode {args.bytecode}"
@@ -202,6 +216,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"\nvia daemon / cold, per round: median {statistics.median(ratios):.2f} "
             f"({min(ratios):.2f} to {max(ratios):.2f})"
         )
+    if args.claude is not None:
+        claude = times["Claude Code -p → first request"]
+        compared = {"run -p": times["run -p → first request"]}
+        if args.daemon:
+            compared["run -p via daemon"] = times["run -p via daemon → first request"]
+        for name, values in compared.items():
+            ratios = [a / b for a, b in zip(values, claude, strict=True)]
+            print(
+                f"\n{name} / Claude Code -p, per round: median {statistics.median(ratios):.2f} "
+                f"({min(ratios):.2f} to {max(ratios):.2f})"
+            )
     print(
         "\nrun -p → first request minus import anthropic, per round: median "
         f"{statistics.median(extra):.0f} ms ({min(extra):.0f} to {max(extra):.0f})"
@@ -215,6 +240,34 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{statistics.median(extra_old):.0f} ms; run -p / baseline, per round: median "
             f"{statistics.median(ratios):.2f} ({min(ratios):.2f} to {max(ratios):.2f})"
         )
+
+
+def _claude_config(
+    claude: Path, *, env: dict[str, str], work: Path, arrivals: _Arrivals
+) -> Callable[[], float]:
+    """Claude Code's ``-p`` with the same six tools and its non-essential traffic off:
+    spawn → its first request at the stand-in (ms)."""
+    claude_env = dict(
+        env,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_TELEMETRY="1",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_ERROR_REPORTING="1",
+        IS_SANDBOX="1",
+    )
+    (work / "home").mkdir(exist_ok=True)
+    argv = [str(claude), "-p", "Say hi.", "--output-format", "stream-json", "--verbose"]
+    argv += ["--permission-mode", "bypassPermissions", "--tools", "Bash,Edit,Read,Write,Glob,Grep"]
+
+    def to_request() -> float:
+        seen = len(arrivals.times)
+        start = time.perf_counter()
+        subprocess.run(argv, cwd=work, env=claude_env, capture_output=True, check=False)
+        if len(arrivals.times) <= seen:
+            raise RuntimeError("Claude Code sent no request")
+        return (arrivals.times[seen] - start) * 1000
+
+    return to_request
 
 
 if __name__ == "__main__":
