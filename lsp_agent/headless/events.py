@@ -148,7 +148,7 @@ class EventStream:
             if message.role == "assistant" and self._responses is not None:
                 data = self._responses.message_fields(message)
             else:
-                data = message.model_dump(mode="json")
+                data = _api_shaped(message.model_dump(mode="json"))
             self._renderer.message(message_event(message=data, session_id=self._session_id))
             self._rendered_uses.update(use.id for use in message.tool_uses())
         held, self._held = self._held, []
@@ -193,3 +193,22 @@ class EventStream:
                         }
                     )
         return denials
+
+
+def _api_shaped(data: dict[str, Any]) -> dict[str, Any]:
+    """A dumped user message with each ``tool_result``'s images in the Messages API's shape
+    (``content`` a list of a text block and image blocks), as Claude Code prints it."""
+    for block in data.get("content", []):
+        if block.get("type") != "tool_result":
+            continue
+        images = block.pop("images", None)
+        if images:
+            text = [{"type": "text", "text": block["content"]}] if block["content"] else []
+            block["content"] = text + [
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": i["media_type"], "data": i["data"]},
+                }
+                for i in images
+            ]
+    return data

@@ -161,12 +161,37 @@ def test_an_image_result_reaches_the_model_as_an_image_block(project: Path, tmp_
         name="mcp-media",
     )
     result = run_cli(
-        ["run", "-p", "show the chart", "--mcp-config", str(cfg), "--allowedTools", "mcp__fx"],
+        [
+            "run",
+            "-p",
+            "show the chart",
+            "--mcp-config",
+            str(cfg),
+            "--allowedTools",
+            "mcp__fx",
+            "--output-format",
+            "stream-json",
+        ],
         scenario=run,
         cwd=project,
     )
     assert result.code == 0, result.proc.stderr
     result.server.assert_done()
+    # stream-json prints the tool result as the API got it: text, then the image block.
+    results = [
+        block
+        for event in result.events()
+        if event["type"] == "user"
+        for block in event["message"]["content"]
+        if block.get("type") == "tool_result"
+    ]
+    media, stats = results
+    assert media["content"][0]["text"].startswith("the chart:\n[image (png, 34 KB)]")
+    assert media["content"][1] == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": chart_png()},
+    }
+    assert "images" not in media and "images" not in stats
 
 
 def test_run_p_reports_a_server_needing_login_and_uses_a_stored_token(
