@@ -163,8 +163,9 @@ async def _ask(
         suggested_rules=decision.suggestions,
         suggested_rule_labels=tuple(rule_label(r, env.ctx.cwd) for r in decision.suggestions),
     )
-    if env.unattended is not None:
-        return env.unattended(tool.name, request)
+    refusal = env.unattended(tool.name, request) if env.unattended is not None else None
+    if refusal is not None:
+        return refusal
     if env.hooks is not None:
         env.hooks.notify(message=f"Claude needs your permission to use {tool.name}")
     answer = await env.ctx.host.request_permission(request)

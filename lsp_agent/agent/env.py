@@ -36,10 +36,11 @@ loop of any kind (a fix loop against diagnostics that never settle, a model that
 calling tools) runs unbounded."""
 
 
-Unattended = Callable[[str, PermissionRequest], Refusal]
-"""A door's answer when nobody can answer a permission prompt (a non-interactive run): given
-the tool's name and the request, the refusal in the door's own words. The prompt is then
-never shown (and no Notification hook runs)."""
+Unattended = Callable[[str, PermissionRequest], Refusal | None]
+"""A door's answer when nobody at the door can answer a permission prompt (a non-interactive
+run): given the tool's name and the request, the refusal in the door's own words (the prompt is
+then never shown and no Notification hook runs), or ``None`` when the door's host asks someone
+else after all (a background run asks the user's editor)."""
 
 
 @dataclass(frozen=True, kw_only=True)

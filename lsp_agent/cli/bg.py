@@ -202,9 +202,13 @@ def command(args: argparse.Namespace) -> int:
 
 def _ps(folder: Path, *, as_json: bool) -> int:
     prune(folder)
+    from lsp_agent.store.run_approvals import waiting_runs
+
     records = [effective(r) for r in list_runs(folder)]
+    waiting = waiting_runs(folder, now=time.time())
     if as_json:
-        print(json.dumps([r.to_json() for r in records], indent=2))
+        rows_json = [r.to_json() | {"waiting_for_approval": r.id in waiting} for r in records]
+        print(json.dumps(rows_json, indent=2))
         return 0
     if not records:
         print("no background runs (start one: lsp-agent run -p --bg PROMPT)")
@@ -213,7 +217,8 @@ def _ps(folder: Path, *, as_json: bool) -> int:
     for r in records:
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started))
         code = "-" if r.exit_code is None else str(r.exit_code)
-        rows.append((r.id, r.state, code, started, r.session_id or "-", r.cwd, r.prompt))
+        state = "waiting for approval" if r.state == "running" and r.id in waiting else r.state
+        rows.append((r.id, state, code, started, r.session_id or "-", r.cwd, r.prompt))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]

@@ -41,6 +41,7 @@ from lsp_agent.daemon import background
 from lsp_agent.daemon.background import BackgroundRun
 from lsp_agent.daemon.paths import ensure_private_dir, peer_uid
 from lsp_agent.daemon.wire import Reader, build_key, send
+from lsp_agent.store.runs import RUN_ENV
 
 log = logging.getLogger(__name__)
 
@@ -295,6 +296,8 @@ def _start_background(
     fds = [reader.fds[0], *outputs.fds]
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child never returns (covered end to end)
+        # The run learns its id, under which it asks the editor about tool calls.
+        message["env"] = {**message["env"], RUN_ENV: outputs.run_id}
         _become(config, message, fds, [start.listener, conn])
     outputs.close()
     for fd in reader.fds:

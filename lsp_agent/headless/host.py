@@ -3,7 +3,7 @@ sink for session updates, and a permission policy with nobody to ask."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from lsp_agent.protocol.documents import ApplyResult, FileChange, TextSnapshot
@@ -35,11 +35,19 @@ def refuse_unattended(tool: str, request: PermissionRequest) -> Refusal:
 class HeadlessHost:
     """Delegates files to ``inner`` (a disk host), sends updates to ``on_update`` and rejects
     every permission request (the executor never asks when ``AgentConfig.unattended`` is
-    :func:`refuse_unattended`; this is the fail-closed backstop)."""
+    :func:`refuse_unattended`; this is the fail-closed backstop), unless ``approve`` (a
+    background run's editor approval) answers it."""
 
-    def __init__(self, *, inner: Host, on_update: Callable[[str, SessionUpdate], None]) -> None:
+    def __init__(
+        self,
+        *,
+        inner: Host,
+        on_update: Callable[[str, SessionUpdate], None],
+        approve: Callable[[PermissionRequest], Awaitable[PermissionResponse]] | None = None,
+    ) -> None:
         self._inner = inner
         self._on_update = on_update
+        self._approve = approve
         self.permission_requests = 0
 
     def buffer(self, path: Path) -> TextSnapshot | None:
@@ -51,8 +59,11 @@ class HeadlessHost:
         return await self._inner.apply_changes(changes, label=label)
 
     async def request_permission(self, request: PermissionRequest) -> PermissionResponse:
-        """Reject, with feedback telling the model how the user could allow it."""
+        """Reject, with feedback telling the model how the user could allow it; a background
+        run's ``approve`` (the editor's answer) instead when it has one."""
         self.permission_requests += 1
+        if self._approve is not None:
+            return await self._approve(request)
         return PermissionResponse(
             outcome="selected", option_id="reject_once", feedback=HEADLESS_REJECTION
         )

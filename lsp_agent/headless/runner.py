@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from lsp_agent.config.loader import LoadedSettings
     from lsp_agent.config.store import SettingsStore
     from lsp_agent.context.memory.approvals import ImportApprovals
+    from lsp_agent.headless.bg_approval import EditorApprover
     from lsp_agent.headless.diagnostics import HeadlessDiagnostics
     from lsp_agent.mcp.service import McpService
     from lsp_agent.model.base import Model
@@ -154,6 +155,7 @@ async def _run(
         budget = Budget(
             limit_usd=options.max_budget_usd, model=model_name, responses=responses.responses
         )
+    approver = _editor_approver(environ, err=err) if requested_mode != "dontAsk" else None
     engine_mode = "default" if requested_mode == "dontAsk" else requested_mode
     mode: PermissionMode | None = engine_mode  # type: ignore[assignment]
     config = AgentConfig(
@@ -161,7 +163,7 @@ async def _run(
         allowed_tools=options.allowed_tools,
         disallowed_tools=options.disallowed_tools,
         max_turns=options.max_turns or DEFAULT_MAX_MODEL_REQUESTS,
-        unattended=refuse_unattended,
+        unattended=refuse_unattended if approver is None else approver.unattended,
         persist=options.persist,
         append_system_prompt=options.append_system_prompt,
         system_prompt=options.system_prompt,
@@ -207,7 +209,7 @@ async def _run(
     notices.install()
     mcp = _mcp(options, settings=settings, environ=environ, err=err)
     manager = build_sessions(
-        host=HeadlessHost(inner=DiskHost(), on_update=on_update),
+        host=HeadlessHost(inner=DiskHost(), on_update=on_update, approve=approver),
         model_factory=model_factory,
         config=config,
         diagnostics=diagnostics.service if diagnostics is not None else None,
@@ -513,6 +515,22 @@ def _settings(options: HeadlessOptions, *, err: TextIO) -> SettingsStore:
     for problem in settings.loaded.problems:
         err.write(f"lsp-agent: settings: {problem.log_line()}\n")
     return settings
+
+
+def _editor_approver(environ: Mapping[str, str], *, err: TextIO) -> EditorApprover | None:
+    """A background run's editor approval (the daemon names the run in its environment), else
+    ``None``: a foreground run denies what would be asked."""
+    from lsp_agent.store.runs import RUN_ENV, is_run_id
+
+    run_id = environ.get(RUN_ENV, "")
+    # Consumed here: a run -p the agent starts through Bash is not this background run.
+    os.environ.pop(RUN_ENV, None)
+    if not is_run_id(run_id):
+        return None
+    from lsp_agent.headless.bg_approval import EditorApprover
+    from lsp_agent.store.private import runs_dir
+
+    return EditorApprover(folder=runs_dir(environ), run_id=run_id, environ=environ, err=err)
 
 
 def _warn_project_mode(loaded: LoadedSettings, *, cwd: Path, err: TextIO) -> None:

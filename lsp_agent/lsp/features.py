@@ -60,11 +60,16 @@ def _register_lifecycle(server: AgentLanguageServer) -> None:
         ls.settings_door.open_folders(ls.workspace_roots())
         ls.mcp_door.open_folders(ls.workspace_roots())
         ls.warm_up.start(sdk=ls._model_factory is None)
+        from lsp_agent.lsp import bg_approvals
+
+        ls.bg_approvals = asyncio.get_running_loop().create_task(bg_approvals.watch(ls))
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: AgentLanguageServer, params: None) -> None:
         if ls._idle_task is not None:
             ls._idle_task.cancel()
+        if ls.bg_approvals is not None:
+            ls.bg_approvals.cancel()
         if ls._sessions is not None:
             # Cancels running turns, runs SessionEnd hooks, closes the model clients.
             await ls._sessions.aclose()

@@ -103,6 +103,8 @@ class AgentLanguageServer(LanguageServer):
         self.idle: IdleCloser | None = None
         """Closes sessions no request named for ``sessionIdleMinutes`` (started with them)."""
         self._idle_task: asyncio.Task[None] | None = None
+        self.bg_approvals: asyncio.Task[None] | None = None
+        """Asks the user about background runs' tool calls (``lsp.bg_approvals``)."""
         self._memory: MemoryDoor | None = None
 
     # ---- components, created on first use --------------------------------------------------

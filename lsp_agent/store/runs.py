@@ -43,6 +43,10 @@ KEEP_ENDED_RUNS = 50
 PROMPT_HEAD_CHARS = 80
 """How much of the prompt a record keeps (characters)."""
 
+RUN_ENV = "LSP_AGENT_BACKGROUND_RUN"
+"""Set by the daemon in a background run's environment: the run's id. A tool call the
+permission engine would ask about then waits for the editor (``store.run_approvals``)."""
+
 _ID_CHARS = frozenset("0123456789abcdef")
 
 

@@ -1,0 +1,97 @@
+"""The editor's side of background runs' permission prompts
+(:mod:`lsp_agent.store.run_approvals`): about once a second the server lists the private runs
+folder for pending requests of this user's running background runs (``lsp-agent run -p
+--bg``) and asks the user with ``window/showMessageRequest`` ("Allow once" / "Deny", naming the
+run, the tool and what it would do); the answer is written beside the request. No answer
+before the request's deadline writes nothing (the run denies).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from lsp_agent.store.private import runs_dir
+from lsp_agent.store.run_approvals import Answer, PendingApproval, pending_requests, write_answer
+from lsp_agent.store.runs import effective, list_runs
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from lsp_agent.lsp.server import AgentLanguageServer
+
+logger = logging.getLogger(__name__)
+
+POLL_S = 1.0
+"""How often the registry is looked at (seconds)."""
+
+ALLOW = "Allow once"
+DENY = "Deny"
+PREVIEW_CHARS = 600
+
+
+async def watch(ls: AgentLanguageServer, *, poll_s: float = POLL_S) -> None:
+    """Ask the user about each pending request of a running background run once; runs until
+    cancelled (at shutdown)."""
+    folder = runs_dir(os.environ)
+    asked: set[str] = set()
+    tasks: set[asyncio.Task[None]] = set()
+    while True:
+        await asyncio.sleep(poll_s)
+        try:
+            found = [p for p in pending_requests(folder, now=time.time()) if p.id not in asked]
+            running = (
+                {r.id for r in map(effective, list_runs(folder)) if r.state == "running"}
+                if found
+                else set()
+            )
+        except Exception:  # a registry read never ends the watch
+            logger.exception("could not read the background runs' requests")
+            continue
+        for pending in found:
+            if pending.id in asked or pending.run_id not in running:
+                continue
+            asked.add(pending.id)
+            task = asyncio.get_running_loop().create_task(_ask(ls, folder, pending))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+
+def message(pending: PendingApproval) -> str:
+    """The question shown to the user."""
+    text = f"Background run {pending.run_id} asks to use {pending.tool}: {pending.summary}"
+    preview = pending.preview.strip()
+    if preview and preview != pending.summary:
+        cut = preview if len(preview) <= PREVIEW_CHARS else preview[: PREVIEW_CHARS - 1] + "…"
+        text += f"\n\n{cut}"
+    return text
+
+
+async def _ask(ls: AgentLanguageServer, folder: Path, pending: PendingApproval) -> None:
+    params = types.ShowMessageRequestParams(
+        type=types.MessageType.Warning,
+        message=message(pending),
+        actions=[types.MessageActionItem(title=ALLOW), types.MessageActionItem(title=DENY)],
+    )
+    try:
+        chosen = await asyncio.wait_for(
+            ls.window_show_message_request_async(params),
+            timeout=max(pending.deadline - time.time(), 0.0),
+        )
+    except TimeoutError:
+        return  # the run denies on its own at its deadline
+    except Exception as exc:  # the client failed the request: a denial
+        logger.warning("asking about background run %s failed: %s", pending.run_id, exc)
+        chosen = None
+    answer: Answer = "allow" if chosen is not None and chosen.title == ALLOW else "deny"
+    if time.time() > pending.deadline:
+        return
+    try:
+        write_answer(folder, pending, answer)
+    except OSError as exc:
+        logger.warning("could not answer background run %s: %s", pending.run_id, exc)
