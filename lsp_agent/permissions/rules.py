@@ -33,7 +33,8 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -144,11 +145,22 @@ class Rule:
     words: tuple[str, ...] = ()
     regex: re.Pattern[str] | None = None
     path_base: Path | None = None
-    path_spec: pathspec.GitIgnoreSpec | None = field(default=None, compare=False)
+    path_pattern: str | None = None
     host: str | None = None
 
     def __str__(self) -> str:
         return self.text
+
+    @cached_property
+    def path_spec(self) -> pathspec.GitIgnoreSpec | None:
+        """The compiled gitignore pattern of a path rule (``None`` for other kinds), compiled on
+        first use: a session's own plain-path rule then costs no ``pathspec`` import until a
+        path is checked. Patterns that could be invalid were compiled once when parsed."""
+        if self.path_pattern is None:
+            return None
+        import pathspec
+
+        return pathspec.GitIgnoreSpec.from_lines([self.path_pattern])
 
     @property
     def source(self) -> str:
@@ -397,19 +409,24 @@ def _path_rule(base: dict[str, Any], specifier: str, text: str, origin: RuleOrig
         root, pattern = origin.cwd, spec
     if pattern in ("/", ""):
         pattern = "/**"
-    import pathspec  # only settings with path rules need it
+    if not _PLAIN_PATH_PATTERN.fullmatch(pattern):
+        import pathspec  # only settings with path rules need it
 
-    try:
-        compiled = pathspec.GitIgnoreSpec.from_lines([pattern])
-    except Exception as exc:  # pathspec raises several error types for bad patterns
-        raise RuleSyntaxError(f"invalid gitignore pattern in {text!r}: {exc}") from None
-    return Rule(
-        **base,
-        specifier=spec,
-        kind="path",
-        path_base=root,
-        path_spec=compiled,
-    )
+        try:  # compiled here only to report a bad pattern now; Rule.path_spec compiles it again
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except Exception as exc:  # pathspec raises several error types for bad patterns
+            raise RuleSyntaxError(f"invalid gitignore pattern in {text!r}: {exc}") from None
+    return Rule(**base, specifier=spec, kind="path", path_base=root, path_pattern=pattern)
+
+
+_PLAIN_PATH_PATTERN = re.compile(
+    r"(?:/(?![.]{1,2}(?:/|$))"  # each segment: not . or ..,
+    r"[^/*?\[\]\\!#\s](?:[^/*?\[\]\\]*[^/*?\[\]\\\s])?)+"  # no glob/escape, no edge space
+    r"(?:/\*\*)?"
+)
+"""An anchored literal path, optionally with a trailing ``/**`` (a session's own results folder):
+no wildcard, class, escape, negation, comment or edge-whitespace, no ``.``/``..`` segment —
+gitignore syntax such a pattern cannot get wrong, so it is not compiled to be checked."""
 
 
 def parse_rules(
