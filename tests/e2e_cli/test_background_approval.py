@@ -69,3 +69,23 @@ def test_nobody_answering_denies_at_the_deadline(
     assert "lsp-agent: no editor answered within 6 s: " in err
     assert "touch asked.txt denied" in err
     assert [n for n in os.listdir(folder) if n.endswith((".ask", ".answer"))] == []
+
+
+def test_dont_ask_denies_at_once_without_a_request(
+    project: Path, runtime: Path, server: Servers
+) -> None:
+    script = scenario(
+        reply(tool_use("Bash", {"command": "touch asked.txt"}, id="toolu_touch")),
+        reply("Not allowed."),
+    )
+    _scripted, url = server(script)
+    # A wait this long would outlast the test: the run must not wait at all.
+    env = cli_env(url, XDG_RUNTIME_DIR=str(runtime), LSP_AGENT_BG_APPROVAL_TIMEOUT_S="500")
+    args = ["run", "-p", "make a file", "--permission-mode", "dontAsk"]
+    run_id, _session = _start_bg(args, env=env, cwd=project)
+    record = _wait_until_ended(env)
+    assert record["state"] == "done"
+    assert not (project / "asked.txt").exists()
+    err = Path(str(record["err_log"])).read_text()
+    assert "no editor answered" not in err
+    assert lsp_agent("logs", run_id, env=env).stdout == "Not allowed.\n"
