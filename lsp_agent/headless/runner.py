@@ -427,6 +427,8 @@ def _open_session(
             additional_directories=options.add_dirs,
         )
     target = options.resume or ""
+    if target and manager.config.persist:
+        target = _saved_id(manager, target)
     if not target:
         saved = saved_sessions(manager, cwd=options.cwd)
         if not saved:
@@ -444,6 +446,20 @@ def _open_session(
     if mode is not None:
         resumed.session.set_mode(mode)
     return resumed.session
+
+
+def _saved_id(manager: SessionManager, wanted: str) -> str:
+    """The saved session ``--resume`` names (its id in either form, or a unique prefix).
+    Raises ``SessionError`` when none or several match."""
+    from lsp_agent.sessions.manager import SessionError
+    from lsp_agent.sessions.resume import saved_sessions
+    from lsp_agent.store.ids import IdLookupError, resolve_id
+
+    try:
+        ids = [s.session_id for s in saved_sessions(manager)]
+        return resolve_id(ids, wanted, what="saved session")
+    except IdLookupError as exc:
+        raise SessionError(str(exc)) from None
 
 
 _INIT_STATUS = {

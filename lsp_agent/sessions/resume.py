@@ -160,7 +160,7 @@ def fork(
         chain = _cut(chain, message_id)
     meta = next((r for r in loaded.records if r.type == "meta"), None)
     source_cwd = Path(str(meta.get("cwd"))) if meta is not None else (cwd or Path.cwd())
-    new_id = new_id or uuid.uuid4().hex
+    new_id = new_id or str(uuid.uuid4())  # Claude Code's session ids are UUIDs
     if new_id in manager.sessions or find_transcript(store_dir(manager), new_id) is not None:
         raise SessionError(f"session id {new_id!r} is already in use")
     target = transcript_path(store_dir(manager), source_cwd, new_id)

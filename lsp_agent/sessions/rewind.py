@@ -111,7 +111,7 @@ def attach_checkpoints(session: Session, checkpoints_dir: Path | None) -> None:
 async def begin_prompt(session: Session, text: str) -> PromptMark:
     """A prompt (not a slash command) starts: give it an id, remember where it sits in the
     history, and start its checkpoint."""
-    mark = PromptMark(message_id=uuid.uuid4().hex, text=text, history_len=len(session.history))
+    mark = PromptMark(message_id=str(uuid.uuid4()), text=text, history_len=len(session.history))
     session.prompt_marks.append(mark)
     if session.checkpoints is not None:
         await session.checkpoints.start_turn(message_id=mark.message_id, prompt=text)

@@ -79,11 +79,43 @@ def test_continue_resume_and_fork(project: Path, data_dir: Path) -> None:
     assert transcripts == sorted([session, new_id])
 
 
+def test_fork_ids_are_uuids_and_resume_takes_what_was_shown(project: Path) -> None:
+    first = run_cli(
+        ["run", "-p", "one", "--output-format", "json"],
+        scenario=scenario(reply("One.")),
+        cwd=project,
+    )
+    assert first.code == 0, first.proc.stderr
+    forked = run_cli(
+        ["run", "-p", "two", "-c", "--fork-session", "--output-format", "json"],
+        scenario=scenario(reply("Two.")),
+        cwd=project,
+    )
+    assert forked.code == 0, forked.proc.stderr
+    fork_id = json_result(forked.proc.stdout)["session_id"]
+    assert isinstance(fork_id, str)
+    assert fork_id == str(uuid.UUID(fork_id))  # canonical: 8-4-4-4-12, lower case
+    # The fork's id in another form (no dashes, upper case), and a unique prefix of it.
+    for given in (uuid.UUID(fork_id).hex.upper(), fork_id[:8]):
+        again = run_cli(
+            ["run", "-p", "/cost", "--resume", given, "--output-format", "json"],
+            scenario=scenario(),
+            cwd=project,
+        )
+        assert again.code == 0, (given, again.proc.stderr)
+        assert json_result(again.proc.stdout)["session_id"] == fork_id
+    short = run_cli(["run", "-p", "hi", "--resume", fork_id[:3]], scenario=scenario(), cwd=project)
+    assert short.code == 2
+    assert f"lsp-agent: error: no saved session '{fork_id[:3]}'" in short.proc.stderr
+    assert "6+ characters" in short.proc.stderr
+
+
 def test_session_flags_errors(project: Path, data_dir: Path) -> None:
     nothing = run_cli(["run", "-p", "hi", "--continue"], scenario=scenario(), cwd=project)
     assert nothing.code == 2 and "no saved session in" in nothing.proc.stderr
     unknown = run_cli(["run", "-p", "hi", "--resume", "nope"], scenario=scenario(), cwd=project)
-    assert unknown.code == 2 and "no saved session with id 'nope'" in unknown.proc.stderr
+    assert unknown.code == 2 and "no saved session 'nope'" in unknown.proc.stderr
+    assert "6+ characters" in unknown.proc.stderr
     bad = run_cli(["run", "-p", "hi", "--session-id", "x"], scenario=scenario(), cwd=project)
     assert bad.code == 2 and "--session-id must be a UUID" in bad.proc.stderr
     lone = run_cli(["run", "-p", "hi", "--fork-session"], scenario=scenario(), cwd=project)

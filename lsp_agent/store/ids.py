@@ -1,0 +1,48 @@
+"""Ids the user types back: a session's or a prompt's, whole or as a unique prefix.
+
+Session ids are UUIDs (Claude Code's form, ``8-4-4-4-12`` hex digits with dashes). Sessions
+saved before every id had that form have 32 hex digits without dashes, so ids are compared
+without their dashes and in lower case: what the user was shown, in either form, names the
+same session. One rule for every command that takes such an id (``--resume``, ``rewind
+--session``/``--to``, ``sessions rm``): the whole id, or a prefix of at least
+:data:`MIN_PREFIX` characters that only one id has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+MIN_PREFIX = 6
+"""Shortest id prefix accepted (characters, dashes not counted)."""
+
+
+class IdLookupError(ValueError):
+    """No id, or several, match what the user typed; the message says which."""
+
+
+def id_key(text: str) -> str:
+    """``text`` as ids are compared: stripped, lower case, without dashes."""
+    return text.strip().lower().replace("-", "")
+
+
+def resolve_id(ids: Iterable[str], wanted: str, *, what: str, where: str = "") -> str:
+    """The one id of ``ids`` that ``wanted`` names: the same id (dashes and case aside), or
+    else the only id it is a prefix of (:data:`MIN_PREFIX`+ characters). ``what`` names the
+    kind ("session", "prompt") and ``where`` ends the "no such" message (e.g. " in /proj").
+    Raises :class:`IdLookupError`: nothing matches (a too-short prefix says the minimum), or
+    several do (listed)."""
+    known = list(dict.fromkeys(ids))
+    key = id_key(wanted)
+    exact = [i for i in known if id_key(i) == key]
+    if exact:
+        return exact[0]
+    if len(key) < MIN_PREFIX:
+        raise IdLookupError(
+            f"no {what} {wanted!r}{where} (give the id, or {MIN_PREFIX}+ characters of it)"
+        )
+    matches = [i for i in known if id_key(i).startswith(key)]
+    if not matches:
+        raise IdLookupError(f"no {what} {wanted!r}{where}")
+    if len(matches) > 1:
+        raise IdLookupError(f"{wanted!r} is ambiguous: it starts {', '.join(matches)}")
+    return matches[0]

@@ -1,0 +1,30 @@
+"""Ids typed back by the user: either form of a UUID, or a unique prefix of 6+ characters."""
+
+from __future__ import annotations
+
+import pytest
+
+from lsp_agent.store.ids import IdLookupError, resolve_id
+
+A = "6f6b7c0e-b19d-4633-9505-bd78be01c548"
+B = "6f6b7c0e-ffff-4633-9505-bd78be01c548"
+OLD = "94a568a58b744430a342898b6c9bbe2e"
+
+
+def test_either_form_and_case_names_the_same_id() -> None:
+    assert resolve_id([A, OLD], A.replace("-", "").upper(), what="session") == A
+    assert resolve_id([A, OLD], "94a568a5-8b74-4430-a342-898b6c9bbe2e", what="session") == OLD
+
+
+def test_a_unique_prefix_of_six_or_more() -> None:
+    assert resolve_id([A, OLD], "6f6b7c", what="session") == A
+    assert resolve_id([A, B], "6f6b7c0e-b1", what="session") == A
+
+
+def test_too_short_unknown_and_ambiguous_say_so() -> None:
+    with pytest.raises(IdLookupError, match=r"no session '6f6b' in /p \(give the id, or 6\+"):
+        resolve_id([A], "6f6b", what="session", where=" in /p")
+    with pytest.raises(IdLookupError, match=r"^no prompt 'abcdef12'$"):
+        resolve_id([A], "abcdef12", what="prompt")
+    with pytest.raises(IdLookupError, match=rf"'6f6b7c0e' is ambiguous: it starts {A}, {B}"):
+        resolve_id([A, B], "6f6b7c0e", what="session")
