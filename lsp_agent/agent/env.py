@@ -134,6 +134,10 @@ class TurnEnv:
     """Given the finished tool calls of a batch (name, input, result text or ``None`` when the
     call failed), the text of memory files they bring in (a subfolder's CLAUDE.md, rules whose
     ``paths:`` match), appended after their results so the cached prefix stays intact."""
+    rewrite: Callable[[tuple[Message, ...]], tuple[Message, ...]] | None = None
+    """Given the history right after a batch's results were added, the history the next
+    request of the same turn sends (memory files that stopped applying taken out); returning
+    ``messages`` itself changes nothing. ``None``: never rewritten mid-turn."""
     context: ContextEngine | None = None
     """Clears and compacts the history before requests that would not fit; recovers from
     "prompt is too long" (see :mod:`lsp_agent.context.engine`). ``None``: never."""

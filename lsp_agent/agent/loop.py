@@ -483,6 +483,11 @@ class _Turn:
                 notes.append(TextBlock(text=loaded))
         self.commit(Message(role="user", content=(*(self.results[u.id] for u in uses), *notes)))
         self.results = {}
+        if self.env.rewrite is not None:
+            rewritten = self.env.rewrite(self.state.messages)
+            if rewritten is not self.state.messages:
+                self.state = dataclasses.replace(self.state, messages=rewritten)
+                self.env.commit(rewritten)
         hook_stop = self.hooks.take_stop() if self.hooks is not None else None
         if hook_stop is not None:
             self.emit(AgentMessageChunk(content=TextContent(text=hook_stop)))

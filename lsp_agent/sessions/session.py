@@ -308,6 +308,7 @@ class Session:
                 commit=self._commit,
                 aborted=last.append,
                 instructions=self._after_batch,
+                rewrite=self._without_dropped,
                 context=self.engine(),
                 results_dir=self.folder,
             )
@@ -412,8 +413,7 @@ class Session:
         """The text appended after a batch of finished tool calls (name, input, result text),
         before the next request (``None``: nothing): the memory files they bring in, memory
         files changed meanwhile (the agent may have edited one), and a changed date. A file
-        that no longer applies is taken out at the next prompt (:meth:`_with_memory`): the
-        loop's history cannot be rewritten from here."""
+        that no longer applies is taken out right after (:meth:`_without_dropped`)."""
         texts: list[str | None] = []
         if self.memory is not None:
             added = self.memory.touch(batch_paths(calls))
@@ -426,6 +426,19 @@ class Session:
         texts.append(self.dates.reminder() if self.dates is not None else None)
         kept = [t for t in texts if t]
         return "\n\n".join(kept) if kept else None
+
+    def _without_dropped(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
+        """``messages`` (the history after a tool batch) with every memory text taken out and
+        the start block rebuilt when a file the conversation showed no longer applies (deleted,
+        emptied, workspace untrusted), so the turn's next request no longer carries it;
+        ``messages`` itself when none was dropped."""
+        if self.memory is None or self.memory_seen is None:
+            return messages
+        if not dropped(self.memory_seen, self.memory.load().files):
+            return messages
+        self.memory.added, self.memory.triggers = (), {}
+        kept = without_memory(messages, markers=MEMORY_MARKERS)
+        return with_start(kept, self.start_memory())
 
     def _announce(self, files: Sequence[MemoryFile]) -> None:
         """Fire ``InstructionsLoaded`` once per file and session (in the background)."""

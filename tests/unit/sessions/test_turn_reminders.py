@@ -249,3 +249,39 @@ async def test_after_a_compaction_the_new_date_is_told_again(
     # The compacted conversation no longer holds the reminder: the prompt after it does.
     assert "Today's date is now 2026-12-02." in last_message(three)
     assert json.dumps(three["messages"]).count(NOTICE) == 1
+
+
+@pytest.mark.parametrize("how", ["deleted", "emptied"])
+async def test_a_memory_file_that_stops_applying_mid_turn_leaves_before_the_next_request(
+    start: Callable[..., Any], tmp_path: Path, how: str
+) -> None:
+    memory = tmp_path / "project" / "CLAUDE.md"
+    memory.parent.mkdir()
+    memory.write_text("Secret rule: answer in French.\n")
+    notes = tmp_path / "project" / "notes.txt"
+    notes.write_text("hello\n")
+
+    def withdraw() -> None:
+        if how == "deleted":
+            memory.unlink()
+        else:
+            memory.write_text("")
+
+    model = Model(
+        answers=[
+            answer(text("Looking."), tool_use("Read", {"file_path": str(notes)})),
+            answer("Done."),
+            answer("Still done."),
+        ],
+        on_request={0: withdraw},
+    )
+    session = await start(model, Clock())
+    await ask(session, "Read the notes.")
+    first, after_batch = model.bodies
+    assert "Secret rule" in json.dumps(first["messages"])
+    # The same turn's next request: the file's text is gone, the tool pairing is intact.
+    assert "Secret rule" not in json.dumps(after_batch["messages"])
+    tail = after_batch["messages"][-1]["content"]
+    assert tail[0]["type"] == "tool_result"
+    await ask(session, "And now?")
+    assert "Secret rule" not in json.dumps(model.bodies[2]["messages"])
