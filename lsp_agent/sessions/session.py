@@ -386,6 +386,7 @@ class Session:
             return history, with_start((user,), memory)[0]
         files = self.memory.load().files
         self._announce(files)
+        files = self._shown_now(files)
         if dropped(self.memory_seen, files):
             # A file the conversation showed no longer applies: removed, or the workspace is
             # no longer trusted. Telling the model to ignore text it still reads is not enough
@@ -420,12 +421,22 @@ class Session:
             self._announce(added)
             texts.append(render_on_demand(added))
             files = self.memory.load().files
-            if self.memory_seen is not None and not dropped(self.memory_seen, files):
+            if self.memory_seen is not None:
+                self.memory_seen |= seen(added)
                 self._announce(files)
-                texts.append(self._memory_changes(files))
+                files = self._shown_now(files)
+                if not dropped(self.memory_seen, files):
+                    texts.append(self._memory_changes(files))
         texts.append(self.dates.reminder() if self.dates is not None else None)
         kept = [t for t in texts if t]
         return "\n\n".join(kept) if kept else None
+
+    def _shown_now(self, files: tuple[MemoryFile, ...]) -> tuple[MemoryFile, ...]:
+        """The start ``files`` (loaded now) and, as they are now, the files loaded on demand
+        that the conversation shows, so an edit of either arrives as a reminder."""
+        assert self.memory is not None and self.memory_seen is not None
+        shown = self.memory_seen
+        return (*files, *(f for f in self.memory.on_demand_now() if f.path in shown))
 
     def _without_dropped(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
         """``messages`` (the history after a tool batch) with every memory text taken out and
@@ -434,7 +445,7 @@ class Session:
         ``messages`` itself when none was dropped."""
         if self.memory is None or self.memory_seen is None:
             return messages
-        if not dropped(self.memory_seen, self.memory.load().files):
+        if not dropped(self.memory_seen, self._shown_now(self.memory.load().files)):
             return messages
         self.memory.added, self.memory.triggers = (), {}
         kept = without_memory(messages, markers=MEMORY_MARKERS)

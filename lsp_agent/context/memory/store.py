@@ -7,18 +7,26 @@ workspace loads its files without a restart. "Changed" is decided by a fingerpri
 each load: the spec (trust, settings), the editor text or the stat (mtime, size, inode) of
 every path the last load consulted (missing candidates and imports included), of their folders
 (a file created there) and of every folder under a ``.claude/rules`` folder (a new rule).
-Parsing is cached by text too.
+Parsing is cached by text too. Files added on demand are read again the same way
+(:meth:`MemoryStore.on_demand_now`, their own fingerprint), so an edit to one is seen too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.context.memory.loader import MemorySpec, ParseCache, load_memory, load_on_demand
+from lsp_agent.context.memory.loader import (
+    MemorySpec,
+    ParseCache,
+    analyze_file,
+    load_memory,
+    load_on_demand,
+)
 from lsp_agent.context.memory.read import Overlay, no_overlay
 from lsp_agent.context.memory.render import render_memory, render_on_demand
 from lsp_agent.context.memory.results import ToolCallSeen, searched_paths
@@ -52,6 +60,8 @@ class MemoryStore:
     """For each file added on demand, the touched path that brought it in."""
 
     _key: object = None
+    _added_now: tuple[object, tuple[MemoryFile, ...]] | None = None
+    """The fingerprint of :attr:`added` and the files as :meth:`on_demand_now` read them."""
     _plan: tuple[LoadedMemory, FingerprintPlan] | None = None
     """The fingerprint plan of ``loaded`` (worked out again when ``loaded`` is replaced)."""
 
@@ -68,6 +78,26 @@ class MemoryStore:
             self.loaded = load_memory(spec, overlay=self.overlay, cache=self.cache)
             self._key = key
         return self.loaded
+
+    def on_demand_now(self) -> tuple[MemoryFile, ...]:
+        """The files added on demand (:attr:`added`), each with its text as it is now (editor
+        buffer first), read again only when their fingerprint changed. A file deleted, emptied
+        or no longer admitted (trust) is left out. Never raises."""
+        if not self.added:
+            return ()
+        spec = self.spec()
+        key = (spec, self.added, fingerprint([f.path for f in self.added], self.overlay))
+        if self._added_now is not None and self._added_now[0] == key:
+            return self._added_now[1]
+        now: list[MemoryFile] = []
+        for file in self.added:
+            again = analyze_file(spec, file.path, overlay=self.overlay, cache=self.cache)
+            for found in again.files:
+                if found.path == file.path and found.text.strip():
+                    now.append(dataclasses.replace(file, text=found.text, chars=found.chars))
+                    break
+        self._added_now = (key, tuple(now))
+        return self._added_now[1]
 
     def text(self) -> str | None:
         """:meth:`load` rendered for the model (``None`` without memory files)."""

@@ -285,3 +285,36 @@ async def test_a_memory_file_that_stops_applying_mid_turn_leaves_before_the_next
     assert tail[0]["type"] == "tool_result"
     await ask(session, "And now?")
     assert "Secret rule" not in json.dumps(model.bodies[2]["messages"])
+
+
+async def test_an_edit_to_a_memory_file_loaded_on_demand_arrives_as_a_reminder(
+    start: Callable[..., Any], tmp_path: Path
+) -> None:
+    sub = tmp_path / "project" / "api"
+    sub.mkdir(parents=True)
+    memory = sub / "CLAUDE.md"
+    memory.write_text("API rule: use snake_case.\n")
+    code = sub / "handlers.py"
+    code.write_text("x = 1\n")
+    model = Model(
+        answers=[
+            answer(text("Looking."), tool_use("Read", {"file_path": str(code)})),
+            answer(text("Again."), tool_use("Grep", {"pattern": "x", "path": str(sub)})),
+            answer("Done."),
+            answer("Nothing new."),
+        ],
+        # Edited (in the editor or by another process) while the model answers.
+        on_request={1: lambda: memory.write_text("API rule: use camelCase.\n")},
+    )
+    session = await start(model, Clock())
+    await ask(session, "Look at the handlers.")
+    first, after_read, after_grep = model.bodies
+    assert "use snake_case" not in json.dumps(first["messages"])
+    assert "use snake_case" in last_message(after_read)  # brought in by the Read
+    tail = after_grep["messages"][-1]["content"]
+    assert tail[0]["type"] == "tool_result"
+    assert CHANGED_HEADER in tail[-1]["text"] and "use camelCase" in tail[-1]["text"]
+    assert prefix_kept(after_read, after_grep)
+    # Told once; the next prompt does not repeat it.
+    await ask(session, "Anything else?")
+    assert CHANGED_HEADER not in last_message(model.bodies[3])
