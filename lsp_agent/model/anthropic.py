@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsp_agent.model.background import BACKGROUND_HEADER
 from lsp_agent.model.base import ModelError
+from lsp_agent.model.credentials import no_credentials_message, surely_without_credentials
 from lsp_agent.model.limits import DEFAULT_MODEL
 from lsp_agent.model.providers import (
     CONTEXT_1M_BETA,
@@ -370,6 +371,10 @@ class AnthropicModel:
         )
 
     def _get_client(self, model: str | None = None) -> AsyncAnthropic:
+        if self._provider.provider == "anthropic" and surely_without_credentials(
+            api_key=self._api_key, auth_token=self._auth_token, environ=self._environ
+        ):
+            raise ModelError(no_credentials_message(self.endpoint))  # before the SDK's import
         region = self._provider.region_for(model)
         if region is not None and region != self._provider.region:
             regional = self._regional.get(region)
@@ -489,10 +494,7 @@ class AnthropicModel:
             # The SDK signals "no credentials at all" with a TypeError at request time.
             if "authentication" not in str(exc):
                 raise
-            raise ModelError(
-                f"No credentials for the model endpoint {self.endpoint}: set ANTHROPIC_API_KEY "
-                "or ANTHROPIC_AUTH_TOKEN"
-            ) from exc
+            raise ModelError(no_credentials_message(self.endpoint)) from exc
         except Exception as exc:
             # The clouds' credential chains (boto3, google-auth) fail with their own errors
             # (no AWS credentials, no project id, no ADC) while the request is prepared.

@@ -140,7 +140,9 @@ class BackgroundRequests:
         try:
             result = await complete_text(self.model, request)
         except ModelError as exc:
-            log.warning("background %s request failed (ignored): %s", kind, exc)
+            # Ignored and not the user's concern: the turn's own request reports a problem the
+            # two share (no key, endpoint down), so nothing reaches a terminal's default level.
+            log.info("background %s request failed (ignored): %s", kind, exc)
             return None
         except Exception:
             log.exception("background %s request failed (ignored)", kind)

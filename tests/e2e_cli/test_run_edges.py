@@ -255,6 +255,25 @@ def test_no_key_names_offline_and_the_demo_and_saves_no_session(
     assert "no saved session" in again.stderr
 
 
+def test_no_key_with_the_users_defaults_prints_the_error_alone(project: Path) -> None:
+    # Background requests on (the user's default): the session title request that the turn
+    # starts fails the same way, and must not add a log line of its own.
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_agent", "-p", "hello"],
+        cwd=project,
+        env={**plain_env(), "LSP_AGENT_BACKGROUND_REQUESTS": "1", "HOME": str(project)},
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert proc.returncode == 1
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("lsp-agent: error: No credentials for the model endpoint")
+
+
 def test_endpoint_down_saves_no_session(project: Path, data_dir: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "lsp_agent", "-p", "hello"],
