@@ -101,14 +101,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             if argv is None:
                 _exit_now(code)
             return code
-        if args.command == "daemon":
-            return _daemon(args)
-        if args.command == "demo":
-            return _demo(args)
-        if args.command == "rewind":
-            return _rewind(args)
-        if args.command == "sessions":
-            return _sessions(args)
+        simple = {
+            "daemon": _daemon,
+            "demo": _demo,
+            "rewind": _rewind,
+            "sessions": _sessions,
+            "mcp": _mcp,
+        }
+        if args.command in simple:
+            return simple[args.command](args)
         if args.command in BACKGROUND_COMMANDS:
             from lsp_agent.cli.bg import command
 
@@ -483,6 +484,34 @@ def _sessions(args: argparse.Namespace) -> int:
         cwd=Path(args.cwd),
     )
     return run_sessions(options)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    import os
+    from pathlib import Path
+
+    from lsp_agent.cli.mcp_parser import LOGIN_WAIT_S
+    from lsp_agent.headless.mcp_commands import LIST_WAIT_S, McpCommandOptions, run_mcp
+
+    if (args.action == "list") != (args.name is None):
+        raise UsageError(
+            "mcp list takes no NAME" if args.action == "list" else f"mcp {args.action} needs NAME"
+        )
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    cwd = Path(args.cwd).resolve()
+    if not cwd.is_dir():
+        raise UsageError(f"--cwd {args.cwd!r} is not a directory")
+    default = LOGIN_WAIT_S if args.action == "login" else LIST_WAIT_S
+    options = McpCommandOptions(
+        action=args.action,
+        name=args.name,
+        cwd=cwd,
+        as_json=args.json,
+        timeout_s=default if args.timeout is None else args.timeout,
+        environ=os.environ,
+    )
+    return run_mcp(options)
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ from typing import NoReturn
 
 from lsp_agent import __version__
 from lsp_agent.cli.bg_parser import BACKGROUND_COMMANDS, add_background_commands, positive_int
+from lsp_agent.cli.mcp_parser import add_mcp_parser
 from lsp_agent.cli.session_commands import add_rewind_parser, add_sessions_parser
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -24,7 +25,7 @@ INPUT_FORMATS = ("text", "stream-json")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 
 
-COMMANDS = ("serve", "run", "daemon", "demo", "rewind", "sessions", *BACKGROUND_COMMANDS)
+COMMANDS = ("serve", "run", "daemon", "demo", "rewind", "sessions", "mcp", *BACKGROUND_COMMANDS)
 
 
 PRINT_FLAGS = ("-p", "--print")
@@ -323,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_rewind_parser(commands)
     add_sessions_parser(commands)
+    add_mcp_parser(commands)
 
     demo = commands.add_parser(
         "demo",

@@ -15,6 +15,12 @@ import logging
 # before a run's first model request, which a run without MCP servers never needs.
 connection_log = logging.getLogger("lsp_agent.mcp.connection")
 
+FIXES = {
+    "needs_approval": ": approve it once with `lsp-agent mcp approve {name}`, "
+    "or pass --mcp-config .mcp.json to this run",
+}
+"""What the user can do about a server in a state, appended to its line (``{name}``)."""
+
 
 class McpFailureNotices(logging.Filter):
     """Install with :meth:`install`, take away with :meth:`remove`; :meth:`line` gives the
@@ -50,7 +56,8 @@ class McpFailureNotices(logging.Filter):
     def line(self, name: str, state: str, error: str | None) -> str:
         """``lsp-agent: MCP server NAME: STATE: ERROR`` (newline-terminated) for a server that
         is not ready; its failure counts as shown."""
+        fix = FIXES.get(state, "").format(name=name)
         if error:
             self._shown.add((name, error))
-            return f"lsp-agent: MCP server {name}: {state}: {error}\n"
-        return f"lsp-agent: MCP server {name}: {state}\n"
+            return f"lsp-agent: MCP server {name}: {state}: {error}{fix}\n"
+        return f"lsp-agent: MCP server {name}: {state}{fix}\n"

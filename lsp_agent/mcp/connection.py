@@ -38,7 +38,7 @@ from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.listing import list_prompts, list_tools
 from lsp_agent.mcp.login_path import LoginPath
 from lsp_agent.mcp.oauth import NeedsLoginError, OpenUrl, connect_auth, login, uses_oauth
-from lsp_agent.mcp.oauth_store import update_entry
+from lsp_agent.mcp.oauth_store import forget_login
 from lsp_agent.mcp.transport import Opened, StderrTail, open_transport
 
 log = logging.getLogger(__name__)
@@ -191,15 +191,7 @@ class ServerConnection:
         """Forget this server's OAuth credentials and reconnect (it then needs a login).
         Raises ``OSError`` if the credentials file cannot be written."""
         if self.home is not None:
-            update_entry(
-                self.home,
-                self.spec.name,
-                self.spec.url,
-                tokens=None,
-                expires_at=None,
-                client_info=None,
-                metadata=None,
-            )
+            forget_login(self.home, self.spec.name, self.spec.url)
         self.reconnect()
 
     def status(self) -> ServerStatus:
@@ -256,8 +248,9 @@ class ServerConnection:
                 log.info("MCP server %s needs a login", self.spec.name)
                 self._set(
                     "needs_login",
-                    "the server asks for an OAuth login; log in from the editor (VS Code: "
-                    f"Log in in the MCP section; Neovim: :AgentMcp login {self.spec.name})",
+                    "the server asks for an OAuth login: `lsp-agent mcp login "
+                    f"{self.spec.name}`, or from the editor (VS Code: Log in in the MCP "
+                    f"section; Neovim: :AgentMcp login {self.spec.name})",
                 )
                 await self._sleep(None)  # until login(), reconnect() or aclose()
                 attempt = 0

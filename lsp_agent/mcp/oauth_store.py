@@ -78,3 +78,9 @@ def update_entry(home: Path, name: str, url: str, **fields: Any) -> None:
         servers[key] = entry
     text = json.dumps({"version": 1, "servers": servers}, indent=2, sort_keys=True)
     write_private_text(path, text + "\n")
+
+
+def forget_login(home: Path, name: str, url: str) -> None:
+    """Remove the tokens, client registration and metadata of ``name`` at ``url`` (a logout:
+    the next connection needs a login). Raises ``OSError`` if the file cannot be written."""
+    update_entry(home, name, url, tokens=None, expires_at=None, client_info=None, metadata=None)

@@ -99,7 +99,10 @@ def test_project_servers_wait_for_approval_and_strict_ignores_them(
     )
     assert result.code == 0, result.proc.stderr
     assert result.events()[0]["mcp_servers"] == [{"name": "proj", "status": "needs_approval"}]
-    assert "MCP server proj: needs_approval" in result.proc.stderr
+    lines = [line for line in result.proc.stderr.splitlines() if "MCP server proj" in line]
+    assert len(lines) == 1, result.proc.stderr  # one line, saying what to do
+    assert "MCP server proj: needs_approval" in lines[0]
+    assert "`lsp-agent mcp approve proj`" in lines[0] and "--mcp-config .mcp.json" in lines[0]
     cfg = config(tmp_path, fx=stdio_entry("--name", "fx"))
     strict = run_cli(
         [
