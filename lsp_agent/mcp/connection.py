@@ -248,8 +248,8 @@ class ServerConnection:
                 log.info("MCP server %s needs a login", self.spec.name)
                 self._set(
                     "needs_login",
-                    "the server asks for an OAuth login: `lsp-agent mcp login "
-                    f"{self.spec.name}`, or from the editor (VS Code: Log in in the MCP "
+                    "the server asks for an OAuth login; log in with `lsp-agent mcp "
+                    f"login {self.spec.name}` or from the editor (VS Code: Log in in the MCP "
                     f"section; Neovim: :AgentMcp login {self.spec.name})",
                 )
                 await self._sleep(None)  # until login(), reconnect() or aclose()
