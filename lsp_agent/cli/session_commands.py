@@ -25,10 +25,15 @@ def add_rewind_parser(commands: Any) -> argparse.ArgumentParser:
     rewind.add_argument(
         "--session",
         metavar="ID",
-        help="the session's id (default: the newest saved session of the folder, as -c picks)",
+        help=(
+            "the session's id, or 6+ characters of it (default: the newest saved session of "
+            "the folder, as -c picks)"
+        ),
     )
     rewind.add_argument(
-        "--to", metavar="MESSAGE_ID", help="the prompt's id (without it: list the prompts)"
+        "--to",
+        metavar="MESSAGE_ID",
+        help="the prompt's id, or 6+ characters of it (without it: list the prompts)",
     )
     rewind.add_argument(
         "--restore",

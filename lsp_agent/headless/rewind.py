@@ -33,6 +33,7 @@ from lsp_agent.sessions.rewind import (
     rewind_data,
 )
 from lsp_agent.store.history import active_chain, history_of, load_transcript
+from lsp_agent.store.ids import AmbiguousIdError, IdLookupError, resolve_id
 from lsp_agent.store.index import list_sessions
 from lsp_agent.store.paths import data_dir, find_transcript
 from lsp_agent.store.records import Record
@@ -87,6 +88,7 @@ def run_rewind(
         if options.session_id is None:
             options = replace(options, session_id=_newest(options.cwd.resolve()))
             print(f"session {options.session_id} (the newest in this folder)", file=err)
+        options = replace(options, session_id=_saved_id(options.session_id or ""))
         found = _open(options)
         if options.message_id is None:
             _list(found, out)
@@ -95,6 +97,20 @@ def run_rewind(
     except _RewindFailedError as exc:
         print(f"lsp-agent: error: {exc}", file=err)
         return EXIT_FAILED
+
+
+def _saved_id(wanted: str) -> str:
+    """The saved session ``wanted`` names (either form of its id, or a unique prefix); as
+    given when no transcript matches (a session known only by its checkpoints)."""
+    try:
+        ids = [info.session_id for info in list_sessions(data_dir())]
+        return resolve_id(ids, wanted, what="session")
+    except OSError:
+        return wanted
+    except AmbiguousIdError as exc:
+        raise _RewindFailedError(str(exc)) from None
+    except IdLookupError:
+        return wanted
 
 
 def _newest(root: Path) -> str:

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
+from lsp_agent.store.ids import MIN_PREFIX, AmbiguousIdError, IdLookupError, resolve_id
 from lsp_agent.store.index import SessionInfo, list_sessions
 from lsp_agent.store.paths import data_dir
 
@@ -29,8 +30,6 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
-MIN_PREFIX = 6
-"""Shortest id prefix ``sessions rm`` accepts (characters; as ``rewind --to``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,14 +128,16 @@ def _remove(
             file=err,
         )
         return EXIT_USAGE
-    matches = [info for info in saved if info.session_id.startswith(wanted)]
-    exact = [info for info in matches if info.session_id == wanted]
     where = "any project" if options.all_projects else str(options.cwd.resolve())
-    if not matches:
-        raise _SessionsError(f"no saved session {wanted!r} in {where} (--all: every project)")
-    if len(matches) > 1 and not exact:
-        raise _SessionsError(f"{wanted!r} names {len(matches)} sessions: give more of the id")
-    info = (exact or matches)[0]
+    try:
+        found = resolve_id(
+            [i.session_id for i in saved], wanted, what="saved session", where=f" in {where}"
+        )
+    except AmbiguousIdError as exc:
+        raise _SessionsError(str(exc)) from None
+    except IdLookupError as exc:
+        raise _SessionsError(f"{exc} (--all: every project)") from None
+    info = next(i for i in saved if i.session_id == found)
     if not options.yes:
         if not stdin.isatty():
             raise _SessionsError("nothing removed: confirm with --yes (no terminal to ask on)")

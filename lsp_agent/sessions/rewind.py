@@ -170,17 +170,18 @@ def restore_marks(session: Session, chain: Sequence[Record], ids: Sequence[str])
 
 
 def find_mark(marks: Sequence[PromptMark], message_id: str, *, where: str = "") -> PromptMark:
-    """The prompt ``message_id`` names (its id, or a unique prefix of at least 6 characters).
+    """The prompt ``message_id`` names (:func:`lsp_agent.store.ids.resolve_id`: its id, or a
+    unique prefix of at least 6 characters).
     Raises :class:`RewindError` naming the known prompts when there is no such prompt
     (``where``, e.g. " in session ID", completes the message)."""
-    exact = [m for m in marks if m.message_id == message_id]
-    found = exact or (
-        [m for m in marks if m.message_id.startswith(message_id)] if len(message_id) >= 6 else []
-    )
-    if len(found) != 1:
+    from lsp_agent.store.ids import IdLookupError, resolve_id
+
+    try:
+        wanted = resolve_id([m.message_id for m in marks], message_id, what="prompt", where=where)
+    except IdLookupError as exc:
         known = ", ".join(m.message_id[:8] for m in marks) or "none yet"
-        raise RewindError(f"no prompt {message_id!r}{where} (prompts: {known})")
-    return found[0]
+        raise RewindError(f"{exc}; prompts: {known}") from None
+    return next(m for m in marks if m.message_id == wanted)
 
 
 def cut_index(history: Sequence[Message], keep: int | None) -> int:

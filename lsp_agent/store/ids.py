@@ -20,6 +20,10 @@ class IdLookupError(ValueError):
     """No id, or several, match what the user typed; the message says which."""
 
 
+class AmbiguousIdError(IdLookupError):
+    """Several ids start with what the user typed (the message lists them)."""
+
+
 def id_key(text: str) -> str:
     """``text`` as ids are compared: stripped, lower case, without dashes."""
     return text.strip().lower().replace("-", "")
@@ -30,7 +34,7 @@ def resolve_id(ids: Iterable[str], wanted: str, *, what: str, where: str = "") -
     else the only id it is a prefix of (:data:`MIN_PREFIX`+ characters). ``what`` names the
     kind ("session", "prompt") and ``where`` ends the "no such" message (e.g. " in /proj").
     Raises :class:`IdLookupError`: nothing matches (a too-short prefix says the minimum), or
-    several do (listed)."""
+    several do (:class:`AmbiguousIdError`, listed)."""
     known = list(dict.fromkeys(ids))
     key = id_key(wanted)
     exact = [i for i in known if id_key(i) == key]
@@ -44,5 +48,5 @@ def resolve_id(ids: Iterable[str], wanted: str, *, what: str, where: str = "") -
     if not matches:
         raise IdLookupError(f"no {what} {wanted!r}{where}")
     if len(matches) > 1:
-        raise IdLookupError(f"{wanted!r} is ambiguous: it starts {', '.join(matches)}")
+        raise AmbiguousIdError(f"{wanted!r} is ambiguous: it starts {', '.join(matches)}")
     return matches[0]

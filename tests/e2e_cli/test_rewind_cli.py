@@ -70,6 +70,12 @@ def test_rewind_undoes_a_headless_run(project: Path) -> None:
 
     wrong = _rewind(project, "--session", session, "--to", "zzzzzzzz")
     assert wrong.returncode == 1 and "no prompt 'zzzzzzzz' in session" in wrong.stderr
+    # The session by a prefix, as `sessions rm` takes it; a too-short prompt prefix names
+    # the minimum.
+    short = _rewind(project, "--session", session[:8], "--to", message_id[:4])
+    assert short.returncode == 1
+    assert f"lsp-agent: error: no prompt '{message_id[:4]}' in session {session}" in short.stderr
+    assert "6+ characters" in short.stderr and message_id[:8] in short.stderr
     (project / "calc.py").write_text("# mine\n" + CALC.replace("a - b", "a + b"))
 
     done = _rewind(project, "--session", session, "--to", message_id[:8])

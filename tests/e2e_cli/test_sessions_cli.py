@@ -73,7 +73,8 @@ def test_sessions_lists_removes_and_refuses(project: Path, tmp_path: Path) -> No
     unconfirmed = _sessions(project, "rm", first)
     assert unconfirmed.returncode == 1 and "--yes" in unconfirmed.stderr
     missing = _sessions(project, "rm", elsewhere, "--yes")  # another project's session
-    assert missing.returncode == 1 and "no saved session" in missing.stderr
+    assert missing.returncode == 1
+    assert f"lsp-agent: error: no saved session '{elsewhere}' in {project}" in missing.stderr
     short = _sessions(project, "rm", first[:3], "--yes")
     assert short.returncode == 2 and "6+ characters" in short.stderr
 
