@@ -99,7 +99,8 @@ def load_auto_memory(index: Path, *, overlay: Overlay) -> AutoMemory:
     notices: list[MemoryNotice] = []
     body = ""
     chars = 0
-    if exists(index, overlay):
+    new = not exists(index, overlay)
+    if not new:
         result = read_memory_text(index, overlay=overlay)
         if result.notice is not None and result.text is None:
             notices.append(result.notice)
@@ -118,7 +119,9 @@ def load_auto_memory(index: Path, *, overlay: Overlay) -> AutoMemory:
             )
     shown = body.strip("\n") or "(MEMORY.md is empty: nothing saved yet)"
     return AutoMemory(
-        file=MemoryFile(path=index, kind="auto", text=f"{guide}\n\n{shown}", chars=chars),
+        file=MemoryFile(
+            path=index, kind="auto", text=f"{guide}\n\n{shown}", chars=chars, new=new
+        ),
         notices=tuple(notices),
     )
 

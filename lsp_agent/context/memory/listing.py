@@ -53,6 +53,8 @@ def _scope(file: MemoryFile, *, cwd: Path, home: Path) -> str:
         scope += f", imported by `{shown_path(file.imported_by, cwd=cwd, home=home)}`"
     if file.on_demand:
         scope += ", loaded on demand"
+    if file.new:
+        scope += ", new"
     return scope
 
 

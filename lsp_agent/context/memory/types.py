@@ -116,6 +116,9 @@ class MemoryFile:
     base: Path | None = None
     on_demand: bool = False
     """Added during the session because a tool touched a file it covers."""
+    new: bool = False
+    """Not on disk yet (the auto-memory index before anything is saved): in effect all the
+    same (its guide is), shown as new."""
 
 
 @dataclass(frozen=True, kw_only=True)

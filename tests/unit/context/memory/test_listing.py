@@ -55,3 +55,12 @@ def test_shown_path(tree: Tree) -> None:
     assert shown_path(tree.ws / "a" / "b.md", cwd=tree.ws, home=tree.home) == "a/b.md"
     assert shown_path(tree.home / "x.md", cwd=tree.ws, home=tree.home) == "~/x.md"
     assert shown_path(tree.base / "y.md", cwd=tree.ws, home=tree.home) == str(tree.base / "y.md")
+
+
+def test_the_auto_memory_index_is_new_until_something_is_saved(tree: Tree) -> None:
+    index = tree.home / ".claude" / "projects" / "p" / "memory" / "MEMORY.md"
+    before = memory_listing(load_memory(tree.spec(auto_memory=index)), cwd=tree.ws, home=tree.home)
+    assert "| `~/.claude/projects/p/memory/MEMORY.md` | auto memory, new |" in before
+    tree.write(index, "- a note\n")
+    after = memory_listing(load_memory(tree.spec(auto_memory=index)), cwd=tree.ws, home=tree.home)
+    assert "| `~/.claude/projects/p/memory/MEMORY.md` | auto memory |" in after
