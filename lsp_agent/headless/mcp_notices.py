@@ -10,6 +10,7 @@ server and error were already shown; a new failure later in the run still shows.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
 # The connection's logger by name: importing lsp_agent.mcp.connection would load the MCP SDK
 # before a run's first model request, which a run without MCP servers never needs.
@@ -31,6 +32,7 @@ class McpFailureNotices(logging.Filter):
         self.started = False
         """Whether the servers' start is over (failures are then shown unless seen)."""
         self._shown: set[tuple[str, str]] = set()
+        self._problems: list[str] = []
 
     def install(self) -> None:
         """Filter the connection logger's records from now on."""
@@ -53,9 +55,17 @@ class McpFailureNotices(logging.Filter):
         self._shown.add(key)
         return True
 
+    def problems_shown(self, messages: Iterable[str]) -> None:
+        """The configuration problems already printed: an ``invalid`` server whose error one
+        of them holds gets no second line."""
+        self._problems.extend(messages)
+
     def line(self, name: str, state: str, error: str | None) -> str:
         """``lsp-agent: MCP server NAME: STATE: ERROR`` (newline-terminated) for a server that
-        is not ready; its failure counts as shown."""
+        is not ready, with what to do about it (:data:`FIXES`); its failure counts as shown.
+        Empty for an ``invalid`` server whose problem was printed already."""
+        if state == "invalid" and error and any(error in p for p in self._problems):
+            return ""
         fix = FIXES.get(state, "").format(name=name)
         if error:
             self._shown.add((name, error))

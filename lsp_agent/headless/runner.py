@@ -227,6 +227,7 @@ async def _run(
         return ExitCode.USAGE
     # The servers start in parallel; the model sees the tools of those ready in time.
     mcp_tools = [t.name for t in await mcp.tools()]
+    notices.problems_shown(p.message for p in mcp.problems)
     for status in mcp.statuses():
         if status["state"] != "ready":
             err.write(notices.line(status["name"], status["state"], status["error"]))

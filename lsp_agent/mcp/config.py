@@ -350,7 +350,13 @@ def read_config_text(
         report.at((), "an MCP configuration must be a JSON object with an mcpServers key")
         return McpFile(path=path, problems=tuple(report.problems))
     if "mcpServers" not in value:
-        report.at((), 'no "mcpServers" key: this file configures no MCP server', severity="warning")
+        # VS Code's own mcp.json names the object "servers": the likeliest slip.
+        hint = ' (rename "servers" to "mcpServers")' if "servers" in value else ""
+        report.at(
+            (),
+            f'no "mcpServers" key: this file configures no MCP server{hint}',
+            severity="warning",
+        )
         return McpFile(path=path, problems=tuple(report.problems))
     servers, problems = parse_servers(
         value["mcpServers"],

@@ -297,3 +297,19 @@ def test_a_schema_the_api_would_reject_reaches_the_model_normalised(
     tools = result.server.requests[0]["tools"]
     (source,) = [t for t in tools if t["name"] == "mcp__fx__source"]
     assert source == normalised
+
+
+def test_a_broken_mcp_config_server_is_reported_once(project: Path) -> None:
+    plain = scenario(reply("Nothing to do.", expect=expecting()), name="plain")
+    inline = json.dumps({"mcpServers": {"x": {"command": "${NOPE_VAR}"}}})
+    result = run_cli(["run", "-p", "hi", "--mcp-config", inline], scenario=plain, cwd=project)
+    assert result.code == 0, result.proc.stderr
+    lines = [line for line in result.proc.stderr.splitlines() if "NOPE_VAR" in line]
+    assert lines == [
+        "lsp-agent: mcp: --mcp-config: MCP server 'x': environment variable not set: NOPE_VAR"
+    ]
+    vscode_shape = json.dumps({"servers": {}})
+    renamed = run_cli(
+        ["run", "-p", "hi", "--mcp-config", vscode_shape], scenario=plain, cwd=project
+    )
+    assert 'rename "servers" to "mcpServers"' in renamed.proc.stderr

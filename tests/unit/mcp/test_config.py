@@ -101,6 +101,9 @@ def test_broken_files_are_problems_not_exceptions(tmp_path: Path) -> None:
         in read_config_file(path, scope="project", environ=ENV).problems[0].message
     )
     assert read_config_file(tmp_path / "missing.json", scope="project", environ=ENV).exists is False
+    path.write_text('{"servers": {"a": {"command": "x"}}}')  # VS Code's mcp.json shape
+    problem = read_config_file(path, scope="project", environ=ENV).problems[0]
+    assert 'rename "servers" to "mcpServers"' in problem.message
 
 
 def test_digest_changes_with_the_definition_not_with_key_order() -> None:
