@@ -119,9 +119,7 @@ def load_auto_memory(index: Path, *, overlay: Overlay) -> AutoMemory:
             )
     shown = body.strip("\n") or "(MEMORY.md is empty: nothing saved yet)"
     return AutoMemory(
-        file=MemoryFile(
-            path=index, kind="auto", text=f"{guide}\n\n{shown}", chars=chars, new=new
-        ),
+        file=MemoryFile(path=index, kind="auto", text=f"{guide}\n\n{shown}", chars=chars, new=new),
         notices=tuple(notices),
     )
 
