@@ -19,11 +19,12 @@ when the next request would not fit the window, minus the request's ``max_tokens
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from lsp_agent.context.tokens import estimate_text
+from lsp_agent.context.tokens import estimate_message, estimate_text
 from lsp_agent.model.types import Message, TextBlock, ToolResultBlock
 
 Trigger = Literal["auto", "manual", "reactive"]
@@ -256,3 +257,35 @@ def drop_oldest(messages: Sequence[Message], count: int) -> tuple[Message, ...]:
         if messages[start].role == "assistant":
             return (Message.user_text(OMITTED_NOTE), *messages[start:])
     return tuple(messages)
+
+
+def newest_fitting(
+    messages: Sequence[Message], *, max_bytes: int, max_tokens: int
+) -> tuple[tuple[Message, ...], int]:
+    """The newest part of ``messages`` that a summary request can carry, and how many of the
+    oldest messages were dropped for it (0: ``messages`` unchanged).
+
+    Each message counts with its size as JSON with non-ASCII escaped (bytes, as the request
+    body is measured against the Messages API's request size limit) and its estimated tokens.
+    The cut is made before an assistant message, as in :func:`drop_oldest`, with
+    :data:`OMITTED_NOTE` in place of what was dropped. When not even the last exchange fits,
+    the cut before the last assistant message is returned (the request may still be refused).
+    """
+    sizes = [len(json.dumps(m.model_dump(mode="json"))) for m in messages]
+    tokens = [estimate_message(m) for m in messages]
+    total_bytes, total_tokens = sum(sizes), sum(tokens)
+    if total_bytes <= max_bytes and total_tokens <= max_tokens:
+        return tuple(messages), 0
+    note = len(OMITTED_NOTE) + 64
+    last_cut = 0
+    for start in range(1, len(messages)):
+        total_bytes -= sizes[start - 1]
+        total_tokens -= tokens[start - 1]
+        if messages[start].role != "assistant":
+            continue
+        last_cut = start
+        if total_bytes + note <= max_bytes and total_tokens + 64 <= max_tokens:
+            return (Message.user_text(OMITTED_NOTE), *messages[start:]), start
+    if last_cut:
+        return (Message.user_text(OMITTED_NOTE), *messages[last_cut:]), last_cut
+    return tuple(messages), 0

@@ -17,6 +17,7 @@ from the session as callables, so it knows neither sessions nor hooks nor the ed
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -37,6 +38,7 @@ from lsp_agent.context.compaction import (
     compacted_history,
     drop_oldest,
     kept_prompts,
+    newest_fitting,
     pairing_problems,
     summary_instruction,
     summary_problem,
@@ -50,8 +52,10 @@ from lsp_agent.context.tokens import (
     Observed,
     estimate_messages,
     estimate_request,
+    estimate_text,
     next_request_tokens,
 )
+from lsp_agent.model.anthropic_request import REQUEST_LIMIT_BYTES
 from lsp_agent.model.background import BackgroundRequests, BackgroundResult
 from lsp_agent.model.base import Model, ModelError
 from lsp_agent.model.limits import ModelLimits
@@ -104,6 +108,8 @@ class ContextState:
     """Token estimates of the last request's messages and tools (counted once each)."""
     early_used: int = 0
     """Compactions that used a summary prepared ahead of time (no blocking request)."""
+    dropped: int = 0
+    """Oldest messages the last summary request left out so that it fit (0: none)."""
 
     def drop_early(self) -> None:
         """Cancel and forget the summary prepared ahead of time, if any."""
@@ -258,12 +264,23 @@ class ContextEngine:
             notice = self._note_failure()
         else:
             self.state.failed_in_a_row = 0
+        notes = [n for n in (self.dropped_note(), notice) if n]
         return Prepared(
             messages=compacted,
             boundary=boundary,
             summary=self.state.last_summary,
             cleared=freed,
-            notice=notice,
+            notice="\n\n".join(notes) if notes else None,
+        )
+
+    def dropped_note(self) -> str | None:
+        """What the user is told when the last summary left out the oldest messages."""
+        if not self.state.dropped:
+            return None
+        return (
+            f"The conversation was too large to summarise whole (the model's request size or "
+            f"context window): its oldest {self.state.dropped} messages were dropped and only "
+            "the newer part was summarised."
         )
 
     def _note_failure(self) -> str | None:
@@ -296,7 +313,11 @@ class ContextEngine:
             system=system, tools=tools, messages=current, trigger="reactive", max_tokens=max_tokens
         )
         return Prepared(
-            messages=compacted, boundary=boundary, summary=self.state.last_summary, cleared=freed
+            messages=compacted,
+            boundary=boundary,
+            summary=self.state.last_summary,
+            cleared=freed,
+            notice=self.dropped_note(),
         )
 
     async def compact(
@@ -317,6 +338,7 @@ class ContextEngine:
         smaller."""
         if not messages:
             raise CompactionError("there is nothing to compact yet")
+        self.state.dropped = 0
         if ready is None:
             self.state.drop_early()  # the history it covers is about to be replaced
         if self.pre_compact is not None:
@@ -430,9 +452,18 @@ class ContextEngine:
         messages: Sequence[Message],
         focus: str,
     ) -> str:
-        history = tuple(messages)
         instruction = summary_instruction(focus)
         max_tokens = min(SUMMARY_MAX_TOKENS, self.limits.max_output_tokens)
+        # A history over the request size limit or the window (a resumed session, a huge
+        # paste) would be refused every time: summarise the newest part that fits.
+        fixed = len(json.dumps([list(system), [t.model_dump(mode="json") for t in tools]]))
+        history, self.state.dropped = newest_fitting(
+            messages,
+            max_bytes=int(REQUEST_LIMIT_BYTES * 0.9) - fixed - len(instruction) * 6,
+            max_tokens=self.window
+            - estimate_request(system=system, tools=tools, messages=())
+            - estimate_text(instruction),
+        )
         for attempt in range(SUMMARY_RETRIES + 1):
             request = ModelRequest(
                 model=self.model_name,
@@ -446,11 +477,13 @@ class ContextEngine:
                 self.state.summary_usage = self.state.summary_usage + usage
                 return text
             except ModelError as exc:
-                if not is_prompt_too_long(exc) or attempt == SUMMARY_RETRIES:
+                too_big = is_prompt_too_long(exc) or exc.status == 413
+                if not too_big or attempt == SUMMARY_RETRIES:
                     raise CompactionError(f"the summary request failed: {exc}") from exc
                 shorter = drop_oldest(history, max(1, len(history) // 4))
                 if shorter == history:
                     raise CompactionError(f"the summary request failed: {exc}") from exc
+                self.state.dropped += len(history) - len(shorter) + 1
                 history = shorter
         raise AssertionError("unreachable")
 

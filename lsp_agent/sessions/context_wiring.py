@@ -146,11 +146,11 @@ async def compact(session: Session, focus: str = "") -> CommandOutcome:
     session.history = messages
     session.host.emit(session.id, compacted_update(boundary, session.context.last_summary))
     session.host.emit(session.id, UsageUpdate(used=boundary.tokens_after, size=engine.window))
-    return CommandOutcome(
-        text=compaction_line(
-            boundary.tokens_before, boundary.tokens_after, boundary.prompts_kept, boundary.files
-        )
+    line = compaction_line(
+        boundary.tokens_before, boundary.tokens_after, boundary.prompts_kept, boundary.files
     )
+    dropped = engine.dropped_note()
+    return CommandOutcome(text=f"{line}\n{dropped}" if dropped else line)
 
 
 def compaction_line(before: int, after: int, prompts: int, files: int) -> str:

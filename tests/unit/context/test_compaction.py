@@ -12,6 +12,7 @@ from lsp_agent.context.compaction import (
     drop_oldest,
     is_compacted_start,
     kept_prompts,
+    newest_fitting,
     pairing_problems,
     summary_instruction,
     summary_problem,
@@ -119,3 +120,16 @@ def test_drop_oldest_keeps_pairing() -> None:
         if out != history:
             assert out[0].text() == OMITTED_NOTE
             assert len(out) <= len(history) - count + 1
+
+
+def test_newest_fitting_keeps_pairing_and_the_newest_part_under_both_limits() -> None:
+    history = session(10)
+    sizes = [len(m.model_dump_json()) for m in history]
+    assert newest_fitting(history, max_bytes=10**9, max_tokens=10**9) == (history, 0)
+    for budget in (sum(sizes) // 2, sum(sizes) // 4):
+        out, dropped = newest_fitting(history, max_bytes=budget, max_tokens=10**9)
+        assert pairing_problems(out) == [] and out[0].text() == OMITTED_NOTE
+        assert out[-1] == history[-1] and dropped == len(history) - len(out) + 1
+        assert sum(len(m.model_dump_json()) for m in out) <= budget
+    by_tokens, dropped = newest_fitting(history, max_bytes=10**9, max_tokens=200)
+    assert dropped > 0 and pairing_problems(by_tokens) == []
