@@ -102,6 +102,10 @@ _EDIT_WORDS = ("edit", "change", "fix", "comment", "refactor", "improve", "annot
 _RUN_WORDS = ("run", "execute", "command", "shell")
 _RESOURCE = re.compile(r'<resource path="([^"]+?)(?: \(lines [0-9-]+\))?">')
 _MENTION = re.compile(r"(?:^|\s)@([^\s`'\"]+)")
+_MCP_RESOURCE = re.compile(r"<mcp-resource .*?(?:/>|</mcp-resource>)", re.DOTALL)
+_SERVER_URI = re.compile(r"[\w.-]+:[^/\\\s]")
+"""An ``@server:uri`` MCP resource mention (attached by the door, not a file to Read); a
+Windows drive (``C:/``, ``C:\\``) is not one."""
 _TRAILING = ".,;:!?)"
 """Sentence punctuation that ends a mention or a path rather than belonging to it (Claude Code
 reads ``@main.py?`` as ``main.py``)."""
@@ -195,8 +199,11 @@ def target_file(prompt: str, *, cwd: str | None = None) -> str | None:
     """The file a prompt is about: an attached ``<resource>``, an ``@path`` mention, or a
     path-like word (``src/app.py``), in that order. Trailing sentence punctuation
     (:data:`_TRAILING`) is not part of it, unless a file of that very name exists in ``cwd``."""
+    prompt = _MCP_RESOURCE.sub("", prompt)
     for pattern in (_RESOURCE, _MENTION, _PATHLIKE):
-        found = pattern.search(prompt)
+        found = next(
+            (m for m in pattern.finditer(prompt) if not _SERVER_URI.match(m.group(1))), None
+        )
         if found:
             raw = found.group(1)
             stripped = raw.rstrip(_TRAILING)

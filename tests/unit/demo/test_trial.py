@@ -182,3 +182,13 @@ def test_run_p_wording_fits_the_command_line() -> None:
     described = describe("/p/a.py", ["x = 1"], door="cli")
     for editor_word in ("buffer", "restart the server", ":AgentAsk", "review"):
         assert editor_word not in text + idle + described
+
+
+def test_an_mcp_resource_mention_is_not_a_file_to_read() -> None:
+    attached = (
+        "Summarise @weather:notes://today\n\n"
+        '<mcp-resource server="weather" uri="notes://today">\nsunny, see a.py\n</mcp-resource>'
+    )
+    assert target_file(attached) is None
+    assert target_file("Compare @weather:notes://today with @calc.py") == "calc.py"
+    assert target_file("what is in @C:/src/app.py?") == "C:/src/app.py"
