@@ -102,9 +102,10 @@ def _list(
         return
     for info in saved:
         where = f"  {info.cwd}" if options.all_projects else ""
+        mark = "  (interrupted)" if info.interrupted else ""  # a killed run, or Ctrl-C
         print(
             f"{info.session_id}  {_local_time(info.updated)}  {info.turns:3d} turn(s)  "
-            f"{info.model or '-'}{where}  {info.title}",
+            f"{info.model or '-'}{where}  {info.title}{mark}",
             file=out,
         )
 

@@ -134,6 +134,49 @@ def test_sigint_cancels_the_turn_and_exits_130(project: Path) -> None:
     assert "Traceback" not in err
 
 
+def test_a_session_cut_mid_turn_is_marked_in_the_list(project: Path) -> None:
+    # A process killed mid-turn leaves the turn without its end in the transcript.
+    stall = scenario(
+        reply(tool_use("Read", {"file_path": "{{cwd}}/calc.py"})),
+        reply("thinking about it for a long while", stall_after_events=3),
+        name="stall-after-a-tool",
+    )
+    with ScriptedServerThread(scenario=stall) as server:
+        env = cli_env(server.base_url)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lsp_agent", "run", "-p", "x", "--allowedTools", "Read"],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + RUN_TIMEOUT_S
+            while len(server.requests) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(server.requests) == 2, "the CLI never made its second request"
+            proc.kill()
+            proc.communicate(timeout=RUN_TIMEOUT_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    listed = subprocess.run(
+        [sys.executable, "-m", "lsp_agent", "sessions"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
+    assert listed.returncode == 0, listed.stderr
+    [line] = listed.stdout.splitlines()
+    assert line.endswith("(interrupted)"), line
+
+
 def test_malformed_rule_is_a_usage_error(project: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "lsp_agent", "run", "-p", "x", "--disallowedTools", "Ed!t"],
