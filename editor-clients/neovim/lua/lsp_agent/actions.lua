@@ -91,6 +91,10 @@ function M.text_blocks(text, root)
     end
     table.insert(labels, mention.label)
   end
+  -- "@server:uri" names an MCP resource: the server attaches its contents, the chat shows it.
+  for mention in (' ' .. text):gmatch('%s@([%w_%.%-]+:[^%s/\\][^%s]*)') do
+    table.insert(labels, (mention:gsub('[%.,;]$', '')))
+  end
   return blocks, labels
 end
 

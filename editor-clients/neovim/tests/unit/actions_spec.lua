@@ -81,6 +81,13 @@ H.test('@-mentions resolve existing files and loaded buffers only', function()
   H.eq(blocks[3].resource.uri, vim.uri_from_fname(root .. '/b.py'))
 end)
 
+H.test('@server:uri mentions are shown as attachments; the server attaches them', function()
+  local text = 'Summarise @weather:notes://today, not mail@example.com or @C:/x'
+  local blocks, labels = actions.text_blocks(text, vim.fn.tempname())
+  H.eq(labels, { 'weather:notes://today' })
+  H.eq(#blocks, 1)
+end)
+
 H.test('diagnostics at the cursor: covering ones first', function()
   local buf = scratch({ 'abcdef', 'ghi' })
   local ns = vim.api.nvim_create_namespace('unit_fix')
