@@ -377,7 +377,7 @@ _NO_KEY = "No credentials for the model endpoint"
 
 def _with_hint(error: str | None) -> str | None:
     """``error``, with the ways to try lsp-agent without a key when it is the no-key error."""
-    if error is not None and error.startswith(_NO_KEY):
+    if error is not None and _NO_KEY in error:  # also a /compact whose summary request failed
         return f"{error}; no key? `lsp-agent -p --offline PROMPT` or `lsp-agent demo` work without"
     return error
 

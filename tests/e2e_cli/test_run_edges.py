@@ -274,6 +274,15 @@ def test_no_key_with_the_users_defaults_prints_the_error_alone(project: Path) ->
     assert lines[0].startswith("lsp-agent: error: No credentials for the model endpoint")
 
 
+def test_compact_without_a_key_names_offline(project: Path, data_dir: Path) -> None:
+    first = run_plain(["-p", "--offline", "What is in calc.py?"], project)
+    assert first.returncode == 0, first.stderr
+    proc = run_plain(["-p", "/compact", "-c"], project)  # --offline not repeated
+    assert proc.returncode == 1
+    assert "lsp-agent: error: Compaction failed" in proc.stderr
+    assert "No credentials" in proc.stderr and "`lsp-agent -p --offline PROMPT`" in proc.stderr
+
+
 def test_endpoint_down_saves_no_session(project: Path, data_dir: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "lsp_agent", "-p", "hello"],
