@@ -157,7 +157,8 @@ async def _attempt(
     if tool is None:
         return _error(
             block,
-            f"No such tool: {block.name!r}. Available tools: {', '.join(env.tools.names())}.",
+            f"No such tool: {block.name!r}. Available tools: "
+            f"{', '.join(env.tools.names()) or 'none (every tool is off in this session)'}.",
         )
     if INVALID_JSON_KEY in block.input:
         return _error(block, f"The input of this {block.name} call was not valid JSON.")

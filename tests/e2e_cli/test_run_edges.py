@@ -335,3 +335,14 @@ def test_help_lists_the_environment_and_the_new_flags(project: Path) -> None:
         "lsp-agent demo",
     ):
         assert name in proc.stdout, name
+
+
+def test_a_call_when_no_tool_is_on_says_none_are(project: Path) -> None:
+    run = run_cli(
+        ["-p", "read it", "--tools", ""],
+        scenario=scenario(reply(tool_use("Read", {"file_path": "{{cwd}}/calc.py"})), reply("Ok.")),
+        cwd=project,
+    )
+    assert run.code == 0, run.proc.stderr
+    sent = json.dumps(run.server.requests[1]["messages"][-1])
+    assert "No such tool: 'Read'. Available tools: none (every tool is off" in sent
