@@ -79,7 +79,6 @@ SESSION_DID_START = "lspAgent/session/didStart"
 SESSION_DID_END = "lspAgent/session/didEnd"
 WORKSPACE_DID_CHANGE_FILES = "lspAgent/workspace/didChangeFiles"
 MCP_DID_CHANGE = "lspAgent/mcp/didChange"
-MCP_DID_CHANGE = "lspAgent/mcp/didChange"
 
 CAP_LOAD_SESSION = "loadSession"
 
