@@ -40,11 +40,14 @@ def free_port() -> int:
 def start_http(port: int, flag: str = "--http") -> subprocess.Popen[bytes]:
     """Start the fixture server on 127.0.0.1:``port`` (``--http`` or ``--sse``) and wait until
     it accepts connections."""
-    proc = subprocess.Popen(
-        [sys.executable, str(FIXTURE), flag, str(port), "--name", "web"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    argv = [sys.executable, str(FIXTURE), flag, str(port), "--name", "web"]
+    return start_listening(argv, port, what="the HTTP fixture server")
+
+
+def start_listening(argv: list[str], port: int, *, what: str) -> subprocess.Popen[bytes]:
+    """Start ``argv`` and wait until it accepts connections on 127.0.0.1:``port``; raises
+    ``RuntimeError`` naming ``what`` when it exits or does not listen in time."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + START_WAIT_S
     while True:
         try:
@@ -53,7 +56,7 @@ def start_http(port: int, flag: str = "--http") -> subprocess.Popen[bytes]:
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 stop(proc)
-                raise RuntimeError("the HTTP fixture server did not start") from None
+                raise RuntimeError(f"{what} did not start") from None
             time.sleep(0.1)
 
 

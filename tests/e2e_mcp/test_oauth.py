@@ -24,7 +24,14 @@ import pytest
 from lsp_agent.mcp.oauth import LoginError
 from lsp_agent.mcp.oauth_store import entry_key, oauth_path
 from lsp_agent.mcp.pool import McpPool
-from tests.e2e_mcp.conftest import START_WAIT_S, free_port, plan_of, stdio_entry, stop
+from tests.e2e_mcp.conftest import (
+    START_WAIT_S,
+    free_port,
+    plan_of,
+    start_listening,
+    stdio_entry,
+    stop,
+)
 from tests.e2e_mcp.conftest import test_limits as limits_for_tests
 from tests.e2e_mcp.test_pool import by_name, call, wait_state
 
@@ -32,21 +39,8 @@ SERVER = Path(__file__).resolve().parents[1] / "mcp_servers" / "oauth_server.py"
 
 
 def start_oauth(port: int, *flags: str) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), str(port), *flags],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + START_WAIT_S
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                stop(proc)
-                raise RuntimeError("the OAuth server did not start") from None
-            time.sleep(0.1)
+    argv = [sys.executable, str(SERVER), str(port), *flags]
+    return start_listening(argv, port, what="the OAuth server")
 
 
 @pytest.fixture
