@@ -56,7 +56,7 @@ def run_mcp(
         elif options.action == "login":
             asyncio.run(_login(service, options, out=out))
         else:
-            _logout(service, options, out=out)
+            asyncio.run(_logout(service, options, out=out))
     except McpCommandError as exc:
         err.write(f"lsp-agent: error: {exc}\n")
         return 1
@@ -207,12 +207,13 @@ async def _login(service: Any, options: McpCommandOptions, *, out: TextIO) -> No
     out.write(f"Logged in to MCP server {planned.spec.name}.\n")
 
 
-def _logout(service: Any, options: McpCommandOptions, *, out: TextIO) -> None:
-    from lsp_agent.mcp.oauth_store import forget_login
+async def _logout(service: Any, options: McpCommandOptions, *, out: TextIO) -> None:
+    from lsp_agent.mcp.oauth_logout import logout
 
     spec = _oauth_spec(service, options.name).spec
     try:
-        forget_login(service.sources.home, spec.name, spec.url)
+        revoked = await logout(spec=spec, home=service.sources.home)
     except OSError as exc:
         raise McpCommandError(f"the OAuth credentials could not be removed: {exc}") from None
-    out.write(f"Logged out of MCP server {spec.name}.\n")
+    done = " (the server revoked its tokens)" if revoked else ""
+    out.write(f"Logged out of MCP server {spec.name}{done}.\n")

@@ -231,8 +231,8 @@ def _register_mcp(server: AgentLanguageServer) -> None:
         return await ls.mcp_door.login(raw)
 
     @server.feature(methods.MCP_LOGOUT)
-    def mcp_logout(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
-        return ls.mcp_door.logout(raw)
+    async def mcp_logout(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+        return await ls.mcp_door.logout(raw)
 
 
 # ---- checkpoints and rewind ------------------------------------------------------------------

@@ -200,12 +200,13 @@ class McpDoor:
             raise JsonRpcInternalError(str(exc)) from None
         return {"cwd": str(key), "servers": service.statuses()}
 
-    def logout(self, raw: Any) -> dict[str, Any]:
-        """``lspAgent/mcp/logout``: forget a server's OAuth tokens (it then needs a login)."""
+    async def logout(self, raw: Any) -> dict[str, Any]:
+        """``lspAgent/mcp/logout``: revoke (where the server offers it) and forget a server's
+        OAuth tokens (it then needs a login)."""
         key = self._key(raw)
         service = self.service_for(key)
         try:
-            service.logout(self._name(raw))
+            await service.logout(self._name(raw))
         except McpError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
         return {"cwd": str(key), "servers": service.statuses()}

@@ -72,6 +72,13 @@ class ServerSpec:
     callback_port: int | None = None
     """``oauth.callbackPort``: the fixed loopback port of the OAuth redirect (Claude Code's
     key; ``None``: an ephemeral port)."""
+    client_id: str | None = None
+    """``oauth.clientId``: a client registered with the authorisation server beforehand (no
+    dynamic client registration then)."""
+    client_secret: str | None = field(default=None, repr=False)
+    """``oauth.clientSecret`` of that client (``${VAR}`` expanded); never logged or listed."""
+    scopes: str | None = None
+    """``oauth.scopes``: the scopes to ask for (space-separated), instead of the server's."""
     error: str | None = None
 
     def describe(self) -> str:
@@ -307,23 +314,58 @@ def _remote(
     if not x.errors and not re.match(r"https?://", expanded, re.IGNORECASE):
         report.at((*at, "url"), f"MCP server {name!r}: the url must start with http:// or https://")
         return None
-    oauth = entry.get("oauth", {})
-    port = oauth.get("callbackPort") if isinstance(oauth, dict) else None
-    if not isinstance(oauth, dict) or (
-        port is not None and (type(port) is not int or not 0 < port < 65536)
-    ):
-        report.at(
-            (*at, "oauth", "callbackPort") if isinstance(oauth, dict) else (*at, "oauth"),
-            f'MCP server {name!r}: "oauth" must be an object whose "callbackPort" is a port '
-            "number (1-65535)",
-        )
+    oauth = _oauth(name, entry.get("oauth", {}), (*at, "oauth"), report)
+    if oauth is None:
         return None
+    port, client_id, secret, scopes = oauth
     return ServerSpec(
         **common,
         url=expanded,
         headers=tuple((k, x(v, (*at, "headers", k))) for k, v in headers.items()),
         callback_port=port,
+        client_id=x(client_id, (*at, "oauth", "clientId")) if client_id is not None else None,
+        client_secret=x(secret, (*at, "oauth", "clientSecret")) if secret is not None else None,
+        scopes=scopes,
     )
+
+
+def _oauth(
+    name: str, oauth: Any, at: JsonPath, report: _Report
+) -> tuple[int | None, str | None, str | None, str | None] | None:
+    """``oauth``: ``callbackPort`` (1-65535), ``clientId`` and ``clientSecret`` (non-empty
+    strings, a secret only with an id), ``scopes`` (a space-separated string or a list of
+    strings). ``None`` (reported) when malformed."""
+    if not isinstance(oauth, dict):
+        report.at(at, f'MCP server {name!r}: "oauth" must be an object')
+        return None
+    port = oauth.get("callbackPort")
+    if port is not None and (type(port) is not int or not 0 < port < 65536):
+        report.at(
+            (*at, "callbackPort"),
+            f'MCP server {name!r}: "oauth.callbackPort" must be a port number (1-65535)',
+        )
+        return None
+    client_id, secret = oauth.get("clientId"), oauth.get("clientSecret")
+    for key, value in (("clientId", client_id), ("clientSecret", secret)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            report.at((*at, key), f'MCP server {name!r}: "oauth.{key}" must be a non-empty string')
+            return None
+    if secret is not None and client_id is None:
+        report.at(
+            (*at, "clientSecret"),
+            f'MCP server {name!r}: "oauth.clientSecret" needs "oauth.clientId"',
+        )
+        return None
+    scopes = oauth.get("scopes")
+    if isinstance(scopes, list) and _strings(scopes):
+        scopes = " ".join(scopes)
+    if scopes is not None and (not isinstance(scopes, str) or not scopes.strip()):
+        report.at(
+            (*at, "scopes"),
+            f'MCP server {name!r}: "oauth.scopes" must be a space-separated string of scopes',
+        )
+        return None
+    return port, client_id, secret, " ".join(scopes.split()) if scopes else None
 
 
 def read_config_text(

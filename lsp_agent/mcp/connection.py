@@ -38,7 +38,7 @@ from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.listing import list_prompts, list_tools
 from lsp_agent.mcp.login_path import LoginPath
 from lsp_agent.mcp.oauth import NeedsLoginError, OpenUrl, connect_auth, login, uses_oauth
-from lsp_agent.mcp.oauth_store import forget_login
+from lsp_agent.mcp.oauth_logout import logout as oauth_logout
 from lsp_agent.mcp.transport import Opened, StderrTail, open_transport
 
 log = logging.getLogger(__name__)
@@ -187,12 +187,16 @@ class ServerConnection:
             self._logging_in = False
         self.reconnect()
 
-    def logout(self) -> None:
-        """Forget this server's OAuth credentials and reconnect (it then needs a login).
-        Raises ``OSError`` if the credentials file cannot be written."""
+    async def logout(self) -> bool:
+        """Revoke this server's OAuth tokens where it offers that (:mod:`.oauth_logout`; best
+        effort, bounded), forget its credentials and reconnect (it then needs a login).
+        Returns whether the server revoked the tokens. Raises ``OSError`` if the credentials
+        cannot be removed."""
+        revoked = False
         if self.home is not None:
-            forget_login(self.home, self.spec.name, self.spec.url)
+            revoked = await oauth_logout(spec=self.spec, home=self.home)
         self.reconnect()
+        return revoked
 
     def status(self) -> ServerStatus:
         """The current status (plain data)."""

@@ -16,6 +16,12 @@ Two uses of one provider class (:class:`McpOAuth`), both storing credentials per
   ephemeral port, or the definition's ``oauth.callbackPort``). A callback whose ``state`` does
   not match the one sent is refused and ends the login (fail closed); the whole login is
   bounded by ``timeout_s``.
+* **A pre-registered client** (``oauth.clientId``, optional ``oauth.clientSecret``): no dynamic
+  registration; the client is taken from the definition every time and never stored (its
+  secret stays in the configuration). Its redirect URI is ``http://localhost:PORT/callback``,
+  the one Claude Code registers, so a client set up for Claude Code works unchanged. A
+  confidential client authenticates with HTTP Basic (RFC 6749 §2.3.1: the method every
+  authorisation server must support). ``oauth.scopes`` pins the scopes asked for.
 
 Tokens never leave this module and the file: they are not logged, not put in errors, not shown
 to the model. Imports the SDK: reached only when an HTTP server is configured.
@@ -78,12 +84,16 @@ def uses_oauth(spec: ServerSpec) -> bool:
 
 
 class FileTokenStorage:
-    """The SDK's ``TokenStorage`` on the entry of ``spec`` in :mod:`.oauth_store`."""
+    """The SDK's ``TokenStorage`` on the entry of ``spec`` in :mod:`.oauth_store`; with
+    ``preset`` (a pre-registered client) that client instead of a stored one."""
 
-    def __init__(self, *, home: Path, spec: ServerSpec) -> None:
+    def __init__(
+        self, *, home: Path, spec: ServerSpec, preset: OAuthClientInformationFull | None = None
+    ) -> None:
         self.home = home
         self.name = spec.name
         self.url = spec.url
+        self.preset = preset
 
     def entry(self) -> dict[str, Any]:
         """The stored entry (plain data)."""
@@ -106,6 +116,8 @@ class FileTokenStorage:
         self.update(tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires_at)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
+        if self.preset is not None:
+            return self.preset
         raw = self.entry().get("client_info")
         try:
             return OAuthClientInformationFull.model_validate(raw) if isinstance(raw, dict) else None
@@ -114,6 +126,8 @@ class FileTokenStorage:
             return None
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        if self.preset is not None:  # the configured client: its secret is never written
+            return
         self.update(client_info=client_info.model_dump(mode="json", exclude_none=True))
 
     def forget(self, *, client: bool) -> None:
@@ -178,14 +192,49 @@ class McpOAuth(OAuthClientProvider):
             self.context.token_expiry_time = 1.0  # refused: expired (0 would mean "never")
 
 
-def client_metadata(redirect_uri: str) -> OAuthClientMetadata:
-    """What lsp-agent registers as (a public client: PKCE, no secret)."""
-    return OAuthClientMetadata(
-        client_name="lsp-agent",
+class _PinnedScope(OAuthClientMetadata):
+    """Client metadata whose ``scope`` stays the configured ``oauth.scopes``: the SDK otherwise
+    replaces it with the scopes of the server's challenge or metadata before authorising."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "scope":
+            super().__setattr__(name, value)
+
+
+def client_metadata(redirect_uri: str, scopes: str | None = None) -> OAuthClientMetadata:
+    """What lsp-agent registers as (a public client: PKCE, no secret); ``scopes`` (a
+    space-separated string) pins the scopes asked for."""
+    fields: dict[str, Any] = {
+        "client_name": "lsp-agent",
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }
+    if scopes:
+        return _PinnedScope(**fields, scope=scopes)
+    return OAuthClientMetadata(**fields)
+
+
+def redirect_host(spec: ServerSpec) -> str:
+    """The host of the redirect URI: ``localhost`` for a pre-registered client (as Claude Code
+    registers it), the loopback address otherwise (RFC 8252 §7.3)."""
+    return "localhost" if spec.client_id is not None else "127.0.0.1"
+
+
+def preset_client(spec: ServerSpec, redirect_uri: str) -> OAuthClientInformationFull | None:
+    """The pre-registered client of ``spec`` (``oauth.clientId``), or ``None``: confidential
+    (HTTP Basic) with ``oauth.clientSecret``, public (PKCE only) without."""
+    if spec.client_id is None:
+        return None
+    return OAuthClientInformationFull(
+        client_id=spec.client_id,
+        client_secret=spec.client_secret,
         redirect_uris=[redirect_uri],  # type: ignore[list-item]
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
-        token_endpoint_auth_method="none",
+        token_endpoint_auth_method="client_secret_basic" if spec.client_secret else "none",
+        scope=spec.scopes,
     )
 
 
@@ -200,10 +249,11 @@ def connect_auth(*, spec: ServerSpec, home: Path, on_needs_login: Callable[[], N
     async def no_callback() -> AuthorizationCodeResult:
         raise NeedsLoginError("the server asks for a login")
 
+    redirect_uri = f"http://{redirect_host(spec)}:{spec.callback_port or 0}{CALLBACK_PATH}"
     return McpOAuth(
         server_url=spec.url,
-        client_metadata=client_metadata(f"http://127.0.0.1{CALLBACK_PATH}"),
-        storage=FileTokenStorage(home=home, spec=spec),
+        client_metadata=client_metadata(redirect_uri, spec.scopes),
+        storage=FileTokenStorage(home=home, spec=spec, preset=preset_client(spec, redirect_uri)),
         interactive=False,
         on_needs_login=on_needs_login,
         redirect_handler=refuse,
@@ -220,8 +270,10 @@ class LoopbackCallback:
     paths get 404 and change nothing.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, host: str = "127.0.0.1") -> None:
+        self.host = host
         self._server: asyncio.Server | None = None
+        self._server6: asyncio.Server | None = None
         self._state: str | None = None
         self._result: asyncio.Future[AuthorizationCodeResult] = (
             asyncio.get_running_loop().create_future()
@@ -230,12 +282,17 @@ class LoopbackCallback:
 
     @property
     def redirect_uri(self) -> str:
-        return f"http://127.0.0.1:{self.port}{CALLBACK_PATH}"
+        return f"http://{self.host}:{self.port}{CALLBACK_PATH}"
 
     async def start(self, port: int = 0) -> None:
-        """Listen on 127.0.0.1:``port`` (0: an ephemeral port). Raises ``OSError``."""
+        """Listen on 127.0.0.1:``port`` (0: an ephemeral port), and for a ``localhost``
+        redirect on [::1] at the same port too when it can (a browser may resolve
+        ``localhost`` to either). Raises ``OSError``."""
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", port)
         self.port = int(self._server.sockets[0].getsockname()[1])
+        if self.host == "localhost":
+            with contextlib.suppress(OSError):
+                self._server6 = await asyncio.start_server(self._serve, "::1", self.port)
 
     def expect(self, state: str) -> None:
         self._state = state
@@ -245,10 +302,11 @@ class LoopbackCallback:
         return await asyncio.shield(self._result)
 
     async def aclose(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2)
+        for server in (self._server, self._server6):
+            if server is not None:
+                server.close()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(server.wait_closed(), 2)
         if not self._result.done():
             self._result.cancel()
 
@@ -324,20 +382,22 @@ async def login(
     metadata or registration is unusable, the user's browser came back with a wrong ``state``
     or an error, nothing came back within ``timeout_s`` seconds, or the token request failed.
     """
-    callback = LoopbackCallback()
+    callback = LoopbackCallback(host=redirect_host(spec))
     try:
         await callback.start(callback_port)
     except OSError as exc:
         raise LoginError(
             f"cannot listen on 127.0.0.1:{callback_port} for the redirect: {exc}"
         ) from None
-    storage = FileTokenStorage(home=home, spec=spec)
+    preset = preset_client(spec, callback.redirect_uri)
+    storage = FileTokenStorage(home=home, spec=spec, preset=preset)
     try:
         known = await storage.get_client_info()
         registered = known is not None and callback.redirect_uri in {
             str(u) for u in known.redirect_uris or ()
         }
-        storage.forget(client=not registered)  # a client registered for another port is useless
+        # A client registered for another port is useless; with a preset, a stored one is.
+        storage.forget(client=preset is not None or not registered)
 
         async def redirect(url: str) -> None:
             state = parse_qs(urlsplit(url).query).get("state", [""])[0]
@@ -347,7 +407,7 @@ async def login(
 
         provider = McpOAuth(
             server_url=spec.url,
-            client_metadata=client_metadata(callback.redirect_uri),
+            client_metadata=client_metadata(callback.redirect_uri, spec.scopes),
             storage=storage,
             interactive=True,
             redirect_handler=redirect,

@@ -286,14 +286,16 @@ class McpService:
         except LoginError as exc:
             raise McpError(f"logging in to MCP server {name!r} failed: {exc}") from None
 
-    def logout(self, name: str) -> None:
-        """Forget HTTP server ``name``'s OAuth credentials; it reconnects and then needs a
-        login. Raises :class:`McpError` if it is not running or the file cannot be written."""
+    async def logout(self, name: str) -> bool:
+        """Log out of HTTP server ``name``: its tokens are revoked where the server offers
+        that (best effort, bounded) and its OAuth credentials forgotten; it reconnects and then
+        needs a login. Returns whether the server revoked the tokens. Raises
+        :class:`McpError` if it is not running or the credentials cannot be removed."""
         connection = self.pool.connections.get(name) if self.pool else None
         if connection is None:
             raise McpError(f"MCP server {name!r} is not running (see its state)")
         try:
-            connection.logout()
+            return await connection.logout()
         except OSError as exc:
             raise McpError(f"the OAuth credentials could not be removed: {exc}") from None
 

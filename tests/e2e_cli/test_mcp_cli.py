@@ -127,6 +127,7 @@ def test_login_prints_the_url_waits_for_the_browser_and_logout_forgets(
 
         logout = mcp(project, "logout", "secure")
         assert logout.returncode == 0, logout.stderr
+        assert "the server revoked its tokens" in logout.stdout
         stored = json.loads(oauth_path(isolated_home).read_text())["servers"]
         assert entry_key("secure", url) not in stored
         assert statuses(project)["secure"]["state"] == "needs_login"

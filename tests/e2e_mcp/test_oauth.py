@@ -161,7 +161,7 @@ async def test_login_end_to_end_stores_a_private_token_and_calls_the_tool(
 
 
 def stats_keys() -> tuple[str, ...]:
-    return ("registrations", "authorizations", "exchanges", "refreshes")
+    return ("registrations", "authorizations", "exchanges", "refreshes", "revocations")
 
 
 async def test_an_expired_token_is_refreshed_across_restarts_and_on_401(

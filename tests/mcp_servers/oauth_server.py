@@ -3,17 +3,25 @@ authorisation server (``auth_server_provider``: metadata, dynamic client registr
 ``/authorize`` that approves at once, PKCE-checked ``/token``, refresh) and its protected
 resource metadata, on streamable HTTP at ``http://127.0.0.1:PORT/mcp``.
 
-Run as ``python oauth_server.py PORT [--garbage-metadata] [--sse]`` (``--sse``: the legacy
-SSE transport at ``/sse`` instead). Test controls (unauthenticated,
-127.0.0.1 only): ``POST /test/expire`` makes every access token invalid (refresh tokens stay),
-``POST /test/revoke`` makes every token invalid, ``GET /test/stats`` counts registrations,
-authorisations, code exchanges and refreshes. ``--garbage-metadata`` serves no protected
+Run as ``python oauth_server.py PORT [--garbage-metadata] [--sse] [--client-id ID
+[--client-secret SECRET] --redirect-uri URI] [--no-registration]`` (``--sse``: the legacy
+SSE transport at ``/sse`` instead; ``--client-id``: a client registered beforehand, public or
+with a secret (HTTP Basic), whose one redirect URI is ``URI``; ``--no-registration``: no
+dynamic client registration). Token revocation (RFC 7009) is served at ``/revoke`` by a
+handler of its own (the SDK's wants a ``client_secret`` form field even from a public client or
+one using HTTP Basic, which RFC 7009 does not ask for). Test
+controls (unauthenticated, 127.0.0.1 only): ``POST /test/expire`` makes every access token
+invalid (refresh tokens stay), ``POST /test/revoke`` makes every token invalid, ``GET
+/test/stats`` counts registrations, authorisations, code exchanges, refreshes and revoked
+tokens, and names the last requested scope. ``--garbage-metadata`` serves no protected
 resource metadata and garbage for every discovery and registration URL.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import hmac
 import secrets
 import time
 import warnings
@@ -27,11 +35,13 @@ from mcp.server.auth.provider import (
     RefreshToken,
     construct_redirect_uri,
 )
-from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
 
 ACCESS_TTL_S = 3600
 
@@ -44,7 +54,13 @@ class Provider:
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
-        self.stats = {"registrations": 0, "authorizations": 0, "exchanges": 0, "refreshes": 0}
+        self.stats: dict[str, Any] = {
+            "registrations": 0,
+            "authorizations": 0,
+            "exchanges": 0,
+            "refreshes": 0,
+            "revocations": 0,
+        }
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -58,6 +74,7 @@ class Provider:
         self, client: OAuthClientInformationFull, params: AuthorizationParams
     ) -> str:
         self.stats["authorizations"] += 1
+        self.stats["scope"] = " ".join(params.scopes or [])
         code = secrets.token_hex(16)
         assert client.client_id is not None
         self.codes[code] = AuthorizationCode(
@@ -121,19 +138,32 @@ class Provider:
         return self.access.get(token)
 
     async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        self.stats["revocations"] += 1
         self.access.pop(token.token, None)
         self.refresh.pop(token.token, None)
 
 
-def build(port: int, *, garbage: bool, path: str = "/mcp") -> MCPServer:
+def build(
+    port: int,
+    *,
+    garbage: bool,
+    path: str = "/mcp",
+    client: OAuthClientInformationFull | None = None,
+    registration: bool = True,
+) -> MCPServer:
     base = f"http://127.0.0.1:{port}"
     provider = Provider()
+    if client is not None and client.client_id is not None:
+        provider.clients[client.client_id] = client
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         settings = AuthSettings(
             issuer_url=base,  # type: ignore[arg-type]
             resource_server_url=None if garbage else f"{base}{path}",  # type: ignore[arg-type]
-            client_registration_options=ClientRegistrationOptions(enabled=not garbage),
+            client_registration_options=ClientRegistrationOptions(
+                enabled=registration and not garbage
+            ),
+            revocation_options=RevocationOptions(enabled=True),
         )
     server = MCPServer(
         "secure",
@@ -142,6 +172,8 @@ def build(port: int, *, garbage: bool, path: str = "/mcp") -> MCPServer:
         token_verifier=_Verifier(provider) if garbage else None,
         auth=settings,
     )
+
+    server.test_provider = provider  # type: ignore[attr-defined]
 
     @server.tool()
     def whoami() -> str:
@@ -179,6 +211,41 @@ def build(port: int, *, garbage: bool, path: str = "/mcp") -> MCPServer:
     return server
 
 
+def own_revocation(app: Starlette, server: MCPServer) -> None:
+    """Serve ``/revoke`` (RFC 7009) with :func:`revoke_handler` instead of the SDK's."""
+    provider = getattr(server, "test_provider", None)
+    if provider is None:
+        return
+    for index, route in enumerate(app.router.routes):
+        if getattr(route, "path", None) == "/revoke":
+            app.router.routes[index] = Route("/revoke", revoke_handler(provider), methods=["POST"])
+
+
+def revoke_handler(provider: Provider) -> Any:
+    async def revoke(request: Request) -> Response:
+        form = await request.form()
+        client_id, secret = form.get("client_id"), form.get("client_secret")
+        basic = request.headers.get("authorization", "")
+        if basic.lower().startswith("basic "):
+            from urllib.parse import unquote
+
+            pair = base64.b64decode(basic[6:]).decode()
+            client_id, secret = (unquote(part) for part in pair.split(":", 1))
+        client = provider.clients.get(str(client_id))
+        if client is None or (
+            client.client_secret is not None
+            and not hmac.compare_digest(client.client_secret, str(secret or ""))
+        ):
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        token = str(form.get("token", ""))
+        found = provider.access.get(token) or provider.refresh.get(token)
+        if found is not None and found.client_id == client.client_id:
+            await provider.revoke_token(found)
+        return Response(status_code=200)
+
+    return revoke
+
+
 class _Verifier:
     def __init__(self, provider: Provider) -> None:
         self.provider = provider
@@ -192,11 +259,31 @@ def main() -> None:
     parser.add_argument("port", type=int)
     parser.add_argument("--garbage-metadata", action="store_true")
     parser.add_argument("--sse", action="store_true")
+    parser.add_argument("--client-id")
+    parser.add_argument("--client-secret")
+    parser.add_argument("--redirect-uri")
+    parser.add_argument("--no-registration", action="store_true")
     args = parser.parse_args()
-    if args.sse:
-        app = build(args.port, garbage=args.garbage_metadata, path="/sse").sse_app()
-    else:
-        app = build(args.port, garbage=args.garbage_metadata).streamable_http_app()
+    client = None
+    if args.client_id:
+        client = OAuthClientInformationFull(
+            client_id=args.client_id,
+            client_secret=args.client_secret,
+            redirect_uris=[args.redirect_uri],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="client_secret_basic" if args.client_secret else "none",
+            scope="read write admin",
+        )
+    server = build(
+        args.port,
+        garbage=args.garbage_metadata,
+        path="/sse" if args.sse else "/mcp",
+        client=client,
+        registration=not args.no_registration,
+    )
+    app = server.sse_app() if args.sse else server.streamable_http_app()
+    own_revocation(app, server)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 

@@ -75,6 +75,53 @@ def test_oauth_callback_port_is_read_and_checked() -> None:
     assert problems == () and spec is not None and spec.callback_port == 8765
     spec, problems = _server({"type": "http", "url": "https://x/mcp"})
     assert problems == () and spec is not None and spec.callback_port is None
-    for bad in ({"callbackPort": "8765"}, {"callbackPort": 70000}, {"callbackPort": True}, []):
+    for bad in ({"callbackPort": "8765"}, {"callbackPort": 70000}, {"callbackPort": True}):
         spec, problems = _server({"type": "http", "url": "https://x/mcp", "oauth": bad})
         assert spec is None and "callbackPort" in problems[0]
+    spec, problems = _server({"type": "http", "url": "https://x/mcp", "oauth": []})
+    assert spec is None and '"oauth" must be an object' in problems[0]
+
+
+def test_a_pre_registered_client_is_read_with_its_secret_expanded_and_never_shown() -> None:
+    entry = {
+        "type": "http",
+        "url": "https://x/mcp",
+        "oauth": {
+            "clientId": "cid",
+            "clientSecret": "${SECRET}",
+            "scopes": "read  write",
+            "callbackPort": 8080,
+        },
+    }
+    file = read_config_text(
+        json.dumps({"mcpServers": {"s": entry}}),
+        path=None,
+        scope="cli",
+        environ={"SECRET": "s3cret-value"},
+    )
+    (spec,) = file.servers
+    assert file.problems == ()
+    assert (spec.client_id, spec.client_secret, spec.scopes) == (
+        "cid",
+        "s3cret-value",
+        "read write",
+    )
+    assert "s3cret-value" not in repr(spec) and "s3cret-value" not in spec.describe()
+    spec, _ = _server({"type": "http", "url": "https://x/mcp", "oauth": {"scopes": ["a", "b"]}})
+    assert spec is not None and spec.scopes == "a b" and spec.client_id is None
+
+
+@pytest.mark.parametrize(
+    ("oauth", "key"),
+    [
+        ({"clientId": ""}, "clientId"),
+        ({"clientId": 7}, "clientId"),
+        ({"clientSecret": "s"}, "needs"),
+        ({"clientId": "c", "clientSecret": ["s"]}, "clientSecret"),
+        ({"scopes": ""}, "scopes"),
+        ({"scopes": [1]}, "scopes"),
+    ],
+)
+def test_a_malformed_oauth_client_is_a_problem(oauth: dict[str, object], key: str) -> None:
+    spec, problems = _server({"type": "http", "url": "https://x/mcp", "oauth": oauth})
+    assert spec is None and key in problems[0]
