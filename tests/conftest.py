@@ -38,6 +38,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # Background model requests (summary ahead of time, titles) are off unless a test
     # scripts them: the other suites' scripts then never see them.
     os.environ[BACKGROUND_ENV] = "0"
+    # OAuth credentials never reach the user's keyring: no backend, unless a test selects
+    # its own (tests/keyrings) in a subprocess.
+    os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
     # Session transcripts go to a folder of this run, never the user's data folder (the
     # variable reaches every server and CLI the tests start).
     if not os.environ.get(DATA_DIR_ENV):

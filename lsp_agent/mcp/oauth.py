@@ -1,7 +1,7 @@
 """OAuth for HTTP MCP servers, on the SDK's ``OAuthClientProvider``.
 
-Two uses of one provider class (:class:`McpOAuth`), both storing credentials per server in the
-0600 file of :mod:`.oauth_store`:
+Two uses of one provider class (:class:`McpOAuth`), both storing credentials per server where
+:mod:`.oauth_tokens` keeps them (the keyring, else the 0600 file of :mod:`.oauth_store`):
 
 * **Connecting** (:func:`connect_auth`): the stored access token is sent; an expired one is
   refreshed first (its expiry survives restarts: the SDK alone forgets it). A 401 on an MCP
@@ -23,7 +23,7 @@ Two uses of one provider class (:class:`McpOAuth`), both storing credentials per
   confidential client authenticates with HTTP Basic (RFC 6749 §2.3.1: the method every
   authorisation server must support). ``oauth.scopes`` pins the scopes asked for.
 
-Tokens never leave this module and the file: they are not logged, not put in errors, not shown
+Tokens never leave this module and their store: they are not logged, not put in errors, not shown
 to the model. Imports the SDK: reached only when an HTTP server is configured.
 """
 
@@ -50,7 +50,7 @@ from mcp.shared.auth import (
 )
 
 from lsp_agent.mcp.config import ServerSpec
-from lsp_agent.mcp.oauth_store import load_entry, update_entry
+from lsp_agent.mcp.oauth_tokens import load_entry, update_entry
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +83,8 @@ def uses_oauth(spec: ServerSpec) -> bool:
     )
 
 
-class FileTokenStorage:
-    """The SDK's ``TokenStorage`` on the entry of ``spec`` in :mod:`.oauth_store`; with
+class CredentialStorage:
+    """The SDK's ``TokenStorage`` on the entry of ``spec`` in :mod:`.oauth_tokens`; with
     ``preset`` (a pre-registered client) that client instead of a stored one."""
 
     def __init__(
@@ -146,7 +146,7 @@ class McpOAuth(OAuthClientProvider):
     def __init__(
         self,
         *,
-        storage: FileTokenStorage,
+        storage: CredentialStorage,
         interactive: bool,
         on_needs_login: Callable[[], None] = lambda: None,
         **kwargs: Any,
@@ -253,7 +253,7 @@ def connect_auth(*, spec: ServerSpec, home: Path, on_needs_login: Callable[[], N
     return McpOAuth(
         server_url=spec.url,
         client_metadata=client_metadata(redirect_uri, spec.scopes),
-        storage=FileTokenStorage(home=home, spec=spec, preset=preset_client(spec, redirect_uri)),
+        storage=CredentialStorage(home=home, spec=spec, preset=preset_client(spec, redirect_uri)),
         interactive=False,
         on_needs_login=on_needs_login,
         redirect_handler=refuse,
@@ -390,7 +390,7 @@ async def login(
             f"cannot listen on 127.0.0.1:{callback_port} for the redirect: {exc}"
         ) from None
     preset = preset_client(spec, callback.redirect_uri)
-    storage = FileTokenStorage(home=home, spec=spec, preset=preset)
+    storage = CredentialStorage(home=home, spec=spec, preset=preset)
     try:
         known = await storage.get_client_info()
         registered = known is not None and callback.redirect_uri in {

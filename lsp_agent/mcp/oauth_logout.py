@@ -23,7 +23,7 @@ import anyio
 import httpx2
 
 from lsp_agent.mcp.config import ServerSpec
-from lsp_agent.mcp.oauth_store import forget_login, load_entry
+from lsp_agent.mcp.oauth_tokens import forget_login, load_entry
 
 log = logging.getLogger(__name__)
 

@@ -52,6 +52,7 @@ NOT_BEFORE_FIRST_REQUEST = (
     "lsp_agent.permissions.shell_walk",
     "lsp_agent.mcp.client",  # no MCP server configured
     "mcp",
+    "keyring",  # the OAuth token store: only when an OAuth server logs in or connects
     "pathspec",  # path rules compile on first match: the session's own results rule is plain
 )
 """Modules (and packages, with their submodules) the first request of a plain run in a
