@@ -37,7 +37,7 @@ from lsp_agent.config.diagnostics import problems_to_diagnostics
 from lsp_agent.lsp import methods
 from lsp_agent.lsp.protocol import AgentProtocol
 from lsp_agent.mcp.elicit_form import ask_form, form_problem
-from lsp_agent.mcp.elicitation import question_for
+from lsp_agent.mcp.elicitation import question_for, url_consent
 from lsp_agent.mcp.limits import limits_from_env
 from lsp_agent.mcp.service import McpError, McpService
 from lsp_agent.mcp.sources import McpSources
@@ -94,6 +94,7 @@ class McpDoor:
             roots=self.server.workspace_roots,
             on_change=lambda s: self._changed(key, s),
             ask=self._ask,
+            ask_url=self._ask_url,
         )
         self.services[key] = service
         self._publish(key, service)
@@ -211,9 +212,9 @@ class McpDoor:
             raise JsonRpcInvalidParams(str(exc)) from None
         return {"cwd": str(key), "servers": service.statuses()}
 
-    async def _open_url(self, url: str) -> None:
-        """Open an authorisation URL in the user's browser (``window/showDocument`` with
-        ``external``); when the editor cannot, show it in a message to copy."""
+    async def _open_url(self, url: str, *, why: str = "to log in to the MCP server") -> None:
+        """Open ``url`` in the user's browser (``window/showDocument`` with ``external``);
+        when the editor cannot, show it in a message to copy, saying ``why``."""
         try:
             shown = await self.server.window_show_document_async(
                 types.ShowDocumentParams(uri=url, external=True)
@@ -226,7 +227,7 @@ class McpDoor:
             self.server.window_show_message(
                 types.ShowMessageParams(
                     type=types.MessageType.Info,
-                    message=f"lsp-agent: open this URL to log in to the MCP server: {url}",
+                    message=f"lsp-agent: open this URL {why}: {url}",
                 )
             )
 
@@ -254,6 +255,29 @@ class McpDoor:
             )
         )
         return question.answer(chosen.title if chosen is not None else None)
+
+    async def _ask_url(self, server: str, message: str, url: str) -> str:
+        """A URL-mode elicitation: consent naming the host (``window/showMessageRequest``),
+        then the page opened in the browser (``window/showDocument`` with ``external``; the URL
+        in a message when the editor cannot). ``accept`` once opened, ``decline`` for the
+        Decline button, ``cancel`` when closed without one."""
+        consent = url_consent(server, message, url)
+        if consent is None:
+            return "decline"
+        question, open_label = consent
+        chosen = await self.server.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Info,
+                message=question,
+                actions=[types.MessageActionItem(title=t) for t in (open_label, "Decline")],
+            )
+        )
+        if chosen is None:
+            return "cancel"
+        if chosen.title != open_label:
+            return "decline"
+        await self._open_url(url, why=f"to answer MCP server {server!r}")
+        return "accept"
 
     async def _form(
         self, server: str, message: str, schema: dict[str, Any], problems: tuple[str, ...]

@@ -32,7 +32,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from lsp_agent import __version__
 from lsp_agent.mcp.config import ServerSpec
-from lsp_agent.mcp.elicitation import AskFn
+from lsp_agent.mcp.elicitation import AskFn, AskUrlFn, url_host
 from lsp_agent.mcp.errors import describe_error
 from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.listing import list_prompts, list_tools
@@ -89,9 +89,11 @@ class ServerConnection:
         on_change: Callable[[ServerConnection], None] = lambda _c: None,
         login_path: LoginPath | None = None,
         ask: AskFn | None = None,
+        ask_url: AskUrlFn | None = None,
         home: Path | None = None,
     ) -> None:
         self.spec = spec
+        self.ask_url = ask_url
         self.home = home
         """The user's home directory, for OAuth credentials (``None``: no OAuth)."""
         self.ask = ask
@@ -475,12 +477,13 @@ class ServerConnection:
     async def _elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
-        """Ask the user through ``ask`` (:mod:`.elicitation`); URL-mode requests, and every
-        request when nobody can answer, are declined."""
+        """Ask the user through ``ask`` (a form) or ``ask_url`` (a URL-mode request; see
+        :mod:`.elicitation`); every request nobody can answer is declined."""
         name = self.spec.name
+        if isinstance(params, types.ElicitRequestURLParams):
+            return types.ElicitResult(action=await self._elicit_url(params))  # type: ignore[arg-type]
         if self.ask is None or not isinstance(params, types.ElicitRequestFormParams):
-            why = "nobody to ask" if self.ask is None else "a URL-mode request"
-            log.info("MCP server %s asked the user for input; declined (%s)", name, why)
+            log.info("MCP server %s asked the user for input; declined (nobody to ask)", name)
             return types.ElicitResult(action="decline")
         try:
             action, content = await self.ask(name, params.message, dict(params.requested_schema))
@@ -488,6 +491,25 @@ class ServerConnection:
             log.exception("asking the user for MCP server %s failed", name)
             action, content = "cancel", None
         return types.ElicitResult(action=action, content=content)  # type: ignore[arg-type]
+
+    async def _elicit_url(self, params: types.ElicitRequestURLParams) -> str:
+        """The action for a URL-mode request: ``ask_url``'s, or ``decline`` with a warning
+        naming the host and the reason (``run -p`` prints it) when it cannot be asked."""
+        name, host = self.spec.name, url_host(params.url)
+        if self.ask_url is None or host is None:
+            log.warning(
+                "MCP server %s asked to open a page on %s (%r); declined: %s",
+                name,
+                host or "a non-web URL",
+                params.message[:200],
+                "not an http(s) URL" if host is None else "nobody can be asked here",
+            )
+            return "decline"
+        try:
+            return await self.ask_url(name, params.message, params.url)
+        except Exception:
+            log.exception("asking the user to open MCP server %s's page failed", name)
+            return "cancel"
 
     # -- calls ------------------------------------------------------------------------------
 

@@ -5,9 +5,13 @@ every form as one (:mod:`.elicit_form`). Otherwise questions are shown with
 ``window/showMessageRequest`` (a message and buttons, which every LSP client has), so the
 forms shown are those a few buttons answer: no fields (Accept / Decline), one boolean field
 (Yes / No / Decline) or one field with an ``enum`` of strings (one button per value, then
-Decline). Any other form, and URL-mode requests, are declined with a log line, as is every
-request when nobody can answer (``run -p``). Closing the question without a button is
-``cancel``. Pure functions; no SDK import.
+Decline). Any other form is declined with a log line, as is every request when nobody can
+answer (``run -p``). Closing the question without a button is ``cancel``.
+
+A URL-mode request (MCP 2025-11-25: the server wants the user to visit a page, e.g. to connect
+an account, without the data passing through the client) is asked as consent naming the page's
+host (:func:`url_consent`); only ``http``/``https`` URLs with a host are asked, others are
+declined. Pure functions; no SDK import.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 AskFn = Callable[[str, str, dict[str, Any]], Awaitable[tuple[str, dict[str, Any] | None]]]
 """Asks the user: ``(server name, message, requested schema)`` → ``(action, content)`` for
@@ -23,7 +28,33 @@ the server (``action`` one of ``accept``, ``decline``, ``cancel``)."""
 MAX_CHOICES = 10
 """Enum values shown as buttons at most (a longer enum cannot be shown)."""
 
+AskUrlFn = Callable[[str, str, str], Awaitable[str]]
+"""Asks the user to open a page: ``(server name, message, url)`` → the elicitation action
+(``accept``: they agreed and it was opened, ``decline``, ``cancel``)."""
+
 DECLINE = "Decline"
+
+
+def url_host(url: str) -> str | None:
+    """The host of an ``http``/``https`` URL, or ``None`` for any other URL (not asked)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return None
+    return host if parts.scheme.lower() in ("http", "https") and host else None
+
+
+def url_consent(server: str, message: str, url: str) -> tuple[str, str] | None:
+    """``(question, open button)`` asking consent to open ``url`` for MCP server ``server``:
+    the question names the host first, then the server's ``message`` and the whole URL (the
+    MCP spec asks clients to show it before consent). ``None`` when ``url`` is not asked
+    (:func:`url_host`)."""
+    host = url_host(url)
+    if host is None:
+        return None
+    question = f"MCP server {server!r} asks you to open a page on {host}: {message}\n{url}"
+    return question, f"Open {host}"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.mcp.connection import ServerConnection, ServerStatus
-from lsp_agent.mcp.elicitation import AskFn
+from lsp_agent.mcp.elicitation import AskFn, AskUrlFn
 from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.login_path import LoginPath
 from lsp_agent.mcp.resource_tools import resource_tools
@@ -44,9 +44,11 @@ class McpPool:
         roots: Callable[[], Sequence[Path]] = tuple,
         on_change: Callable[[McpPool], None] = lambda _p: None,
         ask: AskFn | None = None,
+        ask_url: AskUrlFn | None = None,
         home: Path | None = None,
     ) -> None:
         self.ask = ask
+        self.ask_url = ask_url
         self.home = home
         """The user's home directory, for HTTP servers' OAuth credentials (``None``: none)."""
         self.plan = plan
@@ -72,6 +74,7 @@ class McpPool:
             on_change=lambda _c: self._changed(),
             login_path=self.login_path,
             ask=self.ask,
+            ask_url=self.ask_url,
             home=self.home,
         )
 

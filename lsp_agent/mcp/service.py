@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsp_agent.config.problems import SettingsProblem
 from lsp_agent.mcp.approvals import approvals_path, record_approval
-from lsp_agent.mcp.elicitation import AskFn
+from lsp_agent.mcp.elicitation import AskFn, AskUrlFn
 from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.mentions import Mention, parse_mentions, resource_block
 from lsp_agent.mcp.sources import McpPlan, McpSources, plan_servers
@@ -50,9 +50,12 @@ class McpService:
         roots: Callable[[], Sequence[Path]] = tuple,
         on_change: Callable[[McpService], None] = lambda _s: None,
         ask: AskFn | None = None,
+        ask_url: AskUrlFn | None = None,
     ) -> None:
         self.ask = ask
         """Asks the user what a server's elicitation wants (``None``: declined)."""
+        self.ask_url = ask_url
+        """Asks the user to open a URL-mode elicitation's page (``None``: declined)."""
         self.sources = sources
         self.limits = limits
         self.roots = roots
@@ -81,6 +84,7 @@ class McpService:
                 roots=self.roots,
                 on_change=lambda _p: self._changed(),
                 ask=self.ask,
+                ask_url=self.ask_url,
                 home=self.sources.home,
             )
         return self.pool

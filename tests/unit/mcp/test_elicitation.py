@@ -26,3 +26,18 @@ def test_other_forms_are_not_shown() -> None:
     assert question_for({"properties": {"name": {"type": "string"}}}) is None
     assert question_for({"properties": {"x": {"enum": ["Decline", "Go"]}}}) is None
     assert question_for({"properties": {"x": {"enum": [str(i) for i in range(11)]}}}) is None
+
+
+def test_a_url_request_is_asked_naming_its_host_and_showing_the_whole_url() -> None:
+    from lsp_agent.mcp.elicitation import url_consent, url_host
+
+    url = "https://Accounts.Example.com:8443/connect?session=s1"
+    question, button = url_consent("pages", "Connect your account", url) or ("", "")
+    assert question == (
+        "MCP server 'pages' asks you to open a page on accounts.example.com: "
+        f"Connect your account\n{url}"
+    )
+    assert button == "Open accounts.example.com"
+    assert url_host("http://127.0.0.1:9/x") == "127.0.0.1"
+    for bad in ("javascript:alert(1)", "file:///etc/passwd", "https://", "vscode://x/y", "[::"):
+        assert url_host(bad) is None and url_consent("s", "m", bad) is None
