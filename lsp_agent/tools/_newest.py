@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import heapq
-import os
 import re
 
-# Files whose metadata cannot be read rank after every file that has some (as ripgrep's own
-# ``--sortr=modified`` ranks them).
-_NO_MTIME = -(1 << 62)
+from lsp_agent.tools._mtimes import NO_MTIME, ParallelMtimes
 
 
 class NewestMatches:
@@ -17,9 +14,11 @@ class NewestMatches:
     ``prefix``), ties by path; memory stays proportional to ``keep``, not to the listing.
     ``matcher=None`` takes every listed path (the listing was already filtered exactly).
 
-    Only matching paths are stat'ed (modification time in ns, symlinks followed), as bytes:
-    no path is decoded unless the matcher needs it or it is kept. ``listed`` counts the
-    paths seen, ``total`` the matching ones.
+    Only matching paths are stat'ed (modification time in ns, symlinks followed), as bytes,
+    on worker threads (:class:`~lsp_agent.tools._mtimes.ParallelMtimes`) while the listing
+    streams in: no path is decoded unless the matcher needs it or it is kept. ``listed``
+    counts the paths seen, ``total`` the matching ones. Call :meth:`finish` after the last
+    :meth:`feed`, and :meth:`close` in a ``finally``.
     """
 
     def __init__(self, *, prefix: str, matcher: re.Pattern[str] | None, keep: int) -> None:
@@ -30,7 +29,8 @@ class NewestMatches:
         self._ranked: list[tuple[int, bytes]] = []  # (-mtime, path)
         # The modification time of the keep-th newest path so far: an older one cannot be
         # kept, so it is not stored (equal times still compete by path).
-        self._floor = _NO_MTIME
+        self._floor = NO_MTIME
+        self._mtimes = ParallelMtimes()
         self.listed = 0
         self.total = 0
 
@@ -41,22 +41,33 @@ class NewestMatches:
         self.listed += len(paths)
         matched = [path for path in paths if path] if self._matcher is None else self._match(paths)
         self.total += len(matched)
-        stat, floor, ranked, prune_at = os.stat, self._floor, self._ranked, self._prune_at
-        for path in matched:
-            try:
-                mtime = stat(path).st_mtime_ns
-            except OSError:
-                mtime = _NO_MTIME
+        self._mtimes.submit(matched)
+        for paths_, mtimes in self._mtimes.ready():
+            self._rank(paths_, mtimes)
+        return True
+
+    async def finish(self) -> None:
+        """Wait for the stat calls still running and rank their paths."""
+        for paths, mtimes in await self._mtimes.drain():
+            self._rank(paths, mtimes)
+        self._mtimes.close()
+
+    def close(self) -> None:
+        """Stop stat'ing (a search that failed or was cancelled). Safe to call twice."""
+        self._mtimes.close()
+
+    def _rank(self, paths: list[bytes], mtimes: list[int]) -> None:
+        floor, ranked, prune_at = self._floor, self._ranked, self._prune_at
+        for path, mtime in zip(paths, mtimes, strict=True):
             if mtime < floor:
                 continue
             ranked.append((-mtime, path))
             if len(ranked) >= prune_at:
                 ranked[:] = heapq.nsmallest(self._keep, ranked)
                 floor = self._floor = -ranked[-1][0]
-        return True
 
     def result(self) -> list[str]:
-        """The kept paths, newest first."""
+        """The kept paths, newest first (after :meth:`finish`)."""
         return [
             path.decode("utf-8", "replace") for _, path in heapq.nsmallest(self._keep, self._ranked)
         ]

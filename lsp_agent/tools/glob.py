@@ -120,7 +120,11 @@ class GlobTool(Tool[GlobInput, GlobPlan]):
             keep=MAX_RESULTS,
         )
         args = [*base_args(), "--files", *name_prefilter_args(pattern), *exclude_args(), str(root)]
-        result = await stream_rg(args, cwd=root, on_lines=newest.feed)
+        try:
+            result = await stream_rg(args, cwd=root, on_lines=newest.feed)
+            await newest.finish()
+        finally:
+            newest.close()
         stderr = result.stderr.decode("utf-8", "replace").strip()
         paths = newest.result()
         incomplete: list[str] = []

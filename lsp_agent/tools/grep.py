@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -11,6 +10,7 @@ from pydantic import ConfigDict, Field
 
 from lsp_agent.protocol.events import Location, ToolKind
 from lsp_agent.tools._files import model_safe
+from lsp_agent.tools._mtimes import ParallelMtimes
 from lsp_agent.tools._paths import display_path, resolve_search_path, search_target
 from lsp_agent.tools._rg import base_args, exclude_args, stream_rg, timeout_note
 from lsp_agent.tools._rgorder import CONTENT_ARGS, COUNT_ARGS, Ordered, PathOrdered
@@ -174,8 +174,11 @@ class GrepTool(Tool[GrepInput]):
         ordered: Ordered | None = None
         if mode == "files_with_matches":
             listing = _Listing(max_bytes=_MAX_RG_BYTES)
-            result = await stream_rg(rg_args(inp, mode, root), cwd=cwd, on_lines=listing.feed)
-            lines = listing.lines()
+            try:
+                result = await stream_rg(rg_args(inp, mode, root), cwd=cwd, on_lines=listing.feed)
+                lines = await listing.finish()
+            finally:
+                listing.close()
         else:
             collector = PathOrdered(count=mode == "count", budget_bytes=_MAX_RG_BYTES)
             read = _ReadCap(max_bytes=_MAX_READ_BYTES, then=collector.feed)
@@ -219,30 +222,39 @@ class GrepTool(Tool[GrepInput]):
 
 
 class _Listing:
-    """The paths of files-with-matches output (up to ``max_bytes`` of them), each stat'ed as
-    it arrives, so the ranking by time overlaps ripgrep's search."""
+    """The paths of files-with-matches output (up to ``max_bytes`` of them), stat'ed on
+    worker threads as they arrive (:class:`~lsp_agent.tools._mtimes.ParallelMtimes`), so the
+    ranking by time overlaps ripgrep's search. Call :meth:`finish` after the last
+    :meth:`feed`, and :meth:`close` in a ``finally``."""
 
     def __init__(self, *, max_bytes: int) -> None:
         self._ranked: list[tuple[int, bytes]] = []  # (-mtime in ns, path)
         self._size = 0
         self._max = max_bytes
+        self._mtimes = ParallelMtimes()
 
     def feed(self, data: bytes) -> bool:
-        ranked, stat = self._ranked, os.stat
-        for path in data.split(b"\n"):
-            if not path:
-                continue
-            try:
-                ranked.append((-stat(path).st_mtime_ns, path))
-            except OSError:
-                ranked.append((0, path))
+        self._mtimes.submit([path for path in data.split(b"\n") if path])
+        for paths, mtimes in self._mtimes.ready():
+            self._rank(paths, mtimes)
         self._size += len(data) + 1
         return self._size <= self._max
 
-    def lines(self) -> list[str]:
-        """The paths, newest first (ties by path; unreadable files last)."""
+    async def finish(self) -> list[str]:
+        """The paths, newest first (ties by path; unreadable files last), once every stat
+        call has finished."""
+        for paths, mtimes in await self._mtimes.drain():
+            self._rank(paths, mtimes)
+        self._mtimes.close()
         self._ranked.sort()
         return [path.decode("utf-8", "replace") for _, path in self._ranked]
+
+    def close(self) -> None:
+        """Stop stat'ing (a search that failed or was cancelled). Safe to call twice."""
+        self._mtimes.close()
+
+    def _rank(self, paths: list[bytes], mtimes: list[int]) -> None:
+        self._ranked.extend((-mtime, path) for path, mtime in zip(paths, mtimes, strict=True))
 
 
 class _ReadCap:
