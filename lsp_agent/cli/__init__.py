@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 
     from lsp_agent.headless.options import HeadlessOptions
     from lsp_agent.model.base import Model
+    from lsp_agent.model.tls import PreparedTls
 
 # Exit codes (the same values as lsp_agent.headless.exit_codes.ExitCode, which this module does
 # not import so that `--version` loads nothing beyond argparse).
@@ -68,8 +69,9 @@ _EXIT_USAGE = 2
 _EXIT_INTERRUPTED = 130
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, tls: PreparedTls | None = None) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``), run the subcommand, return its exit code.
+    ``tls``: a TLS context built ahead for ``run``'s model client (the daemon's).
 
     Called without ``argv`` (a process of its own), ``run`` is handed over to the background
     daemon when one runs; with an explicit ``argv`` (the daemon's own child, tests, embedding)
@@ -97,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_in_background(routed, args)
         if args.command == "run":
             handed = _hand_over(routed) if argv is None else None
-            code = _run(args) if handed is None else handed
+            code = _run(args, tls=tls) if handed is None else handed
             if argv is None:
                 _exit_now(code)
             return code
@@ -228,16 +230,18 @@ def _daemon(args: argparse.Namespace) -> int:
     if not client.supported():
         raise UsageError("the daemon needs Linux (Unix sockets with peer credentials)")
     if args.action == "serve":
+        from lsp_agent.cli.preload import Prepared, preload_run
         from lsp_agent.daemon.paths import socket_path
         from lsp_agent.daemon.server import DaemonConfig, DaemonRunningError, serve
         from lsp_agent.store.private import runs_dir
 
+        prepared = Prepared()
         config = DaemonConfig(
             socket_path=socket_path(os.environ),
             runs_dir=runs_dir(os.environ),
             idle_timeout_s=float(args.idle_timeout),
-            main=main,
-            preload=_preload_run,
+            main=lambda argv: main(argv, tls=prepared.tls),
+            preload=lambda: preload_run(prepared),
         )
         try:
             return serve(config)
@@ -273,19 +277,7 @@ def _daemon(args: argparse.Namespace) -> int:
     return start_daemon(args.idle_timeout, environ=os.environ)
 
 
-def _preload_run() -> None:
-    """Import what a ``run -p`` loads before its first model request."""
-    import anthropic  # noqa: F401
-
-    import lsp_agent.headless.runner
-    import lsp_agent.model.anthropic
-    import lsp_agent.sessions.manager  # noqa: F401
-    from lsp_agent.tools.registry import default_tools
-
-    default_tools().specs()
-
-
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, *, tls: PreparedTls | None = None) -> int:
     from pathlib import Path
 
     from lsp_agent.headless.stdin import prompt_text
@@ -354,7 +346,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     if args.offline:
         return _run_offline(options, args)
-    return run_headless(options)
+    return run_headless(options, tls=tls)
 
 
 def _run_offline(options: HeadlessOptions, args: argparse.Namespace) -> int:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_agent.daemon import background
+from lsp_agent.daemon import background, warm
 from lsp_agent.daemon.background import BackgroundRun
 from lsp_agent.daemon.paths import ensure_private_dir, peer_uid
 from lsp_agent.daemon.wire import Reader, build_key, send
@@ -98,6 +98,7 @@ def serve(config: DaemonConfig) -> int:
     listener = _bind(path)
     try:
         config.preload()
+        warm.freeze()
         key = build_key()
         state = _State()
         selector = selectors.DefaultSelector()
@@ -419,6 +420,7 @@ def _become(
         os.chdir(message["cwd"])
         os.environ.clear()
         os.environ.update(message["env"])
+        warm.adopt_environment()
         with contextlib.suppress(locale.Error):
             locale.setlocale(locale.LC_CTYPE, "")
         _reopen_std_streams()

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from lsp_agent.headless.diagnostics import HeadlessDiagnostics
     from lsp_agent.mcp.service import McpService
     from lsp_agent.model.base import Model
+    from lsp_agent.model.tls import PreparedTls
     from lsp_agent.protocol.permissions import PermissionMode
     from lsp_agent.sessions.manager import Session, SessionManager
 
@@ -63,12 +64,14 @@ def run_headless(
     err: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
     inp: TextIO | None = None,
+    tls: PreparedTls | None = None,
 ) -> int:
     """Run one prompt; returns the exit code (see :mod:`lsp_agent.headless.exit_codes`).
 
     ``out``/``err``/``inp`` default to ``sys.stdout``/``sys.stderr``/``sys.stdin`` (``inp``
     is read only with ``--input-format stream-json``); ``environ`` (default ``os.environ``)
-    supplies ``ANTHROPIC_*`` and ``LSP_AGENT_MAX_RETRIES``.
+    supplies ``ANTHROPIC_*`` and ``LSP_AGENT_MAX_RETRIES``; ``tls``: a TLS context the
+    daemon built ahead, for the model client (:mod:`lsp_agent.model.tls`).
     """
     inp = inp if inp is not None else sys.stdin
     out = out if out is not None else sys.stdout
@@ -89,7 +92,7 @@ def run_headless(
         return ExitCode.USAGE
     try:
         return asyncio.run(
-            _run(options, out=out, err=err, inp=inp, environ=env, max_retries=retries)
+            _run(options, out=out, err=err, inp=inp, environ=env, max_retries=retries, tls=tls)
         )
     except KeyboardInterrupt:
         err.write("lsp-agent: interrupted\n")
@@ -104,6 +107,7 @@ async def _run(
     inp: TextIO,
     environ: Mapping[str, str],
     max_retries: int,
+    tls: PreparedTls | None,
 ) -> int:
     from lsp_agent.agent.env import DEFAULT_MAX_MODEL_REQUESTS, AgentConfig
     from lsp_agent.headless.events import EventStream
@@ -188,7 +192,7 @@ async def _run(
 
     def model_factory() -> TimedModel:
         # The settings' env names the timeouts too, and beats the environment (Claude Code).
-        anthropic_model = AnthropicModel.from_env(environ, max_retries=max_retries)
+        anthropic_model = AnthropicModel.from_env(environ, max_retries=max_retries, tls=tls)
         apply_settings_env(anthropic_model, settings.env())
         if options.include_partial_messages:
             anthropic_model.raw_events = lambda event: stream.partial(event) if stream else None

@@ -71,6 +71,8 @@ from lsp_agent.model.types import (
 if TYPE_CHECKING:
     from anthropic import APIStatusError, AsyncAnthropic
 
+    from lsp_agent.model.tls import PreparedTls
+
 from lsp_agent.model.anthropic_request import (
     REQUEST_LIMIT_BYTES,
     ConvertedMessages,
@@ -233,6 +235,7 @@ class AnthropicModel:
         provider: ProviderSettings | None = None,
         environ: Mapping[str, str] | None = None,
         connect_timeout_s: float = 10,
+        tls: PreparedTls | None = None,
     ) -> None:
         if api_key and auth_token:
             raise ValueError("give api_key or auth_token, not both")
@@ -251,6 +254,8 @@ class AnthropicModel:
         self._regional: dict[str, AsyncAnthropic] = {}
         """Clients of the Vertex regions that ``VERTEX_REGION_CLAUDE_*`` send a model to."""
         self._converted: ConvertedMessages = {}
+        self._tls = tls
+        """A TLS context built ahead (the daemon's), used when the default would be the same."""
 
     def use_settings_env(self, env: Mapping[str, str]) -> None:
         """Apply :data:`READ_TIMEOUT_ENV` and :data:`CONNECT_TIMEOUT_ENV` from a settings
@@ -276,12 +281,14 @@ class AnthropicModel:
         *,
         max_retries: int | None = None,
         timeout_s: float | None = None,
+        tls: PreparedTls | None = None,
     ) -> AnthropicModel:
         """A model configured from ``ANTHROPIC_API_KEY`` (preferred when both are set, as the
         SDK does), ``ANTHROPIC_AUTH_TOKEN`` and ``ANTHROPIC_BASE_URL`` in ``environ``
         (default ``os.environ``), with the timeouts of :func:`timeouts_from_env` unless
-        ``timeout_s`` is given and ``LSP_AGENT_MAX_RETRIES`` unless ``max_retries`` is.
-        Raises ``ValueError`` for a malformed timeout or retry variable."""
+        ``timeout_s`` is given and ``LSP_AGENT_MAX_RETRIES`` unless ``max_retries`` is;
+        ``tls``: a context built ahead (see :mod:`lsp_agent.model.tls`). Raises
+        ``ValueError`` for a malformed timeout or retry variable."""
         env = os.environ if environ is None else environ
         if max_retries is None:
             max_retries = max_retries_from(env)
@@ -307,6 +314,7 @@ class AnthropicModel:
             connect_timeout_s=connect_s,
             provider=provider,
             environ=env,
+            tls=tls,
         )
 
     @property
@@ -362,12 +370,17 @@ class AnthropicModel:
                 timeout=timeout,
             )
             return client  # type: ignore[no-any-return]
+        # The HTTP client reads the certificate variables from the process environment.
+        context = self._tls.for_environ(os.environ) if self._tls is not None else None
         return anthropic.AsyncAnthropic(
             api_key=self._api_key,
             auth_token=self._auth_token,
             base_url=self._base_url,
             max_retries=0,
             timeout=timeout,
+            http_client=None
+            if context is None
+            else anthropic.DefaultAsyncHttpxClient(timeout=timeout, verify=context),
         )
 
     def _get_client(self, model: str | None = None) -> AsyncAnthropic:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -20,6 +19,10 @@ def runtime_dir(environ: Mapping[str, str]) -> Path:
     xdg = environ.get("XDG_RUNTIME_DIR", "")
     if xdg and os.path.isabs(xdg) and os.path.isdir(xdg):
         return Path(xdg) / "lsp-agent"
+    # Imported here: tempfile brings shutil and the compression modules, ~10 ms that the
+    # daemon's client (on the path of every run -p) skips when XDG_RUNTIME_DIR is set.
+    import tempfile
+
     return Path(tempfile.gettempdir()) / f"lsp-agent-{os.getuid()}"
 
 
