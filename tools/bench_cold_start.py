@@ -14,7 +14,8 @@ Interleaved in one run, round by round (order rotating):
     interpreter start alone.
 ``run -p, baseline`` (with ``--baseline DIR``)
     the same cold ``run -p`` with another checkout's code first on ``PYTHONPATH`` (the
-    code before a change), so before and after see the same load.
+    code before a change), so before and after see the same load; with ``--daemon`` also
+    through a second daemon running that code (in a runtime directory of its own).
 ``run -p via daemon`` (with ``--daemon``)
     the same command while a daemon started by ``lsp-agent daemon start`` runs (in a scratch
     runtime directory): the warm start.
@@ -174,9 +175,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.baseline is not None:
         baseline_env = dict(env, PYTHONPATH=str(args.baseline.resolve()))
         configs["run -p, baseline → first request"] = lambda: spawn_to_request(baseline_env)
+    daemons = []
     if args.daemon:
         subprocess.run([agent, "daemon", "start"], env=daemon_env, check=True)
+        daemons.append(daemon_env)
         configs["run -p via daemon → first request"] = lambda: spawn_to_request(daemon_env)
+    if args.daemon and args.baseline is not None:
+        (work / "run-baseline").mkdir(mode=0o700)
+        old_daemon_env = dict(
+            daemon_env,
+            PYTHONPATH=str(args.baseline.resolve()),
+            XDG_RUNTIME_DIR=str(work / "run-baseline"),
+        )
+        subprocess.run([agent, "daemon", "start"], env=old_daemon_env, check=True)
+        daemons.append(old_daemon_env)
+        configs["run -p via daemon, baseline → first request"] = lambda: spawn_to_request(
+            old_daemon_env
+        )
     if args.claude is not None:
         configs["Claude Code -p → first request"] = _claude_config(
             args.claude, env=env, work=work, arrivals=arrivals
@@ -190,8 +205,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             if r >= args.warmup:
                 times[name].append(value)
     server.shutdown()
-    if args.daemon:
-        subprocess.run([agent, "daemon", "stop"], env=daemon_env, check=False)
+    for each in daemons:
+        subprocess.run([agent, "daemon", "stop"], env=each, check=False)
     _report(times, args)
 
 
@@ -216,11 +231,20 @@ def _report(times: dict[str, list[float]], args: argparse.Namespace) -> None:
             f"\nvia daemon / cold, per round: median {statistics.median(ratios):.2f} "
             f"({min(ratios):.2f} to {max(ratios):.2f})"
         )
+    if args.daemon and args.baseline is not None:
+        old = times["run -p via daemon, baseline → first request"]
+        ratios = [a / b for a, b in zip(warm, old, strict=True)]
+        print(
+            f"via daemon / via daemon, baseline, per round: median {statistics.median(ratios):.2f} "
+            f"({min(ratios):.2f} to {max(ratios):.2f})"
+        )
     if args.claude is not None:
         claude = times["Claude Code -p → first request"]
         compared = {"run -p": times["run -p → first request"]}
         if args.daemon:
             compared["run -p via daemon"] = times["run -p via daemon → first request"]
+        if args.daemon and args.baseline is not None:
+            compared["run -p via daemon, baseline"] = old
         for name, values in compared.items():
             ratios = [a / b for a, b in zip(values, claude, strict=True)]
             print(
