@@ -208,7 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="default: only read-only tools run (asks become denials); "
         "acceptEdits: edits inside the project run too; plan: read-only; "
-        "bypassPermissions: everything runs (default: permissions.defaultMode of the "
+        "bypassPermissions: everything runs; dontAsk: only what a rule allows (and read-only "
+        "tools) runs, nothing asks (default: permissions.defaultMode of the "
         "settings, else default)",
     )
     run.add_argument(

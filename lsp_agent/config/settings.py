@@ -85,9 +85,14 @@ HOOK_EVENTS: tuple[HookEvent, ...] = (
     "InstructionsLoaded",
 )
 
-MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
-"""The modes ``permissions.defaultMode`` takes (Claude Code's, but ``dontAsk``: it exists only as
-``run -p --permission-mode dontAsk``, whose list is these and ``dontAsk``)."""
+MODES: tuple[PermissionMode, ...] = (
+    "default",
+    "acceptEdits",
+    "plan",
+    "bypassPermissions",
+    "dontAsk",
+)
+"""The modes ``permissions.defaultMode`` takes (Claude Code's)."""
 
 
 class HookCommand(BaseModel):
@@ -570,14 +575,4 @@ def fallback_rules(origin: RuleOrigin) -> tuple[Rule, ...]:
 
 def _unknown_mode(mode: object) -> str:
     """The problem of a ``defaultMode`` outside :data:`MODES`, naming every mode there is."""
-    expected = ", ".join(MODES)
-    if mode == "dontAsk":
-        return (
-            "defaultMode 'dontAsk' is not a settings mode: it exists only as "
-            "`run -p --permission-mode dontAsk` (a run -p denies what would ask in any mode); "
-            f"expected one of {expected}"
-        )
-    return (
-        f"unknown defaultMode {mode!r}; expected one of {expected} "
-        "(and dontAsk, for run -p --permission-mode only)"
-    )
+    return f"unknown defaultMode {mode!r}; expected one of {', '.join(MODES)}"

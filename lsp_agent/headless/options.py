@@ -39,8 +39,8 @@ class HeadlessOptions:
     ``tools`` (``--tools``) names the built-in tools offered to the model (``None``: all;
     ``()``: none). ``max_budget_usd`` stops the run once its model requests cost more (list
     prices, :mod:`lsp_agent.model.pricing`).
-    ``permission_mode`` ``dontAsk`` is Claude Code's name for what a headless run does anyway:
-    whatever would ask is denied.
+    ``permission_mode`` ``dontAsk`` denies whatever would ask (as a headless run does anyway),
+    also in a background run whose approvals the editor could otherwise answer.
     """
 
     prompt: str

@@ -150,8 +150,8 @@ async def _run(
         if diagnostics is not None:
             await diagnostics.aclose()
         return ExitCode.ERROR
-    # dontAsk (Claude Code: deny whatever is not pre-approved) is what an unattended session
-    # does in default mode: asks become denials.
+    # dontAsk (Claude Code: deny whatever is not pre-approved) is the engine's own mode; a
+    # background run in it does not ask the editor either.
     requested_mode = options.permission_mode
     responses = ResponseLog(model=model_name)
     budget: Budget | None = None
@@ -160,8 +160,7 @@ async def _run(
             limit_usd=options.max_budget_usd, model=model_name, responses=responses.responses
         )
     approver = _editor_approver(environ, err=err) if requested_mode != "dontAsk" else None
-    engine_mode = "default" if requested_mode == "dontAsk" else requested_mode
-    mode: PermissionMode | None = engine_mode  # type: ignore[assignment]
+    mode: PermissionMode | None = requested_mode  # type: ignore[assignment]
     config = AgentConfig(
         model=model_name,
         allowed_tools=options.allowed_tools,
@@ -250,7 +249,7 @@ async def _run(
             cwd=str(session.cwd),
             tools=[*session.tools.names(), *mcp_tools],
             model=model_name,
-            permission_mode="dontAsk" if requested_mode == "dontAsk" else session.mode,
+            permission_mode=session.mode,
             api_key_source=api_key_source(environ),
             version=__version__,
             mcp_servers=[

@@ -37,7 +37,7 @@ DEFAULT_PERMISSION_TIMEOUT_MS = 30 * 60 * 1000
 DEFAULT_EDIT_CONFIRM_TIMEOUT_MS = 5000
 """How long (ms) the buffer may take to show an edit the client reported as applied."""
 
-PermissionModeName = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+PermissionModeName = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 """The core's ``PermissionMode`` (kept equal by a unit test; importing the core's type would load
 the agent's event models before ``initialize`` can be answered)."""
 

@@ -17,6 +17,8 @@ Order of a decision (deny beats ask beats allow, across every source):
 6. ``bypassPermissions`` allows (unless managed policy disabled that mode).
 7. Defaults: read-only tools and provably read-only shell commands inside the roots are
    allowed; in ``acceptEdits`` edits inside the roots are allowed; everything else asks.
+8. ``dontAsk`` (Claude Code's mode for unattended use) turns every ask of steps 2-7 into a
+   denial: only what is allowed without asking runs, and nobody is prompted.
 
 Every :class:`Decision` names the rule and source that decided it, and says whether a
 PreToolUse hook's "allow" may turn its "ask" into an allow (``hard=False``: only the default
@@ -55,6 +57,21 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = ["Behavior", "Decision", "PermissionEngine", "Rule", "is_within", "parse_rules"]
+
+
+def dont_ask(decision: Decision) -> Decision:
+    """The denial ``dontAsk`` mode makes of an ``ask`` (Claude Code: "auto-denies tools unless
+    pre-approved via permissions.allow rules"); it keeps the rule and suggestions that asked,
+    so the reason says what would have allowed the call."""
+    return Decision(
+        behavior="deny",
+        reason=f"dontAsk mode denies what no rule allows ({decision.reason})",
+        rule=decision.rule,
+        source="mode",
+        hard=True,
+        suggestions=decision.suggestions,
+        can_allow_always=decision.can_allow_always,
+    )
 
 
 @dataclass(kw_only=True)
@@ -135,9 +152,15 @@ class PermissionEngine:
 
     def available_modes(self) -> tuple[PermissionMode, ...]:
         """The modes a user may switch to (without ``bypassPermissions`` when disabled)."""
-        modes: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
+        modes: tuple[PermissionMode, ...] = (
+            "default",
+            "acceptEdits",
+            "plan",
+            "bypassPermissions",
+            "dontAsk",
+        )
         if self.current_policy().disable_bypass:
-            return modes[:3]
+            return tuple(m for m in modes if m != "bypassPermissions")
         return modes
 
     def _rules(self, policy: Policy, behavior: RuleBehavior) -> list[Rule]:
@@ -174,24 +197,32 @@ class PermissionEngine:
         """Decide one call. ``paths`` are the absolute files it touches (from ``prepare``);
         ``raw_input`` is the validated input (``command`` for Bash, ``url`` for WebFetch)."""
         policy = self.current_policy()
+        grounds = self._grounds(policy)
         try:
             if tool == "Bash":
                 command = raw_input.get("command")
                 if not isinstance(command, str):
-                    return Decision(behavior="ask", reason="Bash call without a command", hard=True)
-                from lsp_agent.permissions.bash_decisions import decide_bash
+                    decision = Decision(
+                        behavior="ask", reason="Bash call without a command", hard=True
+                    )
+                else:
+                    from lsp_agent.permissions.bash_decisions import decide_bash
 
-                return decide_bash(command, shell=self._shell(), grounds=self._grounds(policy))
-            return decide_tool(
-                self._grounds(policy),
-                tool=tool,
-                read_only=read_only,
-                kind=kind,
-                paths=paths,
-                raw_input=raw_input,
-            )
+                    decision = decide_bash(command, shell=self._shell(), grounds=grounds)
+            else:
+                decision = decide_tool(
+                    grounds,
+                    tool=tool,
+                    read_only=read_only,
+                    kind=kind,
+                    paths=paths,
+                    raw_input=raw_input,
+                )
         except RefusalError as refusal:
-            return refusal.decision
+            decision = refusal.decision
+        if decision.behavior == "ask" and grounds.mode == "dontAsk":
+            return dont_ask(decision)
+        return decision
 
     # -- suggestions and memory ------------------------------------------------------------
 

@@ -90,8 +90,8 @@ class PermissionResponse(BaseModel):
         return "reject_once"
 
 
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
-"""Claude Code's permission modes."""
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+"""Claude Code's permission modes (``dontAsk``: deny whatever no rule allows, without asking)."""
 
 
 RefusalKind = Literal["denied", "rejected", "cancelled", "hook_blocked"]

@@ -78,6 +78,7 @@ MODES: tuple[tuple[PermissionMode, str, str], ...] = (
     ("acceptEdits", "Accept edits", "Edit files in the workspace without asking"),
     ("plan", "Plan", "Read-only: explore and plan, change nothing"),
     ("bypassPermissions", "Bypass permissions", "Run every tool without asking"),
+    ("dontAsk", "Don't ask", "Deny whatever no rule allows, without asking"),
 )
 """The permission modes a session offers (id, name, description)."""
 

@@ -28,6 +28,7 @@ async def test_session_lifecycle_and_bad_input(launch: Launch) -> None:
         "acceptEdits",
         "plan",
         "bypassPermissions",
+        "dontAsk",
     ]
     listed = await editor.request(methods.SESSION_LIST, None)
     assert listed == {

@@ -136,6 +136,32 @@ async def test_a_broken_settings_file_is_a_diagnostic_on_its_exact_range_and_nev
 
 
 @VSCODE_ONLY
+async def test_a_dont_ask_default_mode_denies_without_asking(
+    launch: Launch, tmp_path: Path
+) -> None:
+    _write_settings(_root(tmp_path), {"permissions": {"defaultMode": "dontAsk"}})
+    editor = await launch(
+        scenario(
+            reply(tool_use("Bash", {"command": "touch asked.txt"}, id="toolu_1")),
+            reply(
+                "ok",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=True, contains="dontAsk mode")]
+                ),
+            ),
+        ),
+        init_options={"trusted": True},
+    )
+    result = await editor.request(methods.SESSION_NEW, {})
+    assert result["modes"]["currentModeId"] == "dontAsk"
+    assert "dontAsk" in [m["id"] for m in result["modes"]["availableModes"]]
+    await editor.prompt(result["sessionId"], "make a file")
+    editor.scripted.assert_done()
+    assert editor.permission_requests == []
+    assert not (editor.root / "asked.txt").exists()
+
+
+@VSCODE_ONLY
 async def test_fixing_the_file_clears_its_diagnostics(launch: Launch, tmp_path: Path) -> None:
     settings = _write_settings(_root(tmp_path), BROKEN)
     editor = await launch(scenario(), init_options={"trusted": True})

@@ -6,7 +6,7 @@
 import type * as vscode from 'vscode';
 import type { ServerSettings } from './server/locate';
 
-export type PermissionModeSetting = 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
+export type PermissionModeSetting = 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions' | 'dontAsk';
 export type VerificationModeSetting = 'off' | 'report' | 'strict';
 export type LogLevelSetting = 'error' | 'warning' | 'info' | 'debug';
 
@@ -36,7 +36,7 @@ export interface ExtensionSettings {
   mcpServers?: Record<string, unknown>;
 }
 
-const PERMISSION_MODES: readonly string[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions'];
+const PERMISSION_MODES: readonly string[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'];
 const VERIFICATION_MODES: readonly string[] = ['off', 'report', 'strict'];
 const LOG_LEVELS: readonly string[] = ['error', 'warning', 'info', 'debug'];
 

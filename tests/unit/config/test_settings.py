@@ -559,7 +559,6 @@ def test_misspelled_keys_are_reported_as_unrecognized_fields(env: Env) -> None:
 @pytest.mark.parametrize(
     ("mode", "expected"),
     [
-        ("dontAsk", "defaultMode 'dontAsk' is not a settings mode: it exists only as `run -p"),
         ("yolo", "unknown defaultMode 'yolo'; expected one of default, acceptEdits, plan, "),
     ],
 )
@@ -572,9 +571,17 @@ def test_an_unknown_default_mode_names_every_mode(tmp_path: Path, mode: str, exp
         assert name in problem.message
 
 
+def test_dont_ask_is_a_settings_mode(tmp_path: Path) -> None:
+    env = Env(tmp_path)
+    write(env.project, {"permissions": {"defaultMode": "dontAsk"}})
+    loaded = env.store().loaded
+    assert not [p for p in loaded.problems if p.path == env.project]
+    assert loaded.default_mode() == "dontAsk"
+
+
 def test_the_mode_lists_agree() -> None:
     """One list of modes: the settings', the protocol's and the editor options' are the same,
-    and ``--permission-mode`` adds only ``dontAsk`` (headless)."""
+    and ``--permission-mode`` takes the same."""
     from typing import get_args
 
     from lsp_agent.cli.parser import PERMISSION_MODES as FLAG_MODES
@@ -582,4 +589,4 @@ def test_the_mode_lists_agree() -> None:
     from lsp_agent.lsp.options import PERMISSION_MODES as OPTION_MODES
 
     assert get_args(PermissionMode) == MODES == OPTION_MODES
-    assert (*MODES, "dontAsk") == FLAG_MODES
+    assert MODES == FLAG_MODES

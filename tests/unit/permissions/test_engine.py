@@ -65,6 +65,25 @@ def test_plan_mode_allows_provably_read_only_commands_only(tmp_path: Path) -> No
     assert decide(engine(tmp_path, mode="bypassPermissions"), "Bash", command="rm x") == "allow"
 
 
+def test_dont_ask_mode_denies_what_would_ask_and_keeps_allows(tmp_path: Path) -> None:
+    e = engine(tmp_path, mode="dontAsk", allowed_tools=("Bash(make:*)",))
+    root = e.roots[0]
+    assert decide(e, "Bash", command="ls") == "allow"
+    assert decide(e, "Bash", command="make test") == "allow"
+    assert decide(e, "Read", read_only=True, kind="read", paths=(root / "a.py",)) == "allow"
+    denied = e.decide(
+        tool="Bash", read_only=False, kind="execute", paths=(), raw_input={"command": "rm x"}
+    )
+    assert denied.behavior == "deny" and denied.source == "mode"
+    assert denied.reason.startswith("dontAsk mode denies what no rule allows (")
+    assert decide(e, "Write", kind="edit", paths=(root / "a",)) == "deny"
+    assert decide(e, "Read", read_only=True, kind="read", paths=(Path("/etc/passwd"),)) == "deny"
+    # The same calls ask in default mode: the denial is the mode's doing.
+    e.mode = "default"
+    assert decide(e, "Bash", command="rm x") == "ask"
+    assert "dontAsk" in e.available_modes()
+
+
 def test_disabled_bypass_mode_is_reported_and_treated_as_default(tmp_path: Path) -> None:
     e = engine(tmp_path, mode="bypassPermissions", policy=lambda: Policy(disable_bypass=True))
     assert e.effective_mode() == "default"

@@ -5,7 +5,7 @@
 local M = {}
 
 --- Permission modes the server knows (Claude Code's modes).
-M.MODES = { 'default', 'acceptEdits', 'plan', 'bypassPermissions' }
+M.MODES = { 'default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk' }
 
 --- Default options. A function so that callers can never mutate the shared defaults.
 --- @return table

@@ -348,7 +348,7 @@ M.commands = {
 ---@class lsp_agent.protocol.PermissionMeta
 ---@field unsavedBuffers string[]
 
----@alias lsp_agent.protocol.PermissionMode 'default'|'acceptEdits'|'plan'|'bypassPermissions'
+---@alias lsp_agent.protocol.PermissionMode 'default'|'acceptEdits'|'plan'|'bypassPermissions'|'dontAsk'
 
 --- One button of a permission prompt.
 ---@class lsp_agent.protocol.PermissionOption

@@ -436,8 +436,8 @@ export interface PermissionMeta {
   unsavedBuffers: string[];
 }
 
-export type PermissionMode = 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
-export const PERMISSION_MODE_VALUES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions'];
+export type PermissionMode = 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions' | 'dontAsk';
+export const PERMISSION_MODE_VALUES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'];
 
 /** One button of a permission prompt. */
 export interface PermissionOption {
