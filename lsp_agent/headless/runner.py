@@ -221,7 +221,7 @@ async def _run(
         import_approvals=_import_approvals(options),
     )
     try:
-        session = _open_session(manager, options, mode, err=err)
+        session = _open_session(manager, options, mode, err=err, environ=environ)
     except (ValueError, SessionError) as exc:  # a malformed rule, an unknown session
         err.write(f"lsp-agent: error: {exc}\n")
         notices.remove()
@@ -409,11 +409,17 @@ def _discard_transcript(session: Session) -> None:
 
 
 def _open_session(
-    manager: SessionManager, options: HeadlessOptions, mode: PermissionMode | None, *, err: TextIO
+    manager: SessionManager,
+    options: HeadlessOptions,
+    mode: PermissionMode | None,
+    *,
+    err: TextIO,
+    environ: Mapping[str, str],
 ) -> Session:
     """The run's session: new, or resumed/forked from a saved one (``--continue``,
     ``--resume``, ``--fork-session``). Raises ``SessionError`` for a session that cannot be
     resumed (unknown, none in the directory, open elsewhere)."""
+    from lsp_agent.headless.held import held_by_background_run
     from lsp_agent.sessions.manager import SessionError
     from lsp_agent.sessions.restore import collector_paused
     from lsp_agent.sessions.resume import fork, resume, saved_sessions
@@ -441,7 +447,12 @@ def _open_session(
     if options.fork_session:
         resumed = fork(manager, target, cwd=options.cwd, new_id=options.session_id, stream=True)
     else:
-        resumed = resume(manager, target, cwd=options.cwd, stream=True)
+        try:
+            resumed = resume(manager, target, cwd=options.cwd, stream=True)
+        except SessionError as exc:
+            # Asked only once the transcript is found locked: the registry names the holder.
+            held = held_by_background_run(target, environ)
+            raise SessionError(held or str(exc)) from None
     with collector_paused():
         for _ in resumed.updates:
             pass  # a headless run prints only the new turn (iterating restores the history)

@@ -65,7 +65,7 @@ class Transcript:
                 file.close()
                 raise TranscriptBusyError(
                     f"session {self.session_id} is open in another lsp-agent process "
-                    f"({self.path}); fork it instead"
+                    f"({self.path}); fork it instead (run -p: --fork-session)"
                 ) from None
         self._file = file
 

@@ -130,3 +130,54 @@ def test_no_session_persistence_writes_nothing(project: Path, data_dir: Path) ->
     )
     assert run.code == 0, run.proc.stderr
     assert list(data_dir.glob("projects/*/*.jsonl")) == []
+
+
+def test_a_session_held_by_a_background_run_names_the_run(project: Path, data_dir: Path) -> None:
+    """The transcript is locked as a running background run locks it, and the runs folder
+    holds that run's record: ``--resume`` and ``-c`` name the run, ``attach`` and the flag."""
+    import fcntl
+    import os
+    import time
+
+    from lsp_agent.store.private import ensure_private_dir, runs_dir
+    from lsp_agent.store.runs import RunRecord, new_run_id, write_record
+
+    first = run_cli(
+        ["run", "-p", "one", "--output-format", "json"],
+        scenario=scenario(reply("One.")),
+        cwd=project,
+    )
+    assert first.code == 0, first.proc.stderr
+    session = json_result(first.proc.stdout)["session_id"]
+    assert isinstance(session, str)
+    [transcript] = data_dir.glob(f"projects/*/{session}.jsonl")
+    folder = runs_dir(os.environ)
+    ensure_private_dir(folder.parent)
+    ensure_private_dir(folder)
+    run_id = new_run_id(folder)
+    record = RunRecord(
+        id=run_id,
+        session_id=session,
+        pid=os.getpid(),
+        cwd=str(project),
+        argv=("run", "-p", "long job", "--resume", session),
+        prompt="long job",
+        started=time.time(),
+    )
+    write_record(folder, record)
+    with transcript.open("ab") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        for flags in (["--resume", session], ["-c"]):
+            refused = run_cli(["run", "-p", "two", *flags], scenario=scenario(), cwd=project)
+            assert refused.code == 2
+            line = refused.proc.stderr.strip()
+            assert line.startswith(f"lsp-agent: error: session {session} is in use by background")
+            assert f"background run {run_id}" in line
+            assert f"`lsp-agent attach {run_id}`" in line
+            assert "--fork-session" in line
+        forked = run_cli(
+            ["run", "-p", "two", "-c", "--fork-session", "--output-format", "json"],
+            scenario=scenario(reply("Two.")),
+            cwd=project,
+        )
+        assert forked.code == 0, forked.proc.stderr
