@@ -366,6 +366,8 @@ class Session:
             self.dates.restart()
         if self.memory is None:
             return None
+        # Files loaded on demand are not in the new start: the next touch brings them back.
+        self.memory.added, self.memory.triggers = (), {}
         files = self.memory.load().files
         self._announce(files)
         self.memory_seen = seen(files)

@@ -318,3 +318,30 @@ async def test_an_edit_to_a_memory_file_loaded_on_demand_arrives_as_a_reminder(
     # Told once; the next prompt does not repeat it.
     await ask(session, "Anything else?")
     assert CHANGED_HEADER not in last_message(model.bodies[3])
+
+
+@pytest.mark.parametrize("restart", ["/clear", "/compact"])
+async def test_after_clear_or_compaction_a_folder_touched_before_brings_its_memory_back(
+    start: Callable[..., Any], tmp_path: Path, restart: str
+) -> None:
+    sub = tmp_path / "project" / "api"
+    sub.mkdir(parents=True)
+    (sub / "CLAUDE.md").write_text("API rule: use snake_case.\n")
+    code = sub / "handlers.py"
+    code.write_text("x = 1\n")
+    read = tool_use("Read", {"file_path": str(code)})
+    answers = [answer(text("Looking."), read), answer("Done.")]
+    if restart == "/compact":
+        answers.append(answer("GOAL: look at the handlers. PENDING: nothing."))
+    answers += [answer(text("Again."), read), answer("Done again.")]
+    model = Model(answers=answers)
+    session = await start(model, Clock())
+    await ask(session, "Look at the handlers.")
+    assert "use snake_case" in last_message(model.bodies[1])
+    await ask(session, restart)
+    await ask(session, "Look at them again.")
+    before_read, after_read = model.bodies[-2:]
+    assert "use snake_case" not in json.dumps(before_read["messages"])
+    # The folder's CLAUDE.md arrives with the tool result again, as in a new conversation.
+    assert "use snake_case" in last_message(after_read)
+    assert [f.path for f in session.memory.added] == [sub / "CLAUDE.md"]
