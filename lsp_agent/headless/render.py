@@ -299,9 +299,11 @@ class TextRenderer:
         self._out = out
         self._err = err
         self._progress = _ProgressLines(err=err) if verbose else None
+        self._mode = "default"
 
     def init(self, event: Event) -> None:
-        """Nothing in text mode."""
+        """Nothing is printed; the run's permission mode is kept for the denial trailer."""
+        self._mode = str(event.get("permissionMode") or "default")
 
     def message(self, event: Event) -> None:
         """Nothing in text mode (the answer is the result)."""
@@ -326,7 +328,7 @@ class TextRenderer:
         if text and text not in event.get("errors", []):
             self._out.write(text if text.endswith("\n") else text + "\n")
             self._out.flush()
-        for line in denial_lines(event.get("permission_denials") or []):
+        for line in denial_lines(event.get("permission_denials") or [], mode=self._mode):
             self._err.write(line + "\n")
         for error in event.get("errors", []):
             self._err.write(f"lsp-agent: error: {error}\n")
@@ -339,13 +341,25 @@ def _system_line(err: TextIO, event: Event) -> None:
         err.flush()
 
 
-def denial_lines(denials: list[dict[str, Any]]) -> list[str]:
-    """What text mode says on stderr about the denied tool calls (none: nothing)."""
+DENIAL_HINTS = {
+    "plan": "plan mode changes nothing; to let it make changes, run again with "
+    "--permission-mode default (or acceptEdits) and --allowedTools",
+    "dontAsk": "dontAsk mode runs only what a rule allows; allow with --allowedTools",
+}
+"""Why calls were denied and how to allow them, by permission mode (others: the default)."""
+
+
+def denial_lines(denials: list[dict[str, Any]], *, mode: str = "default") -> list[str]:
+    """What text mode says on stderr about the denied tool calls (none: nothing) in a run of
+    permission ``mode``: in ``plan`` an allow rule cannot help, so it says how to leave it."""
     if not denials:
         return []
+    hint = DENIAL_HINTS.get(
+        mode, "a non-interactive run cannot ask; allow with --allowedTools or --permission-mode"
+    )
     lines = [
         f"lsp-agent: {len(denials)} tool call{'' if len(denials) == 1 else 's'} denied "
-        "(a non-interactive run cannot ask; allow with --allowedTools or --permission-mode):"
+        f"({hint}):"
     ]
     for denial in denials:
         lines.append(f"  denied: {_describe_call(denial)}")

@@ -122,6 +122,11 @@ def test_plan_mode_denies_bash(project: Path) -> None:
     assert result.code == 0, result.proc.stderr
     assert not (project / "made-by-bash").exists()
     result.server.assert_done()
+    # An allow rule cannot help in plan mode: the trailer says how to leave it instead.
+    trailer = result.proc.stderr.splitlines()[-2]
+    assert trailer.startswith("lsp-agent: 1 tool call denied (plan mode changes nothing; ")
+    assert "--permission-mode default" in trailer
+    assert "cannot ask" not in trailer
 
 
 def test_a_denied_path_is_refused_before_the_tool_looks_at_it(project: Path) -> None:
