@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -568,9 +568,11 @@ FALLBACK_ASK_RULES: tuple[str, ...] = (
 
 
 def fallback_rules(origin: RuleOrigin) -> tuple[Rule, ...]:
-    """The ask-before-everything rules standing in for a broken settings file."""
+    """The ask-before-everything rules standing in for a broken settings file (their origin
+    says so: a decision they make names the broken file)."""
     behavior: RuleBehavior = "ask"
-    return tuple(parse_rule(t, behavior=behavior, origin=origin) for t in FALLBACK_ASK_RULES)
+    broken = replace(origin, broken=True)
+    return tuple(parse_rule(t, behavior=behavior, origin=broken) for t in FALLBACK_ASK_RULES)
 
 
 def _unknown_mode(mode: object) -> str:

@@ -95,6 +95,18 @@ def by_rule(
         "cli": "--allowedTools/--disallowedTools",
         "session": "your answer earlier in this session",
     }.get(rule.source, f"{rule.source} settings")
+    if rule.origin.broken:
+        # Not a rule anyone wrote: say which file is broken, not which stand-in rule matched.
+        broken = rule.origin.file or f"the {rule.source} settings file"
+        return Decision(
+            behavior=behavior,
+            reason=f"{broken} has errors, so every change asks until it is fixed",
+            rule=rule.text,
+            source=rule.source,
+            hard=True,
+            suggestions=suggestions,
+            can_allow_always=False,
+        )
     return Decision(
         behavior=behavior,
         reason=f"{reason} ({where})",

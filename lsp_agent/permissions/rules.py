@@ -105,6 +105,7 @@ class RuleOrigin:
     ``local``, ``project``, ``user``, ``session``); ``settings_root`` is the directory ``/x``
     patterns are relative to; ``cwd`` the session directory ``x``/``./x`` patterns are relative
     to; ``home`` the home directory for ``~/x``. ``file`` is the settings file, if any.
+    ``broken``: the rule stands in for ``file``, which cannot be read (ask before every change).
     """
 
     source: str
@@ -112,6 +113,7 @@ class RuleOrigin:
     cwd: Path
     home: Path
     file: Path | None = None
+    broken: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -172,7 +172,13 @@ def test_settings_problems_are_printed_and_never_widen(project: Path, tmp_path: 
     settings(project, broken)
     result = run(
         ["run", "-p", "fix add", "--permission-mode", "bypassPermissions"],
-        steps=edit_scenario(ToolResultExpect(is_error=True, contains="Permission denied")),
+        # The denial names the broken file, not the stand-in rule that asked.
+        steps=edit_scenario(
+            ToolResultExpect(
+                is_error=True,
+                contains=f"{project / '.claude' / 'settings.json'} has errors, so every change",
+            )
+        ),
         project=project,
         home=tmp_path,
     )
