@@ -358,8 +358,7 @@ def denial_lines(denials: list[dict[str, Any]], *, mode: str = "default") -> lis
         mode, "a non-interactive run cannot ask; allow with --allowedTools or --permission-mode"
     )
     lines = [
-        f"lsp-agent: {len(denials)} tool call{'' if len(denials) == 1 else 's'} denied "
-        f"({hint}):"
+        f"lsp-agent: {len(denials)} tool call{'' if len(denials) == 1 else 's'} denied ({hint}):"
     ]
     for denial in denials:
         lines.append(f"  denied: {_describe_call(denial)}")
