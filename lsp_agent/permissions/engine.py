@@ -27,12 +27,13 @@ PreToolUse hook's "allow" may turn its "ask" into an allow (``hard=False``: only
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from lsp_agent.permissions.decision import Behavior, Decision, Grounds, RefusalError
 from lsp_agent.permissions.paths import is_within, resolve
@@ -223,6 +224,17 @@ class PermissionEngine:
         if decision.behavior == "ask" and grounds.mode == "dontAsk":
             return dont_ask(decision)
         return decision
+
+    def approved(self, *, tool: str, raw_input: dict[str, Any], paths: Sequence[Path]) -> Self:
+        """A copy of this engine that allows this one call the user already approved in
+        another question (a ``# note``'s choice of memory file), through session allow rules
+        (:meth:`suggest`): deny and ask rules, ``plan`` mode and the sandbox's protected paths
+        decide first as for any allow rule. This engine is unchanged."""
+        rules = self.suggest(tool=tool, raw_input=raw_input, paths=paths)
+        assert self.cwd is not None and self.home is not None
+        origin = RuleOrigin(source="session", settings_root=self.cwd, cwd=self.cwd, home=self.home)
+        extra = parse_rules(rules, behavior="allow", origin=origin)
+        return dataclasses.replace(self, session_rules=[*self.session_rules, *extra])
 
     # -- suggestions and memory ------------------------------------------------------------
 

@@ -6,9 +6,11 @@ memory file (the project's ``CLAUDE.md``, the project's ``CLAUDE.local.md`` or t
 can answer uses the project's ``CLAUDE.md``), the text becomes a ``- Always run the linter``
 bullet at the end of that file (created when missing), and the next turn's memory includes it.
 The write is an ordinary ``Write`` call run by the tool executor, so it passes the permission
-engine like any other edit (deny rules refuse it, the default mode asks and shows the diff,
-``acceptEdits`` allows it inside the project, ``~/.claude`` always asks) and it goes through the
-workspace, so an open, unsaved editor buffer is edited rather than overwritten.
+engine like any other edit (deny rules and ``plan`` mode refuse it, an ask rule and
+``~/.claude`` ask again with the diff) and it goes through the workspace, so an open, unsaved
+editor buffer is edited rather than overwritten. Picking the file is the approval the default
+mode would ask for (the question names the note and the file), so the user is asked once; the
+write then shows as an edit card with its diff.
 """
 
 from __future__ import annotations
@@ -82,7 +84,13 @@ async def add_memory_note(session: Session, note: str) -> CommandOutcome:
         return CommandOutcome(text="The note was not added to memory.")
     path = target.path
     created = not path.exists()
-    problem = await write_through_executor(session, path, lambda old: with_bullet(old, note))
+    problem = await write_through_executor(
+        session,
+        path,
+        lambda old: with_bullet(old, note),
+        # The user picked this file for this note: that answers the default mode's ask.
+        approved=session.config.unattended is None,
+    )
     if problem is not None:
         return CommandOutcome(text=f"The note was not added to {path}: {problem}", is_error=True)
     text = f"Added to {path} ({target.label.lower()}): - {note}"
@@ -92,10 +100,12 @@ async def add_memory_note(session: Session, note: str) -> CommandOutcome:
 
 
 async def write_through_executor(
-    session: Session, path: Path, edit: Callable[[str], str]
+    session: Session, path: Path, edit: Callable[[str], str], *, approved: bool = False
 ) -> str | None:
     """Write ``edit(old text)`` to ``path`` (``old`` = ``""`` when missing) as a ``Write``
-    call run by the tool executor (permission engine, workspace, edit card). ``None`` when
+    call run by the tool executor (permission engine, workspace, edit card). ``approved``: the
+    user already agreed to this write, so the default mode does not ask again (rules, ``plan``
+    and protected paths still decide, :meth:`PermissionEngine.approved`). ``None`` when
     written, else why not (the file is not text, refused, rejected, the write failed)."""
     ctx = session.tool_context()
     try:
@@ -114,9 +124,12 @@ async def write_through_executor(
         name=WriteTool.name,
         input={"file_path": str(path), "content": edit(old)},
     )
+    permissions = session.permissions
+    if approved:
+        permissions = permissions.approved(tool=WriteTool.name, raw_input=block.input, paths=[path])
     env = ExecutorEnv(
         tools=ToolRegistry(tools=[WriteTool()]),
-        permissions=session.permissions,
+        permissions=permissions,
         ctx=ctx,
         hooks=session.hooks,
         unattended=session.config.unattended,

@@ -1,5 +1,6 @@
 """Memory commands through the LSP door, against the scripted model: a ``#`` note asks which
-memory file (the permission prompt the editors answer) and then writes it like any edit;
+memory file (the permission prompt the editors answer), which approves the write, then writes
+it like any edit;
 ``/init``'s CLAUDE.md goes through the normal edit review, where rejecting it writes nothing."""
 
 from __future__ import annotations
@@ -44,21 +45,45 @@ async def test_a_note_goes_to_the_memory_file_the_user_picks(
     root = editor.root
     (root / "CLAUDE.md").write_text("# Team notes\n")
     session = await editor.new_session()
-    editor.permission = _answers("local", "allow_once")
+    editor.permission = _answers("local")
     await _say(editor, session, "# run the slow tests with -m slow")
-    choice, write = editor.permission_requests
+    # One question: picking the file approves the write the default mode would ask about.
+    (choice,) = editor.permission_requests
     assert [o["optionId"] for o in choice["options"]] == ["project", "local", "user", "cancel"]
     assert [o["kind"] for o in choice["options"]] == ["allow_once"] * 3 + ["reject_once"]
     assert "CLAUDE.local.md" in json.dumps(choice["options"][1])
     assert "~/.claude/CLAUDE.md" in json.dumps(choice["options"][2])
     assert choice["toolCall"]["rawInput"]["note"] == "run the slow tests with -m slow"
-    assert "CLAUDE.local.md" in json.dumps(write)  # the write is reviewed like any edit
+    # The write still shows as an edit card with its diff.
+    diffs = [
+        c
+        for u in editor.updates
+        if u["update"]["sessionUpdate"] in ("tool_call", "tool_call_update")
+        for c in u["update"].get("content") or []
+        if c.get("type") == "diff"
+    ]
+    assert diffs and diffs[-1]["path"] == str(root / "CLAUDE.local.md")
+    assert diffs[-1]["newText"] == "- run the slow tests with -m slow\n"
     assert (root / "CLAUDE.local.md").read_text() == "- run the slow tests with -m slow\n"
     assert (root / "CLAUDE.md").read_text() == "# Team notes\n"
     assert "project memory (local)" in _said(editor)
     await _say(editor, session, "what do you know?")
     (request,) = editor.scripted.requests  # the note itself never went to the model
     assert "run the slow tests with -m slow" in json.dumps(request)
+
+
+async def test_a_note_to_user_memory_still_asks_before_writing_under_the_home_claude_folder(
+    launch: Launch,
+) -> None:
+    editor = await launch(scenario(), init_options={"trusted": True})
+    session = await editor.new_session()
+    editor.permission = _answers("user", "allow_once")
+    await _say(editor, session, "# prefer small commits")
+    choice, write = editor.permission_requests
+    assert choice["toolCall"]["toolCallId"].startswith("memory_target_")
+    assert write["toolCall"]["kind"] == "edit"  # ~/.claude is a protected path: asked with the diff
+    assert "prefer small commits" in json.dumps(write)
+    assert "user memory" in _said(editor)
 
 
 async def test_init_writes_claude_md_through_the_edit_review_and_a_reject_writes_nothing(

@@ -65,7 +65,7 @@ def target_request(
     }
     lines = [f"Add this note to a memory file:\n\n- {note}\n"]
     lines += [f"- {t.label}: {_shown(t.path, home)} ({names[t.scope]})" for t in targets]
-    lines.append("\nThe write itself then asks like any edit (per the permission mode).")
+    lines.append("\nPicking a file adds the note there (a file under ~/.claude asks again).")
     text = "\n".join(lines)
     return PermissionRequest(
         session_id=session_id,

@@ -126,7 +126,7 @@ async def test_note_is_appended_after_approval_and_the_next_turn_sees_it(make: A
         assert choice.tool_call.tool_call_id.startswith("memory_target_")
         assert [o.option_id for o in choice.options] == ["project", "local", "user", "cancel"]
         assert choice.tool_call.raw_input["note"] == "Always run ruff before committing"
-        assert len(s.asked) == 2  # which file, then the write asks like any other edit
+        assert len(s.asked) == 1  # which file: picking it approved the write
         assert s.server.requests == []  # the model was not asked
         await s.session.prompt([PromptText(text="hello")])
         # The conversation opens with the memory files, the note included.
@@ -134,8 +134,10 @@ async def test_note_is_appended_after_approval_and_the_next_turn_sees_it(make: A
         assert "Always run ruff before committing" in opening
 
 
-async def test_rejected_note_leaves_the_file_alone(make: Any) -> None:
-    async for s in make("reject_once"):
+async def test_an_ask_rule_asks_again_and_a_rejected_note_leaves_the_file_alone(
+    make: Any,
+) -> None:
+    async for s in make("reject_once", {"permissions": {"ask": ["Edit(/CLAUDE.md)"]}}):
         (s.root / "CLAUDE.md").write_text("keep\n")
         result = await s.session.prompt([PromptText(text="# secret plan")])
         assert result.error is not None and "not added" in result.error
@@ -172,13 +174,13 @@ async def test_a_new_local_file_in_a_git_work_tree_is_added_to_gitignore(make: A
         assert (s.root / "CLAUDE.local.md").read_text() == "- my shortcut: make t\n"
         assert (s.root / ".gitignore").read_text() == "*.pyc\nCLAUDE.local.md\n"
         assert "stays out of version control" in result.final_text
-        _choice, _note, ignore = s.asked  # the .gitignore edit is reviewed like the note
+        _choice, ignore = s.asked  # the .gitignore edit (not part of the choice) asks
         assert ".gitignore" in json.dumps(ignore.tool_call.raw_input)
         assert pygit2.Repository(str(s.root)).path_is_ignored("CLAUDE.local.md")
         # The file exists now: a second note does not touch .gitignore again.
         await s.session.prompt([PromptText(text="# second")])
         assert (s.root / ".gitignore").read_text() == "*.pyc\nCLAUDE.local.md\n"
-        assert len(s.asked) == 5
+        assert len(s.asked) == 3
 
 
 async def test_gitignore_is_left_alone_when_already_ignored_or_not_a_repository(
@@ -187,14 +189,14 @@ async def test_gitignore_is_left_alone_when_already_ignored_or_not_a_repository(
     async for s in make("allow_once", target="local"):
         result = await s.session.prompt([PromptText(text="# not in git")])
         assert result.error is None and not (s.root / ".gitignore").exists()
-        assert len(s.asked) == 2
+        assert len(s.asked) == 1
         (s.root / "CLAUDE.local.md").unlink()
         pygit2.init_repository(str(s.root))
         (s.root / ".git" / "info").mkdir(exist_ok=True)
         (s.root / ".git" / "info" / "exclude").write_text("CLAUDE.local.md\n")
         result = await s.session.prompt([PromptText(text="# excluded already")])
         assert result.error is None and not (s.root / ".gitignore").exists()
-        assert len(s.asked) == 4
+        assert len(s.asked) == 2
 
 
 async def test_a_refused_gitignore_edit_keeps_the_note_and_says_so(make: Any) -> None:
@@ -207,7 +209,7 @@ async def test_a_refused_gitignore_edit_keeps_the_note_and_says_so(make: Any) ->
         assert (s.root / "CLAUDE.local.md").read_text() == "- mine\n"
         assert not (s.root / ".gitignore").exists()
         assert "CLAUDE.local.md was not added to" in result.final_text
-        assert len(s.asked) == 2  # the deny rule refuses the .gitignore edit without asking
+        assert len(s.asked) == 1  # the deny rule refuses the .gitignore edit without asking
 
 
 async def test_note_goes_to_the_users_memory_which_always_asks(make: Any, tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 -- Memory commands from the chat: /memory lists the files and opens the one picked with
 -- vim.ui.select (the server's window/showDocument, Neovim's own handler); a `# note` asks
--- which memory file with vim.ui.select, then the write is reviewed like any edit and lands in
--- the open buffer. Scenario: tests/clients/neovim/test_integration.py::test_memory_commands.
+-- which memory file with vim.ui.select, which approves the write: it lands in the open buffer
+-- without a second question. Scenario: tests/clients/neovim/test_integration.py::test_memory_commands.
 local E = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/env.lua')
 local H = E.H
 
@@ -48,13 +48,13 @@ H.test('/memory lists the files and opens the one picked', function()
   H.ok(E.transcript_has(client, '| `CLAUDE.md` | project |'), 'the list in the chat')
 end)
 
-H.test('a # note goes to the file picked, reviewed like any edit, into the open buffer', function()
+H.test('a # note asks once (the file), then lands in the open buffer with its diff shown', function()
   pick['Add to memory'] = 'Project memory (local)'
   local s = say('# run make check before pushing')
-  local p = E.permission()
-  H.ok(p:title():find('CLAUDE.local.md', 1, true), p:title())
-  p:answer('allow_once')
   E.wait_idle(s)
+  -- Picking the file approved the write: no permission window follows the choice.
+  H.eq(#require('lsp_agent.permission').list(), 0)
+  H.ok(E.transcript_has(client, 'CLAUDE.local.md'), 'the outcome in the chat')
   H.eq(#asked, 2)
   H.eq(asked[2].names[1]:sub(1, 14), 'Project memory')
   local bufnr = vim.fn.bufnr(E.path('CLAUDE.local.md'))
