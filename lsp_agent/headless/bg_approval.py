@@ -42,6 +42,17 @@ class EditorApprover:
         raw = call.raw_input or {}
         tool = self._tools.pop(call.tool_call_id, call.title)
         preview = _preview(raw)
+        if isinstance(raw.get("command"), str) and len(preview) > run_approvals.PREVIEW_CHARS:
+            # The editor's question could not show all of it: what the user would allow is
+            # not what would run (padding can push a dangerous end out of sight). Fail closed.
+            why = (
+                f"This command is {len(preview):,} characters long, too long to show for "
+                f"approval in the editor (at most {run_approvals.PREVIEW_CHARS:,}); it was "
+                "denied without asking. Write a script file and run that, or split the command."
+            )
+            self._err.write(f"lsp-agent: {call.title} denied: {why}\n")
+            self._err.flush()
+            return PermissionResponse(outcome="selected", option_id="reject_once", feedback=why)
         pending = run_approvals.new_request(
             run_id=self._run_id,
             tool=tool,

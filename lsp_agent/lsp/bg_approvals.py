@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import time
+import unicodedata
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -32,7 +34,10 @@ POLL_S = 1.0
 
 ALLOW = "Allow once"
 DENY = "Deny"
-PREVIEW_CHARS = 600
+
+_BLANK_RUN = re.compile(r"\s{41,}|\n(?:[ \t]*\n){3,}")
+"""Whitespace long enough to push what follows out of sight: more than 40 characters, or
+three blank lines or more."""
 
 
 async def watch(ls: AgentLanguageServer, *, poll_s: float = POLL_S) -> None:
@@ -62,13 +67,29 @@ async def watch(ls: AgentLanguageServer, *, poll_s: float = POLL_S) -> None:
             task.add_done_callback(tasks.discard)
 
 
+def shown(text: str) -> str:
+    """``text`` as the question shows it, so that it reads as what would run: control and
+    invisible formatting characters (bidirectional overrides, zero-width spaces) escaped
+    (``\\x1b``, ``\\u202e``), long runs of blanks replaced by ``[N blank characters]``;
+    newlines and tabs kept."""
+    escaped = "".join(
+        ch
+        if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp")
+        else ascii(ch)[1:-1]
+        for ch in text
+    )
+    return _BLANK_RUN.sub(lambda m: f" [{len(m.group())} blank characters] ", escaped)
+
+
 def message(pending: PendingApproval) -> str:
-    """The question shown to the user."""
-    text = f"Background run {pending.run_id} asks to use {pending.tool}: {pending.summary}"
-    preview = pending.preview.strip()
-    if preview and preview != pending.summary:
-        cut = preview if len(preview) <= PREVIEW_CHARS else preview[: PREVIEW_CHARS - 1] + "…"
-        text += f"\n\n{cut}"
+    """The question shown to the user: the whole preview (a background run keeps it within
+    :data:`~lsp_agent.store.run_approvals.PREVIEW_CHARS` and denies a longer command without
+    asking), as :func:`shown` renders it."""
+    summary = shown(pending.summary)
+    text = f"Background run {pending.run_id} asks to use {pending.tool}: {summary}"
+    preview = shown(pending.preview.strip())
+    if preview and preview != summary:
+        text += f"\n\n{preview}"
     return text
 
 

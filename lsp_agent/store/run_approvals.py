@@ -37,7 +37,11 @@ POLL_S = 0.25
 """How often a waiting run looks for the answer (seconds)."""
 
 SUMMARY_CHARS = 300
+"""Longest summary line a request carries (characters)."""
+
 PREVIEW_CHARS = 4000
+"""Longest preview a request carries (characters). A background run denies a command longer
+than this without asking: the question could not show all of what would run."""
 
 Answer = Literal["allow", "deny"]
 

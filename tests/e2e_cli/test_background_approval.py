@@ -4,6 +4,7 @@ line in the run's log, and the run goes on. A deny rule still refuses without as
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -89,3 +90,27 @@ def test_dont_ask_denies_at_once_without_a_request(
     err = Path(str(record["err_log"])).read_text()
     assert "no editor answered" not in err
     assert lsp_agent("logs", run_id, env=env).stdout == "Not allowed.\n"
+
+
+def test_a_command_too_long_to_show_is_denied_without_asking(
+    project: Path, runtime: Path, server: Servers
+) -> None:
+    # Padding pushes the dangerous end of the command past what the editor's question shows:
+    # the user would allow "touch ok.txt" and run what follows it too.
+    command = "touch ok.txt" + " " * 5000 + "&& touch hidden.txt"
+    script = scenario(
+        reply(tool_use("Bash", {"command": command}, id="toolu_long")),
+        reply("Denied."),
+    )
+    scripted, url = server(script)
+    env = cli_env(url, XDG_RUNTIME_DIR=str(runtime), LSP_AGENT_BG_APPROVAL_TIMEOUT_S="6")
+    run_id, _session = _start_bg(["run", "-p", "make a file"], env=env, cwd=project)
+    record = _wait_until_ended(env)
+    assert record["state"] == "done"
+    assert not (project / "ok.txt").exists()
+    assert not (project / "hidden.txt").exists()
+    err = Path(str(record["err_log"])).read_text()
+    assert "no editor answered" not in err
+    assert "too long to show for approval" in err, err
+    assert "too long to show for approval" in json.dumps(scripted.requests[-1]["messages"])
+    assert lsp_agent("logs", run_id, env=env).stdout == "Denied.\n"
