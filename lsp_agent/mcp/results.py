@@ -2,8 +2,10 @@
 
 - text content is passed on;
 - images of a type the Messages API accepts (PNG, JPEG, GIF, WebP, at most 5 MB) become image
-  blocks after the text, and the text names each one where it stood ("[image (png, 34 KB)]"),
-  which is also what the editor's tool card shows; other images are described;
+  blocks after the text, under the type their bytes have (a server's declared type is not
+  trusted; data that is not base64 or not such an image is described, never sent), and the
+  text names each one where it stood ("[image (png, 34 KB)]"), which is also what the
+  editor's tool card shows; other images are described;
 - audio is described by media type and size, as Claude Code does (the API takes no audio);
 - resource links and embedded resources name their URI; a text resource shows its text, an
   embedded image resource becomes an image block, other binary resources are described;
@@ -24,7 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsp_agent.mcp.limits import CHARS_PER_TOKEN, McpLimits
-from lsp_agent.model.images import API_IMAGE_TYPES, MAX_IMAGE_BYTES, decoded_size, image_tokens
+from lsp_agent.model.images import (
+    API_IMAGE_TYPES,
+    MAX_IMAGE_BYTES,
+    checked_image,
+    decoded_size,
+    image_tokens,
+)
 from lsp_agent.model.types import ImageBlock
 
 log = logging.getLogger(__name__)
@@ -62,8 +70,13 @@ def _image(mime: str, data: str, images: list[ImageBlock], where: str = "") -> s
         return f"[{label}: not a type the model can view, not shown]"
     if decoded_size(data) > MAX_IMAGE_BYTES:
         return f"[{label}: larger than the model accepts (5 MB), not shown]"
-    images.append(ImageBlock(media_type=mime, data=data))
-    return f"[{label}]"
+    try:
+        # A server's declared type is not trusted: the API checks the bytes.
+        real, data = checked_image(data)
+    except ValueError as exc:
+        return f"[{label}: {exc}, not shown]"
+    images.append(ImageBlock(media_type=real, data=data))
+    return f"[{_label('image', real, data)}{where}]"
 
 
 def _describe(item: Any, images: list[ImageBlock]) -> str:

@@ -86,6 +86,37 @@ def image_dimensions(head: bytes) -> tuple[int, int] | None:
     return None
 
 
+def media_type_of(head: bytes) -> str | None:
+    """The media type of an image from its first bytes (its signature): one of
+    :data:`API_IMAGE_TYPES`, or ``None`` when ``head`` starts none of them."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def checked_image(data: str) -> tuple[str, str]:
+    """``(media type, data)`` of the base64 image ``data`` as the API must get it: the type
+    its bytes have (the API refuses an image whose bytes do not match the declared type, and
+    a history holding one fails every later request), the data without line breaks. Raises
+    ``ValueError`` naming the problem: the data is not base64, or not an image of a type the
+    API takes. Decodes the whole image (callers keep it under :data:`MAX_IMAGE_BYTES`)."""
+    compact = "".join(data.split())
+    try:
+        raw = base64.b64decode(compact, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("its data is not base64") from None
+    media_type = media_type_of(raw[:16])
+    if media_type is None:
+        raise ValueError("its data is not a PNG, JPEG, GIF or WebP image")
+    return media_type, compact
+
+
 def image_tokens(data: str) -> int:
     """Estimated tokens of the base64 image ``data`` as the model sees it: its pixels after
     the API's scaling, divided by 750 (:data:`MAX_IMAGE_TOKENS` when the size is unknown)."""

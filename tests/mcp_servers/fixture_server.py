@@ -165,6 +165,24 @@ def build(name: str) -> MCPServer:
         )
 
     @server.tool()
+    def bad_images() -> CallToolResult:
+        """Return images whose data does not match their type: a JPEG labelled PNG, text that
+        is not base64, and random bytes labelled GIF."""
+        jpeg = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\0" * 60).decode()
+        return CallToolResult(
+            content=[
+                TextContent(type="text", text="three images:"),
+                ImageContent(type="image", data=jpeg, mime_type="image/png"),
+                ImageContent(type="image", data="not base64 at all!", mime_type="image/png"),
+                ImageContent(
+                    type="image",
+                    data=base64.b64encode(bytes(range(1, 81))).decode(),
+                    mime_type="image/gif",
+                ),
+            ]
+        )
+
+    @server.tool()
     def roots(listed: Annotated[ListRootsResult, Resolve(ask_roots)]) -> str:
         """The client's roots (``roots/list``), one URI a line."""
         return "\n".join(str(root.uri) for root in listed.roots)

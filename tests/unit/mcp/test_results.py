@@ -15,7 +15,7 @@ def test_content_kinds_become_text() -> None:
     result = types.CallToolResult(
         content=[
             types.TextContent(type="text", text="hello"),
-            types.ImageContent(type="image", data="aGVsbG8=", mime_type="image/png"),
+            types.ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png"),
             types.ResourceLink(type="resource_link", name="doc", uri="file:///doc.md"),
             types.EmbeddedResource(
                 type="resource",
@@ -25,7 +25,7 @@ def test_content_kinds_become_text() -> None:
     )
     text = result_text(result)
     assert "hello" in text
-    assert "[image (png, 5 bytes)]" in text
+    assert "[image (png, 8 bytes)]" in text
     assert "file:///doc.md" in text
     assert '<resource uri="file:///a.txt">\ninside' in text
 

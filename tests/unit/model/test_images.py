@@ -73,3 +73,25 @@ def test_a_tool_result_with_images_is_sent_as_text_then_image_blocks() -> None:
     assert isinstance(stub, ToolResultBlock) and stub.images == ()
     again, _ = convert_messages(list(cleared), {})
     assert isinstance(again[1]["content"][0]["content"], str)
+
+
+def test_an_image_is_checked_against_its_bytes_not_its_declared_type() -> None:
+    from lsp_agent.model.images import checked_image
+
+    jpeg = base64.b64encode(b"\xff\xd8\xff\xe0" + b"\0" * 20).decode()
+    assert checked_image(jpeg) == ("image/jpeg", jpeg)
+    # Line breaks (MIME-style base64) are dropped; the bytes are the same.
+    wrapped = jpeg[:8] + "\n" + jpeg[8:] + "\n"
+    assert checked_image(wrapped) == ("image/jpeg", jpeg)
+    for data, problem in (
+        ("not base64 at all!", "not base64"),
+        ("iVBORw0K=GgoAAAA", "not base64"),
+        (base64.b64encode(b"<svg></svg>").decode(), "not a PNG, JPEG, GIF or WebP image"),
+        ("", "not a PNG, JPEG, GIF or WebP image"),
+    ):
+        try:
+            checked_image(data)
+        except ValueError as exc:
+            assert problem in str(exc)
+        else:
+            raise AssertionError(f"{data!r} was accepted")
