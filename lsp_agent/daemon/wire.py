@@ -95,11 +95,15 @@ class Reader:
 
     def next_message(self) -> dict[str, Any] | None:
         """A whole message already received, or ``None`` when none is complete yet. Raises
-        ``ValueError`` for one that is not a JSON object."""
+        ``ValueError`` for one that is not a JSON object (malformed, invalid UTF-8, nested too
+        deeply for the parser)."""
         if b"\n" not in self._buffer:
             return None
         line, _, self._buffer = self._buffer.partition(b"\n")
-        value = json.loads(line)
+        try:
+            value = json.loads(line)
+        except RecursionError:  # deep nesting: not a ValueError, and it ended the daemon
+            raise ValueError("a message nested too deeply") from None
         if not isinstance(value, dict):
             raise ValueError("a message must be a JSON object")
         return value

@@ -180,7 +180,7 @@ def read_record(path: Path) -> RunRecord | None:
         with os.fdopen(fd, "rb", closefd=False) as handle:
             data = json.loads(handle.read(1 << 20))
         record = RunRecord.from_json(data)
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, RecursionError):
         return None
     finally:
         os.close(fd)

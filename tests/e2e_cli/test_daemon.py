@@ -233,3 +233,28 @@ def test_a_client_that_sends_part_of_a_line_does_not_stall_the_daemon(
     finally:
         stop.set()
         dribbler.close()
+
+
+def test_garbage_first_messages_leave_the_daemon_serving(runtime: Path) -> None:
+    """Each bad first message is refused and the daemon goes on: deep nesting (which the JSON
+    parser answers with RecursionError, not ValueError), invalid UTF-8, not an object, too
+    long, and a message closed at once."""
+    assert daemon("start", runtime).returncode == 0
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
+    path = str(socket_path(env))
+    bad = [
+        b"[" * 200_000 + b"\n",
+        b'{"op": "status", "x": "\xff\xfe"}\n',
+        b"[1, 2]\n",
+        b"x" * (2 << 20),
+        b"",
+    ]
+    for message in bad:
+        sock = socket.socket(socket.AF_UNIX)
+        sock.connect(path)
+        with contextlib.suppress(OSError):
+            sock.sendall(message)
+        sock.close()
+        assert daemon("status", runtime).stdout.startswith("lsp-agent daemon: running"), message[
+            :20
+        ]

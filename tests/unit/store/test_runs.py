@@ -87,6 +87,8 @@ def test_untrusted_records_are_skipped(folder: Path) -> None:
     (folder / "eeee.json").write_text("{not json")
     (folder / "eeee.json").chmod(0o600)
     (folder / "ffff.json").symlink_to(folder / "aaaa.json")
+    (folder / "abab.json").write_text("[" * 100_000)  # RecursionError, not ValueError
+    (folder / "abab.json").chmod(0o600)
     assert [r.id for r in list_runs(folder)] == ["aaaa"]
     folder.chmod(0o755)
     assert list_runs(folder) == []
