@@ -158,11 +158,13 @@ def decode(line: str | bytes) -> Record:
     except ValueError:
         try:
             data = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             where = (
                 f" ({exc.msg} at column {exc.colno})"
                 if isinstance(exc, json.JSONDecodeError)
                 else " (not UTF-8)"
+                if isinstance(exc, UnicodeDecodeError)
+                else " (nested too deeply)"
             )
             raise RecordError(f"not JSON{where}") from None
     if not isinstance(data, dict):

@@ -68,3 +68,17 @@ async def test_a_mode_or_model_of_the_wrong_type_is_ignored(managers: Make, tmp_
         session = resume(manager, session_id).session
         assert (session.mode, session.config.model) == ("default", "claude-test"), bad
         await manager.aclose()
+
+
+async def test_a_line_nested_too_deeply_is_skipped_like_any_broken_line(
+    managers: Make, tmp_path: Path
+) -> None:
+    session_id, path = await saved(managers, tmp_path)
+    # The standard JSON parser answers this with RecursionError, not a decoding error.
+    with path.open("a") as file:
+        file.write("[" * 100_000 + "\n")
+    manager, _, _ = await managers(scenario(reply("b")))
+    session = resume(manager, session_id).session
+    texts = [m.text() for m in session.history]
+    assert texts[-2].endswith("first") and texts[-1] == "a"
+    await manager.aclose()
