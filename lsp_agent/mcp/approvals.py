@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from lsp_agent.store.file_lock import locked
+
 log = logging.getLogger(__name__)
 
 Answer = Literal["approved", "rejected"]
@@ -127,18 +129,20 @@ def load_approvals(home: Path, project: Path) -> dict[str, Approval]:
 def record_approval(home: Path, project: Path, *, server: str, digest: str, approved: bool) -> None:
     """Save the user's answer about ``server`` (definition ``digest``) of ``project``.
 
-    Writes the file atomically with mode 0600. Raises ``OSError`` if it cannot be written.
+    Writes the file atomically with mode 0600, under a lock so that answers saved at once by
+    several processes are all kept. Raises ``OSError`` if it cannot be written.
     """
     migrate(home)
     path = approvals_path(home)
-    data = _read(path)
-    projects = data.get("projects")
-    if not isinstance(projects, dict):
-        projects = {}
-    entries = projects.get(str(project))
-    if not isinstance(entries, dict):
-        entries = {}
-    entries[server] = {"digest": digest, "approved": approved}
-    projects[str(project)] = entries
-    data = {"version": 1, "projects": projects}
-    write_private_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    with locked(path):  # another process's answer in between would be lost
+        data = _read(path)
+        projects = data.get("projects")
+        if not isinstance(projects, dict):
+            projects = {}
+        entries = projects.get(str(project))
+        if not isinstance(entries, dict):
+            entries = {}
+        entries[server] = {"digest": digest, "approved": approved}
+        projects[str(project)] = entries
+        data = {"version": 1, "projects": projects}
+        write_private_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

@@ -8,7 +8,9 @@ folder (platformdirs: on Linux ``~/.local/state/lsp-agent/mcp-oauth.json``)::
 An entry is keyed by the server's name *and* URL, so a definition that points the same name at
 another server never receives the first one's tokens. ``expires_at`` is the access token's
 expiry (seconds since the epoch) computed when it was stored, so an expired token is refreshed
-after a restart too. The file is written atomically (mode 0600, folder 0700); a broken file
+after a restart too. The file is written atomically (mode 0600, folder 0700), each update
+under a lock (:mod:`lsp_agent.store.file_lock`) so concurrent writers keep each other's
+entries; a broken file
 reads as "no credentials" (the user logs in again) and is logged without its contents. Plain
 data only: the SDK's models are built from these dicts in :mod:`.oauth`.
 """
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.mcp.approvals import state_dir, write_private_text
+from lsp_agent.store.file_lock import locked
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +46,7 @@ def _read(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text("utf-8"))
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         # The message names the file and the parse error only, never its contents.
         log.error("MCP OAuth file %s is unreadable (%s): every server must log in again", path, exc)
         return {}
@@ -62,22 +65,23 @@ def update_entry(home: Path, name: str, url: str, **fields: Any) -> None:
     an entry left with no credentials is removed). Raises ``OSError`` if the file cannot be
     written."""
     path = oauth_path(home)
-    servers = _read(path)
-    key = entry_key(name, url)
-    entry = servers.get(key)
-    entry = dict(entry) if isinstance(entry, dict) else {}
-    entry.update({"server": name, "url": url})
-    for field, value in fields.items():
-        if value is None:
-            entry.pop(field, None)
+    with locked(path):  # another process's update in between would be lost
+        servers = _read(path)
+        key = entry_key(name, url)
+        entry = servers.get(key)
+        entry = dict(entry) if isinstance(entry, dict) else {}
+        entry.update({"server": name, "url": url})
+        for field, value in fields.items():
+            if value is None:
+                entry.pop(field, None)
+            else:
+                entry[field] = value
+        if entry.keys() <= {"server", "url"}:
+            servers.pop(key, None)
         else:
-            entry[field] = value
-    if entry.keys() <= {"server", "url"}:
-        servers.pop(key, None)
-    else:
-        servers[key] = entry
-    text = json.dumps({"version": 1, "servers": servers}, indent=2, sort_keys=True)
-    write_private_text(path, text + "\n")
+            servers[key] = entry
+        text = json.dumps({"version": 1, "servers": servers}, indent=2, sort_keys=True)
+        write_private_text(path, text + "\n")
 
 
 def forget_login(home: Path, name: str, url: str) -> None:

@@ -50,3 +50,24 @@ def test_a_broken_file_approves_nothing(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
     assert load_approvals(home, project) == {}
+
+
+def _answer_many(home: str, prefix: str) -> None:
+    for i in range(30):
+        record_approval(
+            Path(home), Path("/project"), server=f"{prefix}{i}", digest="d", approved=True
+        )
+
+
+def test_answers_saved_at_once_by_two_processes_are_all_kept(tmp_path: Path) -> None:
+    """The editor's server and ``lsp-agent mcp approve`` answer at the same time."""
+    import multiprocessing
+
+    spawn = multiprocessing.get_context("spawn")
+    workers = [spawn.Process(target=_answer_many, args=(str(tmp_path), p)) for p in "ab"]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(120)
+        assert worker.exitcode == 0
+    assert len(load_approvals(tmp_path, Path("/project"))) == 60

@@ -125,3 +125,29 @@ def test_a_pre_registered_client_is_read_with_its_secret_expanded_and_never_show
 def test_a_malformed_oauth_client_is_a_problem(oauth: dict[str, object], key: str) -> None:
     spec, problems = _server({"type": "http", "url": "https://x/mcp", "oauth": oauth})
     assert spec is None and key in problems[0]
+
+
+def _login_many(home: str, prefix: str) -> None:
+    for i in range(30):
+        update_entry(Path(home), f"{prefix}{i}", "https://x.example/mcp", tokens={"t": i})
+
+
+def test_concurrent_writers_keep_each_others_entries(tmp_path: Path) -> None:
+    """Two processes (an editor's server refreshing a token, ``lsp-agent mcp login``) update
+    the file at once: each one's entries survive the other's writes."""
+    import multiprocessing
+
+    spawn = multiprocessing.get_context("spawn")
+    workers = [spawn.Process(target=_login_many, args=(str(tmp_path), p)) for p in "ab"]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(120)
+        assert worker.exitcode == 0
+    missing = [
+        f"{p}{i}"
+        for p in "ab"
+        for i in range(30)
+        if not load_entry(tmp_path, f"{p}{i}", "https://x.example/mcp")
+    ]
+    assert missing == []
