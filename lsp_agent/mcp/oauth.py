@@ -435,6 +435,20 @@ async def login(
     except OSError as exc:
         raise LoginError(f"the login failed: {exc}") from None
     except Exception as exc:
-        raise LoginError(f"the login failed: {type(exc).__name__}: {exc}") from None
+        raise LoginError(f"the login failed: {type(exc).__name__}: {_reason(exc)}") from None
     finally:
         await callback.aclose()
+
+
+MAX_REASON_CHARS = 300
+"""Longest reason from the SDK that a :class:`LoginError` repeats (characters)."""
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of ``exc``'s message, cut to :data:`MAX_REASON_CHARS`. The SDK's
+    messages quote what the server answered: a refused token request its whole body (any
+    size), a malformed token answer the parser's report, whose later lines quote the answer's
+    fields (the tokens among them)."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    return first if len(first) <= MAX_REASON_CHARS else first[: MAX_REASON_CHARS - 1] + "…"
