@@ -36,11 +36,19 @@ DECLINE = "Decline"
 
 
 def url_host(url: str) -> str | None:
-    """The host of an ``http``/``https`` URL, or ``None`` for any other URL (not asked)."""
+    """The host of an ``http``/``https`` URL as the browser will open it (ASCII: a host in
+    another script in its punycode form), or ``None`` for any other URL (not asked). An
+    authority holding a backslash or userinfo is ``None`` too: browsers (the WHATWG URL
+    standard) end the host at a backslash, so ``https://evil.example\\@docs.example/`` opens
+    evil.example while this parser reads docs.example, and ``user@`` disguises the host."""
     try:
         parts = urlsplit(url)
         host = parts.hostname
-    except ValueError:
+        if host is not None:
+            host = host.encode("idna").decode("ascii")
+    except (ValueError, UnicodeError):
+        return None
+    if "\\" in parts.netloc or "@" in parts.netloc:
         return None
     return host if parts.scheme.lower() in ("http", "https") and host else None
 

@@ -41,3 +41,22 @@ def test_a_url_request_is_asked_naming_its_host_and_showing_the_whole_url() -> N
     assert url_host("http://127.0.0.1:9/x") == "127.0.0.1"
     for bad in ("javascript:alert(1)", "file:///etc/passwd", "https://", "vscode://x/y", "[::"):
         assert url_host(bad) is None and url_consent("s", "m", bad) is None
+
+
+def test_url_consent_names_the_host_the_browser_would_open() -> None:
+    """The consent button names a host; browsers parse URLs by the WHATWG rules, where a
+    backslash ends the host of an http(s) URL ("https://evil.example\\@docs.example/" opens
+    evil.example, while Python's parser reads docs.example) and userinfo before "@" is a
+    classic disguise: such URLs are not asked (declined). A host in another script is named
+    in its ASCII (punycode) form, as the browser's address bar shows it."""
+    from lsp_agent.mcp.elicitation import url_consent, url_host
+
+    for bad in (
+        "https://evil.example\\@docs.example/",
+        "https://evil.example\\docs.example/",
+        "https://docs.example@evil.example/",
+        "https://user:pass@docs.example/",
+    ):
+        assert url_host(bad) is None and url_consent("s", "m", bad) is None, bad
+    assert url_host("https://\u0430pple.com/login") == "xn--pple-43d.com"
+    assert url_host("https://docs.example/path\\with\\backslash") == "docs.example"
