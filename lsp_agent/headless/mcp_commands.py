@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,9 +59,22 @@ def run_mcp(
         else:
             asyncio.run(_logout(service, options, out=out))
     except McpCommandError as exc:
-        err.write(f"lsp-agent: error: {exc}\n")
+        err.write(f"lsp-agent: error: {plain(str(exc))}\n")
         return 1
     return 0
+
+
+def plain(text: str) -> str:
+    """``text`` safe to print on a terminal: control and invisible formatting characters
+    (escape sequences, bidirectional overrides) escaped as ``\\x1b``, ``\\u202e``; newlines
+    and tabs kept. A repository's ``.mcp.json`` and a server's errors are printed, and an
+    escape sequence in them would otherwise drive the terminal (OSC 52 writes the clipboard)."""
+    return "".join(
+        ch
+        if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp")
+        else ascii(ch)[1:-1]
+        for ch in text
+    )
 
 
 def _service(options: McpCommandOptions, *, err: TextIO) -> Any:
@@ -82,7 +96,7 @@ def _service(options: McpCommandOptions, *, err: TextIO) -> Any:
         roots=lambda: (options.cwd,),
     )
     for problem in service.problems:
-        err.write(f"lsp-agent: mcp: {problem.log_line()}\n")
+        err.write(f"lsp-agent: mcp: {plain(problem.log_line())}\n")
     return service
 
 
@@ -114,11 +128,14 @@ async def _list(service: Any, options: McpCommandOptions, *, out: TextIO) -> Non
     for status in statuses:
         tools = f" · {status['tools']} tools" if status["state"] == "ready" else ""
         out.write(
-            f"{status['name']} ({status['scope']}, {status['transport']}): "
-            f"{status['state']}{tools} - {status['description']}\n"
+            plain(
+                f"{status['name']} ({status['scope']}, {status['transport']}): "
+                f"{status['state']}{tools} - {status['description']}"
+            )
+            + "\n"
         )
         if status["error"]:
-            out.write(f"  {status['error'].splitlines()[0]}\n")
+            out.write(f"  {plain(status['error'].splitlines()[0])}\n")
         hint = _hint(status)
         if hint:
             out.write(f"  {hint}\n")
@@ -155,8 +172,8 @@ def _approve(service: Any, options: McpCommandOptions, *, out: TextIO) -> None:
         raise McpCommandError(f"the approval could not be saved: {exc}") from None
     verb = "approved" if approved else "denied"
     out.write(
-        f"MCP server {spec.name} {verb} for {service.sources.cwd} ({spec.describe()}); "
-        "a change to its definition in .mcp.json needs a new answer\n"
+        plain(f"MCP server {spec.name} {verb} for {service.sources.cwd} ({spec.describe()}); ")
+        + "a change to its definition in .mcp.json needs a new answer\n"
     )
 
 
@@ -188,7 +205,8 @@ async def _login(service: Any, options: McpCommandOptions, *, out: TextIO) -> No
     async def show(url: str) -> None:
         out.write(
             f"Open this URL in a browser on this machine to log in to {planned.spec.name}:\n"
-            f"  {url}\nWaiting up to {options.timeout_s:g} s for the browser to come back…\n"
+            f"  {plain(url)}\n"
+            f"Waiting up to {options.timeout_s:g} s for the browser to come back…\n"
         )
         out.flush()
 
