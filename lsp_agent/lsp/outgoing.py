@@ -260,8 +260,9 @@ class McpServerInfo(BaseModel):
     """One MCP server as ``lspAgent/mcp/list`` and ``lspAgent/mcp/didChange`` describe it
     (:meth:`lsp_agent.mcp.service.McpService.statuses`): ``state`` is one of ``idle``,
     ``starting``, ``ready``, ``failed``, ``stopped``, ``needs_approval``, ``disabled``,
-    ``denied``, ``untrusted``, ``invalid``; ``tools`` is a count. Sent as plain data, so
-    ``error`` is ``null`` when there is none."""
+    ``denied``, ``untrusted``, ``invalid``; ``tools`` is a count; ``loggedIn`` says an OAuth
+    token is held for the server (a client offers ``lspAgent/mcp/logout``). Sent as plain
+    data, so ``error`` is ``null`` when there is none."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -272,6 +273,7 @@ class McpServerInfo(BaseModel):
     error: str | None
     tools: int
     description: str
+    logged_in: bool = Field(default=False, alias="loggedIn")
 
 
 class McpServersResult(BaseModel):

@@ -71,6 +71,8 @@ class ServerStatus:
     error: str | None = None
     tools: int = 0
     description: str = ""
+    logged_in: bool = False
+    """An OAuth token is held for the server (it can be logged out of)."""
 
 
 class ServerConnection:
@@ -122,6 +124,7 @@ class ServerConnection:
         self._lost: asyncio.Event | None = None
         self._login_due = asyncio.Event()
         self._logging_in = False
+        self._auth: Any = None  # the OAuth provider of the current connection, if any
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -197,6 +200,7 @@ class ServerConnection:
         revoked = False
         if self.home is not None:
             revoked = await oauth_logout(spec=self.spec, home=self.home)
+        self._auth = None
         self.reconnect()
         return revoked
 
@@ -210,6 +214,9 @@ class ServerConnection:
             error=self.error,
             tools=len(self.tools),
             description=self.spec.describe(),
+            logged_in=self.state != "needs_login"
+            and self._auth is not None
+            and self._auth.context.current_tokens is not None,
         )
 
     def _set(self, state: State, error: str | None = None) -> None:
@@ -338,6 +345,7 @@ class ServerConnection:
         auth = None
         if self.home is not None and uses_oauth(self.spec):
             auth = connect_auth(spec=self.spec, home=self.home, on_needs_login=needs_login)
+        self._auth = auth
 
         @contextlib.asynccontextmanager
         async def transport() -> AsyncIterator[tuple[Any, Any]]:

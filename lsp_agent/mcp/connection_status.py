@@ -18,6 +18,7 @@ def planned_statuses(plan: McpPlan) -> list[dict[str, Any]]:
             "error": p.reason or None,
             "tools": 0,
             "description": p.spec.describe(),
+            "loggedIn": False,
         }
         for p in plan.servers
     ]

@@ -199,9 +199,9 @@ class McpService:
         """Every configured server as plain data: ``name``, ``scope``, ``transport``,
         ``state`` (``idle``, ``starting``, ``ready``, ``failed``, ``needs_login``, ``stopped``,
         ``needs_approval``, ``disabled``, ``denied``, ``untrusted``, ``invalid``), ``error``,
-        ``tools`` (count), ``description``."""
+        ``tools`` (count), ``description``, ``loggedIn`` (an OAuth token is held)."""
         if self.pool is not None:
-            return [dataclasses.asdict(s) for s in self.pool.statuses()]
+            return [_wire(dataclasses.asdict(s)) for s in self.pool.statuses()]
         from lsp_agent.mcp.connection_status import planned_statuses
 
         return planned_statuses(self.plan)
@@ -307,3 +307,9 @@ class McpService:
         """Stop every server (bounded)."""
         if self.pool is not None:
             await self.pool.aclose()
+
+
+def _wire(status: dict[str, Any]) -> dict[str, Any]:
+    """A status with the protocol's field names (``logged_in`` is sent as ``loggedIn``)."""
+    status["loggedIn"] = status.pop("logged_in")
+    return status

@@ -77,6 +77,7 @@ async def test_login_from_the_editor_opens_the_browser_and_the_tool_runs(
     )
     server = await _until_state(editor, "secure", "needs_login")
     assert "log in" in server["error"]
+    assert server["loggedIn"] is False
     assert any(
         s["state"] == "needs_login" for change in editor.mcp_changes for s in change["servers"]
     )
@@ -87,7 +88,7 @@ async def test_login_from_the_editor_opens_the_browser_and_the_tool_runs(
     assert await _browse(url) == 200
     result = await asyncio.wait_for(login, MCP_WAIT_S)
     assert {s["name"] for s in result["servers"]} == {"secure"}
-    await _until_state(editor, "secure", "ready")
+    assert (await _until_state(editor, "secure", "ready"))["loggedIn"] is True  # Log out shown
 
     (path,) = (tmp_path / "home").rglob("mcp-oauth.json")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -101,7 +102,7 @@ async def test_login_from_the_editor_opens_the_browser_and_the_tool_runs(
     assert token not in json.dumps(editor.scripted.requests)
 
     await editor.request(methods.MCP_LOGOUT, {"name": "secure"})
-    await _until_state(editor, "secure", "needs_login")
+    assert (await _until_state(editor, "secure", "needs_login"))["loggedIn"] is False
     assert "tokens" not in next(iter(json.loads(path.read_text())["servers"].values()), {})
 
 

@@ -146,6 +146,7 @@ async def test_login_end_to_end_stores_a_private_token_and_calls_the_tool(
     assert browser.pages and browser.pages[0][0] == 200 and "Logged in" in browser.pages[0][1]
     tools = await pool.tools()
     assert (await call(by_name(tools, "mcp__secure__whoami"), {})).text == "authorised"
+    assert pool.statuses()[0].logged_in is True
 
     path = oauth_path(home)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -258,6 +259,7 @@ async def test_login_to_a_server_without_oauth_says_so(
 ) -> None:
     pool = make_pool(pools, {"web": {"type": "http", "url": http_server}}, home=home)
     await wait_state(pool, "web", "ready")
+    assert pool.statuses()[0].logged_in is False  # OAuth-capable, but no token held
     with pytest.raises(LoginError, match="did not ask for an OAuth login"):
         await pool.connections["web"].login(Browser().open, timeout_s=START_WAIT_S)
     await wait_state(pool, "web", "ready")

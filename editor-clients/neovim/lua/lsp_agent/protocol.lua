@@ -295,8 +295,9 @@ M.commands = {
 --- One MCP server as `lspAgent/mcp/list` and `lspAgent/mcp/didChange` describe it
 --- (`lsp_agent.mcp.service.McpService.statuses`): `state` is one of `idle`,
 --- `starting`, `ready`, `failed`, `stopped`, `needs_approval`, `disabled`,
---- `denied`, `untrusted`, `invalid`; `tools` is a count. Sent as plain data, so
---- `error` is `null` when there is none.
+--- `denied`, `untrusted`, `invalid`; `tools` is a count; `loggedIn` says an OAuth
+--- token is held for the server (a client offers `lspAgent/mcp/logout`). Sent as plain
+--- data, so `error` is `null` when there is none.
 ---@class lsp_agent.protocol.McpServerInfo
 ---@field name string
 ---@field scope string
@@ -305,6 +306,7 @@ M.commands = {
 ---@field error? string
 ---@field tools integer
 ---@field description string
+---@field loggedIn? boolean
 
 --- The answer of every `lspAgent/mcp/*` request and the `didChange` payload: the
 --- servers of project directory `cwd`.

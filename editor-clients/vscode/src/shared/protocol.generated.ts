@@ -366,8 +366,9 @@ export interface McpResourcesResult {
  * One MCP server as `lspAgent/mcp/list` and `lspAgent/mcp/didChange` describe it
  * (`lsp_agent.mcp.service.McpService.statuses`): `state` is one of `idle`,
  * `starting`, `ready`, `failed`, `stopped`, `needs_approval`, `disabled`,
- * `denied`, `untrusted`, `invalid`; `tools` is a count. Sent as plain data, so
- * `error` is `null` when there is none.
+ * `denied`, `untrusted`, `invalid`; `tools` is a count; `loggedIn` says an OAuth
+ * token is held for the server (a client offers `lspAgent/mcp/logout`). Sent as plain
+ * data, so `error` is `null` when there is none.
  */
 export interface McpServerInfo {
   name: string;
@@ -377,6 +378,7 @@ export interface McpServerInfo {
   error: string | null;
   tools: number;
   description: string;
+  loggedIn?: boolean;
 }
 
 /**

@@ -327,6 +327,7 @@ function renderMcp(): void {
     if (server.state === 'needs_approval') buttons.push(act('approve', 'Approve', true), act('reject', 'Reject'));
     if (server.state === 'failed') buttons.push(act('reconnect', 'Reconnect'));
     if (server.state === 'needs_login') buttons.push(act('login', 'Log in', true));
+    if (server.loggedIn === true) buttons.push(act('logout', 'Log out'));
     const iconName = MCP_ICONS[server.state] ?? 'circle-outline';
     list.append(
       h(

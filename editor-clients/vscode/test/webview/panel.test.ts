@@ -697,6 +697,26 @@ describe('chat webview', () => {
       action: 'login',
       name: 'linear',
     });
+    // Logged in: a Log out button (and no Log in).
+    await p.send({
+      type: 'mcpServers',
+      servers: [
+        server('github', 'ready', { tools: 12, scope: 'user' }),
+        server('linear', 'ready', { transport: 'http', tools: 3, loggedIn: true }),
+      ],
+    });
+    await page.locator('.mcp-toggle').click(); // all ready: folded until opened
+    await page.locator('[data-mcp-server="linear"] button', { hasText: 'Log out' }).waitFor();
+    assert.equal(await page.locator('[data-mcp-server="linear"] button', { hasText: 'Log in' }).count(), 0);
+    assert.equal(await page.locator('[data-mcp-server="github"] button', { hasText: 'Log out' }).count(), 0);
+    await p.screenshot('panel-mcp-logout.png');
+    await page.locator('[data-mcp-server="linear"] button', { hasText: 'Log out' }).click();
+    assert.deepEqual(await p.waitForPost((m) => m.type === 'mcpAction' && m.action === 'logout', 'logout'), {
+      type: 'mcpAction',
+      action: 'logout',
+      name: 'linear',
+    });
+    await page.locator('.mcp-toggle').click(); // folded again
     // All ready: the section folds to its summary line.
     await p.send({ type: 'mcpServers', servers: [server('github', 'ready', { tools: 12 })] });
     assert.equal(await text(p, '.mcp-summary'), '1/1 ready');
