@@ -16,6 +16,14 @@ Request mapping (Messages API reference, prompt-caching guide; built in
 - ``thinking={"type": "enabled", "budget_tokens": N}`` only when ``thinking_budget`` is set.
   API version 2026-10-21 (SDK 2.x) has no temperature/top_p/top_k, so none are sent.
 
+Sending (Claude API): the body is encoded once per request, reusing the JSON text of every
+message the previous request sent (:mod:`lsp_agent.model.anthropic_body`), and goes out with the
+SDK's lower-level ``client.post(..., content=...)``, which keeps the SDK's headers,
+authentication, timeouts and error mapping but skips ``messages.create``'s copy and re-encoding of
+the whole history on every request; events come back as the plain JSON of each server-sent event
+(typed SDK events only for ``raw_events``, whose output keeps the SDK's shape). Bedrock and
+Vertex rewrite the body in their clients, so they get ``messages.create``.
+
 Response mapping (decoded in :mod:`lsp_agent.model.anthropic_stream`): text, thinking (with
 signature) and tool_use blocks are kept; other block types (``redacted_thinking``,
 ``server_tool_use``, server tool results...) are skipped, and the ``index`` of every stream
@@ -58,8 +66,6 @@ from lsp_agent.model.providers import (
 )
 from lsp_agent.model.retry import (
     max_retries_from,
-    retry_after_from,
-    status_is_retryable,
     stream_with_retries,
 )
 from lsp_agent.model.types import (
@@ -69,13 +75,16 @@ from lsp_agent.model.types import (
 )
 
 if TYPE_CHECKING:
-    from anthropic import APIStatusError, AsyncAnthropic
+    from anthropic import AsyncAnthropic
 
     from lsp_agent.model.tls import PreparedTls
 
+from lsp_agent.model.anthropic_body import BodyEncoder
+from lsp_agent.model.anthropic_errors import describe_cause, status_error
 from lsp_agent.model.anthropic_request import (
     REQUEST_LIMIT_BYTES,
     ConvertedMessages,
+    check_size,
     convert_messages,
     refuse_oversized,
     to_api_params,
@@ -102,14 +111,6 @@ log = logging.getLogger(__name__)
 
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-
-# Error types the API sends mid-stream, with the HTTP status they stand for.
-_STREAM_ERROR_STATUS = {
-    "overloaded_error": 529,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "timeout_error": 504,
-}
 
 
 READ_TIMEOUT_ENV = "API_TIMEOUT_MS"
@@ -183,22 +184,16 @@ def _extra_headers(request: ModelRequest) -> dict[str, str]:
     return headers
 
 
-def _of_bytes(size: int | None) -> str:
-    return f" of {size:,} bytes" if size is not None else ""
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Call:
+    """One request as every try sends it: ``body`` (the encoded JSON, first-party API) or
+    ``params`` (``messages.create``'s keyword arguments, the clouds); ``headers`` besides the
+    SDK's; ``size``: the body's bytes."""
 
-
-def _describe_cause(exc: BaseException) -> str:
-    """The SDK's connection errors wrap the useful part (``ConnectionRefusedError``, DNS
-    failure...) a few levels down: name the outermost transport error and the root cause."""
-    chain: list[BaseException] = []
-    current: BaseException | None = exc.__cause__ or exc
-    while current is not None and current not in chain and len(chain) < 10:
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    outer, root = chain[0], chain[-1]
-    if root is outer:
-        return str(outer) or type(outer).__name__
-    return f"{outer} ({type(root).__name__}: {root})"
+    params: dict[str, Any]
+    body: bytes | None
+    headers: dict[str, str]
+    size: int
 
 
 # ---- the client -------------------------------------------------------------------------------
@@ -256,6 +251,7 @@ class AnthropicModel:
         self._converted: ConvertedMessages = {}
         self._tls = tls
         """A TLS context built ahead (the daemon's), used when the default would be the same."""
+        self._body = BodyEncoder()
 
     def use_settings_env(self, env: Mapping[str, str]) -> None:
         """Apply :data:`READ_TIMEOUT_ENV` and :data:`CONNECT_TIMEOUT_ENV` from a settings
@@ -442,35 +438,74 @@ class AnthropicModel:
         params = to_api_params(request, converted=messages)
         params["model"] = wire_model(request.model, self._provider, self._environ)
         headers = _extra_headers(request)
-        if headers:
-            params["extra_headers"] = headers
-        size = refuse_oversized(params, self.endpoint)
+        body: bytes | None = None
+        if self._provider.provider == "anthropic":
+            # Encoded once, reusing the text of the messages already sent (see
+            # anthropic_body); the clouds' clients rewrite the body, so they get the params.
+            params["stream"] = True
+            body = self._body.encode(params, keep=request.background is None)
+            size = check_size(len(body), self.endpoint)
+        else:
+            size = refuse_oversized(params, self.endpoint)
+        call = _Call(params=params, body=body, headers=headers, size=size)
 
         def attempt(retries: int) -> AsyncGenerator[ModelStreamEvent, None]:
-            return self._stream_once(client, params, size=size, retries=retries)
+            return self._stream_once(client, call, retries=retries)
 
         async for event in stream_with_retries(attempt, max_retries=self._max_retries):
             yield event
 
+    async def _open(self, client: AsyncAnthropic, call: _Call, retries: int) -> Any:
+        """The SDK's stream of one try (``retries``: tries made before it, sent as the SDK's
+        ``x-stainless-retry-count`` header). Events come as the JSON objects of the
+        server-sent events; typed SDK events (dumped by the caller) when the clouds' clients
+        send it or when ``raw_events`` wants them in the SDK's shape."""
+        from anthropic import AsyncStream
+        from anthropic.types import RawMessageStreamEvent
+
+        headers = {**call.headers, "x-stainless-retry-count": str(retries)}
+        if call.body is None:
+            return await client.messages.create(**call.params, extra_headers=headers, stream=True)
+        stream_cls: type[AsyncStream[Any]] = (
+            AsyncStream[object] if self.raw_events is None else AsyncStream[RawMessageStreamEvent]
+        )
+        return await client.post(
+            "/v1/messages",
+            cast_to=object,
+            content=call.body,
+            options={"headers": headers},
+            stream=True,
+            stream_cls=stream_cls,
+        )
+
     async def _stream_once(
-        self, client: AsyncAnthropic, params: dict[str, Any], *, size: int | None, retries: int
+        self, client: AsyncAnthropic, call: _Call, *, retries: int
     ) -> AsyncGenerator[ModelStreamEvent, None]:
-        """One try of a streaming request (``retries``: tries made before it, sent as the
-        SDK's ``x-stainless-retry-count`` header)."""
+        """One try of a streaming request (``retries``: tries made before it)."""
         import anthropic
         import httpx2
 
-        headers = {**params.get("extra_headers", {}), "x-stainless-retry-count": str(retries)}
-        params = {**params, "extra_headers": headers}
+        size = call.size
         accumulator = Accumulator(observer=self.raw_events)
         try:
-            raw = await client.messages.create(**params, stream=True)
+            raw = await self._open(client, call, retries)
             async with raw:
-                async for event in raw:
-                    for out in accumulator.feed(event):
+                async for item in raw:
+                    data = (
+                        item
+                        if isinstance(item, dict)
+                        else item.model_dump(mode="json", exclude_none=True)
+                    )
+                    for out in accumulator.feed(data):
                         yield out
         except anthropic.APIStatusError as exc:
-            raise self._status_error(exc, size=size, retries=retries) from exc
+            raise status_error(
+                exc,
+                endpoint=self.endpoint,
+                max_retries=self._max_retries,
+                size=size,
+                retries=retries,
+            ) from exc
         except anthropic.APITimeoutError as exc:
             raise ModelError(
                 f"The model endpoint {self.endpoint} did not answer within the "
@@ -480,7 +515,7 @@ class AnthropicModel:
             ) from exc
         except anthropic.APIConnectionError as exc:
             raise ModelError(
-                f"Cannot reach the model endpoint {self.endpoint}: {_describe_cause(exc)} "
+                f"Cannot reach the model endpoint {self.endpoint}: {describe_cause(exc)} "
                 f"(after {retries} retries)",
                 retryable=True,
                 kind="connection_error",
@@ -540,7 +575,7 @@ class AnthropicModel:
         try:
             result = await client.messages.count_tokens(**params)
         except anthropic.APIStatusError as exc:
-            raise self._status_error(exc) from exc
+            raise status_error(exc, endpoint=self.endpoint, max_retries=self._max_retries) from exc
         except anthropic.AnthropicError as exc:
             raise ModelError(f"Token count at {self.endpoint} failed: {exc}") from exc
         return int(result.input_tokens)
@@ -555,44 +590,3 @@ class AnthropicModel:
         if cause is not None:
             return f"connect timeout of {self._connect_timeout_s:g} s ({CONNECT_TIMEOUT_ENV})"
         return f"read timeout of {self._timeout_s:g} s ({READ_TIMEOUT_ENV})"
-
-    def _status_error(
-        self, exc: APIStatusError, *, size: int | None = None, retries: int | None = None
-    ) -> ModelError:
-        """``exc`` as a :class:`ModelError` (``retries``: retries made before it; ``None``:
-        the SDK's own count, ``max_retries``)."""
-        status = exc.status_code
-        headers = exc.response.headers
-        error_type = str(exc.type or "error")
-        detail = exc.api_message or (str(exc.body) if exc.body is not None else exc.message)
-        request_id = f" [request-id {exc.request_id}]" if exc.request_id else ""
-        if status < 400:
-            # An `event: error` inside a 200 stream: the error type says what happened.
-            mapped = _STREAM_ERROR_STATUS.get(error_type)
-            return ModelError(
-                f"The model endpoint {self.endpoint} sent an error mid-stream "
-                f"({error_type}): {detail}{request_id}",
-                status=mapped,
-                retryable=mapped is not None,
-                kind=error_type,
-            )
-        if status == 413:
-            return ModelError(
-                f"The model endpoint {self.endpoint} refused the request{_of_bytes(size)} as "
-                f"too large (HTTP 413, "
-                f"{error_type}; the Messages API accepts at most {REQUEST_LIMIT_BYTES} bytes): "
-                f"{detail}{request_id}",
-                status=status,
-                kind=error_type,
-            )
-        retryable = status_is_retryable(status, headers)
-        done = self._max_retries if retries is None else retries
-        retried = f" (after {done} retries)" if retryable else ""
-        return ModelError(
-            f"The model endpoint {self.endpoint} answered HTTP {status} ({error_type}): "
-            f"{detail}{request_id}{retried}",
-            status=status,
-            retryable=retryable,
-            kind=error_type,
-            retry_after_s=retry_after_from(headers),
-        )

@@ -172,6 +172,12 @@ def refuse_oversized(params: Mapping[str, Any], endpoint: str) -> int:
     """The request body's size (bytes, as JSON); raises :class:`ModelError` (status 413) when
     it would exceed :data:`REQUEST_LIMIT_BYTES`: it is refused before it is sent."""
     size = len(json.dumps(params, default=str).encode("utf-8", "surrogatepass"))
+    return check_size(size, endpoint)
+
+
+def check_size(size: int, endpoint: str) -> int:
+    """``size`` (bytes of a request body); raises :class:`ModelError` (status 413) when it
+    exceeds :data:`REQUEST_LIMIT_BYTES`: such a request is refused before it is sent."""
     if size > REQUEST_LIMIT_BYTES:
         raise ModelError(
             f"The request is {size:,} bytes; the model endpoint {endpoint} accepts at most "

@@ -13,7 +13,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsp_agent.model.types import (
     AssistantResponse,
@@ -29,9 +29,6 @@ from lsp_agent.model.types import (
     ToolUseStart,
     Usage,
 )
-
-if TYPE_CHECKING:
-    from anthropic.types import RawMessageStreamEvent
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +90,35 @@ def _stop_reason(value: str | None) -> StopReason | None:
     return None
 
 
+def _str(value: object) -> str:
+    """``value`` when it is a string, else ``""`` (a field the endpoint sent in the wrong shape
+    or left out)."""
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: object) -> int | None:
+    """``value`` when it is an integer (not a bool), else ``None``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _dict(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+_USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
 class Accumulator:
-    """Turns raw SSE events into our stream events and the final response."""
+    """Turns the stream's events (each the JSON object of one server-sent event's ``data``, as
+    the Messages API documents it) into our stream events and the final response. A field of
+    the wrong type counts as absent: a faulty endpoint gives a short or empty answer, never a
+    crash."""
 
     def __init__(self, *, observer: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.observer = observer
@@ -104,59 +128,67 @@ class Accumulator:
         self.model = ""
         self.message_id = ""
         self.stop_reason: str | None = None
-        self.usage: dict[str, int] = {}
+        self.usage: dict[str, int] = dict.fromkeys(_USAGE_KEYS, 0)
         self.finished = False
         self.tool_ids: set[str] = set()
 
-    def feed(self, event: RawMessageStreamEvent) -> list[ModelStreamEvent]:
+    def feed(self, event: object) -> list[ModelStreamEvent]:
+        """Our events for one server-sent event (``event``: its JSON ``data``)."""
+        if not isinstance(event, dict):
+            return []
         if self.observer is not None:
-            self.observer(event.model_dump(mode="json", exclude_none=True))
-        if event.type == "message_start":
-            self.model = event.message.model
-            self.message_id = event.message.id or ""
-            u = event.message.usage
-            self.usage = {
-                "input_tokens": u.input_tokens,
-                "output_tokens": u.output_tokens,
-                "cache_creation_input_tokens": u.cache_creation_input_tokens or 0,
-                "cache_read_input_tokens": u.cache_read_input_tokens or 0,
-            }
-        elif event.type == "content_block_start":
-            return self._start(event.index, event.content_block)
-        elif event.type == "content_block_delta":
-            block = self.blocks.get(event.index)
-            if block is None:
-                return []
-            d = event.delta
-            if d.type == "text_delta" and block.kind == "text":
-                block.text.append(d.text)
-                return [TextDelta(index=block.position, text=d.text)]
-            if d.type == "thinking_delta" and block.kind == "thinking":
-                block.text.append(d.thinking)
-                return [ThinkingDelta(index=block.position, thinking=d.thinking)]
-            if d.type == "signature_delta" and block.kind == "thinking":
-                block.signature += d.signature
-            elif d.type == "input_json_delta" and block.kind == "tool_use":
-                block.text.append(d.partial_json)
-                if d.partial_json:
-                    return [ToolInputDelta(index=block.position, partial_json=d.partial_json)]
-        elif event.type == "message_delta":
-            self.stop_reason = event.delta.stop_reason
-            du = event.usage
-            self.usage["output_tokens"] = du.output_tokens
-            for key, value in (
-                ("input_tokens", du.input_tokens),
-                ("cache_creation_input_tokens", du.cache_creation_input_tokens),
-                ("cache_read_input_tokens", du.cache_read_input_tokens),
-            ):
+            self.observer(event)
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            return self._delta(event)
+        if kind == "content_block_start":
+            index = _int(event.get("index"))
+            return [] if index is None else self._start(index, _dict(event.get("content_block")))
+        if kind == "message_start":
+            message = _dict(event.get("message"))
+            self.model = _str(message.get("model"))
+            self.message_id = _str(message.get("id"))
+            usage = _dict(message.get("usage"))
+            for key in _USAGE_KEYS:
+                self.usage[key] = _int(usage.get(key)) or 0
+        elif kind == "message_delta":
+            stop = _dict(event.get("delta")).get("stop_reason")
+            self.stop_reason = stop if isinstance(stop, str) else None
+            usage = _dict(event.get("usage"))
+            for key in _USAGE_KEYS:
+                value = _int(usage.get(key))
                 if value is not None:
                     self.usage[key] = value
-        elif event.type == "message_stop":
+        elif kind == "message_stop":
             self.finished = True
         return []
 
-    def _start(self, index: int, content_block: Any) -> list[ModelStreamEvent]:
-        kind = getattr(content_block, "type", None)
+    def _delta(self, event: dict[str, Any]) -> list[ModelStreamEvent]:
+        index = _int(event.get("index"))
+        block = self.blocks.get(index) if index is not None else None
+        if block is None:
+            return []
+        d = _dict(event.get("delta"))
+        kind = d.get("type")
+        if kind == "text_delta" and block.kind == "text":
+            text = _str(d.get("text"))
+            block.text.append(text)
+            return [TextDelta(index=block.position, text=text)]
+        if kind == "thinking_delta" and block.kind == "thinking":
+            thinking = _str(d.get("thinking"))
+            block.text.append(thinking)
+            return [ThinkingDelta(index=block.position, thinking=thinking)]
+        if kind == "signature_delta" and block.kind == "thinking":
+            block.signature += _str(d.get("signature"))
+        elif kind == "input_json_delta" and block.kind == "tool_use":
+            partial = _str(d.get("partial_json"))
+            block.text.append(partial)
+            if partial:
+                return [ToolInputDelta(index=block.position, partial_json=partial)]
+        return []
+
+    def _start(self, index: int, content_block: dict[str, Any]) -> list[ModelStreamEvent]:
+        kind = content_block.get("type")
         if kind not in ("text", "thinking", "tool_use"):
             log.debug("skipping content block of type %r", kind)
             return []
@@ -164,19 +196,21 @@ class Accumulator:
         self.blocks[index] = block
         self.order.append(block)
         if kind == "text":
-            if content_block.text:
-                block.text.append(content_block.text)
-                return [TextDelta(index=block.position, text=content_block.text)]
+            text = _str(content_block.get("text"))
+            if text:
+                block.text.append(text)
+                return [TextDelta(index=block.position, text=text)]
         elif kind == "thinking":
-            block.signature = content_block.signature or ""
-            if content_block.thinking:
-                block.text.append(content_block.thinking)
-                return [ThinkingDelta(index=block.position, thinking=content_block.thinking)]
+            block.signature = _str(content_block.get("signature"))
+            thinking = _str(content_block.get("thinking"))
+            if thinking:
+                block.text.append(thinking)
+                return [ThinkingDelta(index=block.position, thinking=thinking)]
         else:
-            block.tool_id = _unique_id(str(content_block.id), self.tool_ids)
+            block.tool_id = _unique_id(str(content_block.get("id")), self.tool_ids)
             self.tool_ids.add(block.tool_id)
-            block.tool_name = content_block.name
-            block.initial_input = content_block.input
+            block.tool_name = _str(content_block.get("name"))
+            block.initial_input = content_block.get("input")
             return [ToolUseStart(index=block.position, id=block.tool_id, name=block.tool_name)]
         return []
 

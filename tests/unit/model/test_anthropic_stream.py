@@ -300,3 +300,30 @@ async def test_a_growing_history_moves_the_breakpoint_and_keeps_surrogates_repla
         {"type": "text", "text": "next", "cache_control": {"type": "ephemeral"}}
     ]
     assert "cache_control" not in json.dumps(body1[1])
+
+
+async def test_fields_of_the_wrong_type_count_as_absent(
+    serve: StartServer, make_model: MakeModel
+) -> None:
+    # A faulty endpoint: a text block whose text is a number, a tool_use whose name is one and
+    # whose input is not an object. The answer keeps its shape; nothing crashes.
+    server = await serve(
+        scenario(
+            reply(
+                ScriptedRaw(content_block={"type": "text", "text": 5}),
+                ScriptedRaw(
+                    content_block={"type": "tool_use", "id": "toolu_x", "name": 7, "input": "no"}
+                ),
+                "fine",
+            )
+        )
+    )
+    events = await collect(make_model(server.base_url), simple_request())
+    done = events[-1]
+    assert isinstance(done, ResponseDone)
+    assert done.response.content == (
+        TextBlock(text=""),
+        ToolUseBlock(id="toolu_x", name="", input={}),
+        TextBlock(text="fine"),
+    )
+    assert [e.name for e in events if isinstance(e, ToolUseStart)] == [""]

@@ -1,0 +1,69 @@
+"""The request body of a Messages API call, encoded once as JSON bytes.
+
+The SDK's ``messages.create`` copies the whole request (every message, every block) before it
+encodes it, and encodes it again on each request; both walks grow with the conversation. The
+history only grows between the requests of a session and the converted messages are shared
+between them (:func:`~lsp_agent.model.anthropic_request.convert_messages`), so each message's
+JSON text is kept and a request encodes only what is new: the messages it adds and the two
+that carry a moving cache breakpoint. The bytes are sent with the SDK's documented lower-level
+call (``client.post(..., content=...)``), which keeps the SDK's headers, authentication and
+error mapping.
+
+The encoding is the SDK's own (``ensure_ascii=False``, no spaces, ``NaN`` refused), so the
+bytes are what the SDK would have sent; keys come in a different order, which JSON ignores.
+Pure data: nothing here imports the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["BodyEncoder", "encode_json"]
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def encode_json(value: Any) -> str:
+    """``value`` as compact JSON text, as the SDK encodes request bodies. Raises ``ValueError``
+    for NaN or infinite floats and ``TypeError`` for values JSON cannot hold."""
+    return _ENCODER.encode(value)
+
+
+class BodyEncoder:
+    """Encodes request parameters as a JSON body, reusing the text of each message seen in the
+    previous request (same object: the converted messages are shared and never modified)."""
+
+    def __init__(self) -> None:
+        self._texts: dict[int, tuple[Mapping[str, Any], str]] = {}
+        """JSON text by ``id`` of the message dict; the dict is held so its id stays unique."""
+
+    def encode(self, params: Mapping[str, Any], *, keep: bool = True) -> bytes:
+        """``params`` (the keyword arguments of ``messages.create`` without ``extra_headers``,
+        plus ``stream``) as UTF-8 JSON bytes. ``keep``: remember this request's message texts
+        for the next call (a background request passes ``False`` so as not to replace those of
+        the user's turn). Lone surrogates outside the messages (which the converter already
+        cleaned) become U+FFFD. Raises ``ValueError``/``TypeError`` like :func:`encode_json`."""
+        texts: dict[int, tuple[Mapping[str, Any], str]] = {}
+        parts: list[str] = []
+        for message in params.get("messages", ()):
+            entry = self._texts.get(id(message))
+            if entry is None or entry[0] is not message:
+                entry = (message, _ENCODER.encode(message))
+            texts[id(message)] = entry
+            parts.append(entry[1])
+        if keep:
+            self._texts = texts
+        rest = _ENCODER.encode({k: v for k, v in params.items() if k != "messages"})
+        if "messages" in params:
+            joined = '"messages":[' + ",".join(parts) + "]"
+            rest = "{" + joined + ("}" if rest == "{}" else "," + rest[1:])
+        try:
+            return rest.encode("utf-8")
+        except UnicodeEncodeError:
+            return _LONE_SURROGATE.sub("\ufffd", rest).encode("utf-8")

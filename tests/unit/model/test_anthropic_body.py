@@ -1,0 +1,87 @@
+"""The request body: encoded once, each message's text reused while the message is."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from lsp_agent.model.anthropic import AnthropicModel
+from lsp_agent.model.anthropic_body import BodyEncoder
+from lsp_agent.model.anthropic_request import REQUEST_LIMIT_BYTES
+from lsp_agent.model.base import ModelError
+from lsp_agent.model.types import Message
+from lsp_agent.testing.scenario import reply, scenario
+
+from .conftest import MakeModel, StartServer, collect, simple_request
+
+
+def _params(*messages: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "model": "claude-test",
+        "max_tokens": 100,
+        "system": [{"type": "text", "text": "sys"}],
+        "messages": list(messages),
+        "stream": True,
+    }
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def test_the_body_is_the_params_as_compact_json_with_text_as_is() -> None:
+    params = _params(_user("héllo → wörld"), {"role": "assistant", "content": []})
+    body = BodyEncoder().encode(params)
+    assert json.loads(body) == params
+    assert "héllo → wörld".encode() in body  # not \u-escaped, as the SDK sends it
+    assert b", " not in body and b": " not in body
+
+
+def test_a_message_already_sent_is_not_encoded_again() -> None:
+    encoder = BodyEncoder()
+    first = _user("one")
+    encoder.encode(_params(first))
+    # The converted messages are shared and never modified; changing one here shows whether
+    # the next request encodes it again or reuses the text sent before.
+    first["content"][0]["text"] = "changed"
+    copy = json.loads(json.dumps(first))
+    body = json.loads(encoder.encode(_params(first, copy)))
+    assert [m["content"][0]["text"] for m in body["messages"]] == ["one", "changed"]
+
+
+def test_a_background_request_keeps_the_texts_of_the_users_turn() -> None:
+    encoder = BodyEncoder()
+    first = _user("one")
+    encoder.encode(_params(first))
+    encoder.encode(_params(_user("summarise")), keep=False)
+    first["content"][0]["text"] = "changed"
+    assert json.loads(encoder.encode(_params(first)))["messages"][0]["content"][0]["text"] == "one"
+
+
+def test_lone_surrogates_outside_the_messages_become_replacement_characters() -> None:
+    params = _params(_user("ok"))
+    params["system"] = [{"type": "text", "text": "bad \ud800 part"}]
+    body = json.loads(BodyEncoder().encode(params))
+    assert body["system"][0]["text"] == "bad \ufffd part"
+
+
+@pytest.mark.parametrize("params", [{}, {"messages": []}, {"model": "m"}])
+def test_edge_shapes_stay_valid_json(params: dict[str, Any]) -> None:
+    assert json.loads(BodyEncoder().encode(params)) == params
+
+
+async def test_a_request_over_the_limit_is_refused_unsent_naming_its_exact_size(
+    serve: StartServer, make_model: MakeModel
+) -> None:
+    server = await serve(scenario(reply("never")))
+    model: AnthropicModel = make_model(server.base_url)
+    # Two UTF-8 bytes per character: the size is the body's bytes, not its characters.
+    request = simple_request(messages=(Message.user_text("é" * (REQUEST_LIMIT_BYTES // 2)),))
+    with pytest.raises(ModelError) as refused:
+        await collect(model, request)
+    assert refused.value.status == 413
+    size = int(str(refused.value).split(" bytes")[0].rsplit(" ", 1)[1].replace(",", ""))
+    assert REQUEST_LIMIT_BYTES < size < REQUEST_LIMIT_BYTES + 2_000
+    assert server.requests == []
