@@ -35,35 +35,42 @@ def encode_json(value: Any) -> str:
     return _ENCODER.encode(value)
 
 
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8, lone surrogates (which UTF-8 cannot hold) replaced by U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
 class BodyEncoder:
-    """Encodes request parameters as a JSON body, reusing the text of each message seen in the
+    """Encodes request parameters as a JSON body, reusing the bytes of each message seen in the
     previous request (same object: the converted messages are shared and never modified)."""
 
     def __init__(self) -> None:
-        self._texts: dict[int, tuple[Mapping[str, Any], str]] = {}
-        """JSON text by ``id`` of the message dict; the dict is held so its id stays unique."""
+        self._done: dict[int, tuple[Mapping[str, Any], bytes]] = {}
+        """UTF-8 JSON by ``id`` of the message dict; the dict is held so its id stays unique."""
 
     def encode(self, params: Mapping[str, Any], *, keep: bool = True) -> bytes:
         """``params`` (the keyword arguments of ``messages.create`` without ``extra_headers``,
-        plus ``stream``) as UTF-8 JSON bytes. ``keep``: remember this request's message texts
-        for the next call (a background request passes ``False`` so as not to replace those of
-        the user's turn). Lone surrogates outside the messages (which the converter already
-        cleaned) become U+FFFD. Raises ``ValueError``/``TypeError`` like :func:`encode_json`."""
-        texts: dict[int, tuple[Mapping[str, Any], str]] = {}
-        parts: list[str] = []
+        plus ``stream``) as UTF-8 JSON bytes. ``keep``: remember this request's messages for
+        the next call (a background request passes ``False`` so as not to replace those of
+        the user's turn). Lone surrogates (which the converter already replaces in messages)
+        become U+FFFD. Raises ``ValueError``/``TypeError`` like :func:`encode_json`."""
+        done: dict[int, tuple[Mapping[str, Any], bytes]] = {}
+        parts: list[bytes] = []
         for message in params.get("messages", ()):
-            entry = self._texts.get(id(message))
+            entry = self._done.get(id(message))
             if entry is None or entry[0] is not message:
-                entry = (message, _ENCODER.encode(message))
-            texts[id(message)] = entry
+                entry = (message, _utf8(_ENCODER.encode(message)))
+            done[id(message)] = entry
             parts.append(entry[1])
         if keep:
-            self._texts = texts
-        rest = _ENCODER.encode({k: v for k, v in params.items() if k != "messages"})
-        if "messages" in params:
-            joined = '"messages":[' + ",".join(parts) + "]"
-            rest = "{" + joined + ("}" if rest == "{}" else "," + rest[1:])
-        try:
-            return rest.encode("utf-8")
-        except UnicodeEncodeError:
-            return _LONE_SURROGATE.sub("\ufffd", rest).encode("utf-8")
+            self._done = done
+        rest = _utf8(_ENCODER.encode({k: v for k, v in params.items() if k != "messages"}))
+        if "messages" not in params:
+            return rest
+        # Bytes, not text: joining them copies memory; one non-ASCII character in a str would
+        # widen the whole body before it is encoded again.
+        tail = b"}" if rest == b"{}" else b"," + rest[1:]
+        return b'{"messages":[' + b",".join(parts) + b"]" + tail
