@@ -120,8 +120,13 @@ def write_request(folder: Path, pending: PendingApproval) -> None:
 
 def write_answer(folder: Path, pending: PendingApproval, answer: Answer) -> None:
     """The editor's answer to ``pending``: ``<stem>.answer`` written atomically (``0600``,
-    temporary file then rename). Raises ``OSError``."""
-    _write_private(folder, f"{pending.stem}.answer", {"id": pending.id, "decision": answer})
+    temporary file then rename). Every editor window of the user asks, so answers can meet:
+    a deny replaces an earlier answer, an allow never does (deny beats allow), and nothing is
+    written once the request is over (its ``.ask`` removed by the run). Raises ``OSError``."""
+    if not (folder / f"{pending.stem}.ask").exists():
+        return
+    data = {"id": pending.id, "decision": answer}
+    _write_private(folder, f"{pending.stem}.answer", data, replace=answer == "deny")
 
 
 def read_answer(folder: Path, pending: PendingApproval, *, now: float) -> Answer | None:
@@ -225,14 +230,20 @@ def _trusted_json(fd: int) -> Any:
         return None
 
 
-def _write_private(folder: Path, name: str, data: dict[str, Any]) -> None:
+def _write_private(folder: Path, name: str, data: dict[str, Any], *, replace: bool = True) -> None:
+    """Write ``name`` atomically; without ``replace`` an existing file is kept."""
     target = folder / name
     temp = folder / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(data, handle)
-        os.replace(temp, target)
+        if replace:
+            os.replace(temp, target)
+        else:
+            with contextlib.suppress(FileExistsError):
+                os.link(temp, target)  # atomic, and fails when the file exists
+            temp.unlink()
     except BaseException:
         with contextlib.suppress(OSError):
             temp.unlink()

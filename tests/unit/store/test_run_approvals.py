@@ -66,6 +66,7 @@ def test_a_written_request_is_pending_and_private(folder: Path) -> None:
 
 def test_the_editors_allow_allows_and_deny_denies(folder: Path) -> None:
     pending = request()
+    write_request(folder, pending)
     assert read_answer(folder, pending, now=time.time()) is None
     write_answer(folder, pending, "allow")
     assert read_answer(folder, pending, now=time.time()) == "allow"
@@ -73,8 +74,31 @@ def test_the_editors_allow_allows_and_deny_denies(folder: Path) -> None:
     assert read_answer(folder, pending, now=time.time()) == "deny"
 
 
+def test_a_second_editors_allow_never_replaces_a_deny(folder: Path) -> None:
+    """Every editor window of the user asks; a deny given in one is not undone by an allow
+    clicked in another before the run read it (deny beats allow)."""
+    pending = request()
+    write_request(folder, pending)
+    write_answer(folder, pending, "deny")
+    write_answer(folder, pending, "allow")
+    assert read_answer(folder, pending, now=time.time()) == "deny"
+    assert [n for n in os.listdir(folder) if n.endswith(".tmp")] == []
+
+
+def test_an_answer_to_a_request_that_is_over_is_not_written(folder: Path) -> None:
+    """A question answered in a second editor window after the run had its answer (and
+    removed the request) leaves no stray answer file behind."""
+    pending = request()
+    write_request(folder, pending)
+    write_answer(folder, pending, "deny")
+    clear(folder, pending)
+    write_answer(folder, pending, "allow")
+    assert os.listdir(folder) == []
+
+
 def test_an_answer_open_to_others_is_a_denial(folder: Path) -> None:
     pending = request()
+    write_request(folder, pending)
     write_answer(folder, pending, "allow")
     for mode in (0o640, 0o604, 0o660):
         os.chmod(answer_file(folder, pending), mode)
@@ -129,6 +153,7 @@ def test_an_answer_for_another_request_is_a_denial(folder: Path) -> None:
 
 def test_an_answer_after_the_deadline_is_a_denial(folder: Path) -> None:
     pending = request(now=1000.0, wait_s=10)
+    write_request(folder, pending)
     write_answer(folder, pending, "allow")
     assert read_answer(folder, pending, now=1009.0) == "allow"
     assert read_answer(folder, pending, now=1011.0) == "deny"
