@@ -56,10 +56,20 @@ def form_problem(schema: Any) -> str | None:
             or not all(isinstance(v, str) for v in values)
         ):
             return f"field {name!r} has an enum that is not a list of strings"
+        labels = field.get("enumNames")
+        if labels is not None and not (
+            isinstance(labels, list)
+            and isinstance(values, list)
+            and len(labels) == len(values)
+            and all(isinstance(label, str) for label in labels)
+        ):
+            return f"field {name!r} has enumNames that are not one text per enum value"
         if field.get("format") not in (None, *_FORMATS):
             return f"field {name!r} has format {field.get('format')!r}"
     required = schema.get("required", [])
-    if not isinstance(required, list) or not all(r in properties for r in required):
+    if not isinstance(required, list) or not all(
+        isinstance(r, str) and r in properties for r in required
+    ):
         return "its required list names fields it does not have"
     return None
 

@@ -34,6 +34,13 @@ def test_flat_primitive_forms_qualify_and_others_say_why() -> None:
     assert "format" in str(form_problem({"properties": {"a": {"type": "string", "format": "x"}}}))
     bad_required = {"properties": {"a": {"type": "string"}}, "required": ["b"]}
     assert "required" in str(form_problem(bad_required))
+    # A name that is not a string (a list is not even hashable) is a problem, not a crash.
+    for required in ([["a"]], [{"a": 1}], [1], "a"):
+        unhashable = {"properties": {"a": {"type": "string"}}, "required": required}
+        assert "required" in str(form_problem(unhashable)), required
+    for names in (["Small"], ["Small", 2], "Small,Medium"):
+        labels = {"properties": {"a": {"type": "string", "enum": ["S", "M"], "enumNames": names}}}
+        assert "enumNames" in str(form_problem(labels)), names
 
 
 def test_a_good_answer_is_passed_on_with_whole_numbers_as_integers() -> None:
