@@ -41,14 +41,17 @@ def find_ruff(*, python: str | None = None, path: str | None = None) -> str | No
 
 def ruff_install_hint(*, prefix: str | None = None, python: str | None = None) -> str:
     """The command that makes ruff available to the demo, for the way lsp-agent was installed:
-    ``prefix`` (default ``sys.prefix``) inside pipx's ``pipx/venvs/`` folder → ``pipx install
-    ruff`` (ruff on ``PATH``, which :func:`find_ruff` searches); inside uv's ``uv/tools/``
-    folder → ``uv tool install ruff``; otherwise ``pip install ruff`` run by ``python``
-    (default: the running interpreter), so it lands next to it."""
-    where = Path(prefix or sys.prefix).as_posix()
-    if "/pipx/venvs/" in where:
-        return "pipx install ruff"
-    if "/uv/tools/" in where:
+    a pipx environment (``prefix``, default ``sys.prefix``, holds pipx's ``pipx_metadata.json``
+    or lies in a ``pipx/venvs/`` folder) → ``pipx inject NAME ruff`` (NAME: the environment's
+    folder name), which puts ruff next to the interpreter where :func:`find_ruff` looks first;
+    a uv tool environment (``uv-receipt.toml``, or a ``uv/tools/`` folder) → ``uv tool install
+    ruff`` (ruff on ``PATH``); otherwise ``pip install ruff`` run by ``python`` (default: the
+    running interpreter), so it lands next to it."""
+    root = Path(prefix or sys.prefix)
+    where = root.as_posix()
+    if (root / "pipx_metadata.json").is_file() or "/pipx/venvs/" in where:
+        return f"pipx inject {root.name} ruff"
+    if (root / "uv-receipt.toml").is_file() or "/uv/tools/" in where:
         return "uv tool install ruff"
     return f"{python or sys.executable} -m pip install ruff"
 

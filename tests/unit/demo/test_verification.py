@@ -129,8 +129,8 @@ def test_a_verdict_reads_as_one_line_per_file_and_source(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("prefix", "hint"),
     [
-        ("/home/me/.local/share/pipx/venvs/lsp-agent", "pipx install ruff"),
-        ("/home/me/.local/pipx/venvs/lsp-agent", "pipx install ruff"),
+        ("/home/me/.local/share/pipx/venvs/lsp-agent", "pipx inject lsp-agent ruff"),
+        ("/home/me/.local/pipx/venvs/lsp-agent", "pipx inject lsp-agent ruff"),
         ("/home/me/.local/share/uv/tools/lsp-agent", "uv tool install ruff"),
         ("/home/me/project/.venv", "/home/me/project/.venv/bin/python -m pip install ruff"),
     ],
@@ -139,3 +139,18 @@ def test_a_verdict_reads_as_one_line_per_file_and_source(tmp_path: Path) -> None
 def test_ruff_hint_follows_the_way_lsp_agent_was_installed(prefix: str, hint: str) -> None:
     python = f"{prefix}/bin/python"
     assert ruff_install_hint(prefix=prefix, python=python) == hint
+
+
+def test_ruff_hint_knows_pipx_and_uv_environments_outside_their_default_homes(
+    tmp_path: Path,
+) -> None:
+    """``PIPX_HOME``/``UV_TOOL_DIR`` elsewhere: the environments are known by the files pipx and
+    uv leave in them, not by their folder."""
+    pipx_env = tmp_path / "trial-pipx" / "venvs" / "lsp-agent"
+    pipx_env.mkdir(parents=True)
+    (pipx_env / "pipx_metadata.json").write_text("{}")
+    assert ruff_install_hint(prefix=str(pipx_env)) == "pipx inject lsp-agent ruff"
+    uv_env = tmp_path / "tools" / "lsp-agent"
+    uv_env.mkdir(parents=True)
+    (uv_env / "uv-receipt.toml").write_text("[tool]\n")
+    assert ruff_install_hint(prefix=str(uv_env)) == "uv tool install ruff"
