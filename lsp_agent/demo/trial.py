@@ -83,9 +83,9 @@ _WORDING: dict[str, Wording] = {
         signature=CLI_SIGNATURE,
         can_do="I can answer a question about a file (`@file` or its path in the prompt), "
         'add two notes to it ("edit @file", with --permission-mode acceptEdits), or run a '
-        'command ("run `ls`", with --allowedTools Bash).',
+        'command ("run `ls`"; one that changes files needs --allowedTools Bash).',
         offer="Ask me to *edit* it (with --permission-mode acceptEdits) or to *run* a command "
-        "(e.g. run `ls`, with --allowedTools Bash).",
+        "(e.g. run `ls`; one that changes files needs --allowedTools Bash).",
         edit_lead="I'll add two notes to the file: one at the top and one further down.",
         edit_done="Done: `{name}` now has two notes, written to disk. `lsp-agent rewind` "
         "takes them back.",
@@ -268,9 +268,8 @@ def describe(path: str, lines: Sequence[str], *, door: Door = "editor") -> str:
         parts.append("I found no function or class definitions in it.")
     first = next((line.strip() for line in lines if line.strip()), "")
     if first:
-        parts.append(f"It starts with: `{first[:80]}`")
-    parts.append(_WORDING[door].offer)
-    return " ".join(parts)
+        parts.append(f"It starts with `{first[:80]}`.")
+    return " ".join(parts) + "\n\n" + _WORDING[door].offer
 
 
 def two_hunk_edit(path: str, lines: Sequence[str]) -> dict[str, str] | None:
@@ -338,6 +337,8 @@ def _background_answer(body: Mapping[str, Any], prompt: str, door: Door) -> Scri
     if any(TITLE_SYSTEM in str(p.get("text", "")) for p in parts if isinstance(p, Mapping)):
         quoted = prompt.split("<message>", 1)[-1].split("</message>", 1)[0]
         title = "Trial: " + " ".join(quoted.split()[:5])
+        if title.count("`") % 2:  # cut inside a code span: close it
+            title += "`"
         return ScriptedResponse(content=(ScriptedText(text=title),))  # a title: no signature
     if "CONTEXT CHECKPOINT" in prompt:
         return _say(

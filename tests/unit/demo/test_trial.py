@@ -192,3 +192,20 @@ def test_an_mcp_resource_mention_is_not_a_file_to_read() -> None:
     assert target_file(attached) is None
     assert target_file("Compare @weather:notes://today with @calc.py") == "calc.py"
     assert target_file("what is in @C:/src/app.py?") == "C:/src/app.py"
+
+
+def test_the_description_ends_its_sentences_and_the_offer_is_its_own_paragraph() -> None:
+    described = describe("/p/main.py", ["from calc import add, mean", "print(add(1, 2))"])
+    assert "It starts with `from calc import add, mean`.\n\nAsk me to *edit* it" in described
+    cli = describe("/p/main.py", ["x = 1"], door="cli")
+    # `ls` is read-only: it runs without --allowedTools, which only commands that change need.
+    assert "run `ls`; one that changes files needs --allowedTools Bash" in cli
+
+
+async def test_a_trial_title_cut_inside_a_code_span_closes_it() -> None:
+    with trial_endpoint() as base_url:
+        model = trial_model_factory(base_url)()
+        request = title_request("lsp-agent-offline-trial", "run `sleep 60 && touch x` now")
+        result = await complete_text(model, request.model_copy(update={"background": "title"}))
+        await model.aclose()
+    assert result.text == "Trial: run `sleep 60 && touch`"
