@@ -22,10 +22,13 @@ from typing import Any
 from lsp_agent.store.runs import (
     RunRecord,
     create_output,
+    effective,
     finished,
+    list_runs,
     new_run_id,
     prompt_head,
     prune,
+    remove_approvals,
     write_record,
 )
 
@@ -139,6 +142,9 @@ def ended(folder: Path, run: BackgroundRun, exit_code: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(run.record.pid, signal.SIGKILL)
     _write(folder, finished(run.record, exit_code=exit_code, killed=run.killed, now=time.time()))
+    # A run killed while it waited for the editor never removed its request.
+    running = {r.id for r in map(effective, list_runs(folder)) if r.state == "running"}
+    remove_approvals(folder, keep=running)
 
 
 def _write(folder: Path, record: RunRecord) -> None:

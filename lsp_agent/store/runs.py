@@ -254,16 +254,37 @@ def running_sessions(folder: Path) -> dict[str, RunRecord]:
 
 def prune(folder: Path, *, now: float | None = None) -> list[str]:
     """Remove ended runs past :data:`KEEP_ENDED_S` or beyond the newest
-    :data:`KEEP_ENDED_RUNS`, with their output; returns the removed ids."""
+    :data:`KEEP_ENDED_RUNS`, with their output, and the approval files
+    (:mod:`lsp_agent.store.run_approvals`) of every run that is not running (one killed while it
+    waited for the editor, or whose daemon died); returns the removed run ids."""
     moment = time.time() if now is None else now
-    ended = [r for r in list_runs(folder) if r.state != "running"]
+    runs = list_runs(folder)
+    ended = [r for r in runs if r.state != "running"]
     doomed = [
         r
         for index, r in enumerate(ended)
         if index >= KEEP_ENDED_RUNS or moment - (r.ended or r.started) > KEEP_ENDED_S
     ]
     remove(folder, (r.id for r in doomed))
+    if not private_dir_problem(folder):
+        live = {r.id for r in map(effective, runs) if r.state == "running"}
+        remove_approvals(folder, keep=live)
     return [r.id for r in doomed]
+
+
+def remove_approvals(folder: Path, *, keep: Iterable[str] = ()) -> None:
+    """Delete the approval request and answer files (``<run id>.<request id>.ask`` and
+    ``.answer``) of every run but those in ``keep`` (missing folder or files are fine)."""
+    kept = set(keep)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        run_id, _, rest = name.partition(".")
+        if rest.endswith((".ask", ".answer")) and is_run_id(run_id) and run_id not in kept:
+            with contextlib.suppress(OSError):
+                (folder / name).unlink()
 
 
 def remove(folder: Path, ids: Iterable[str]) -> None:

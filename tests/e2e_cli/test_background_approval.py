@@ -114,3 +114,25 @@ def test_a_command_too_long_to_show_is_denied_without_asking(
     assert "too long to show for approval" in err, err
     assert "too long to show for approval" in json.dumps(scripted.requests[-1]["messages"])
     assert lsp_agent("logs", run_id, env=env).stdout == "Denied.\n"
+
+
+def test_a_run_killed_while_it_waits_leaves_no_request_behind(
+    project: Path, runtime: Path, server: Servers
+) -> None:
+    script = scenario(
+        reply(tool_use("Bash", {"command": "touch asked.txt"}, id="toolu_touch")),
+        reply("Not reached."),
+    )
+    _scripted, url = server(script)
+    env = cli_env(url, XDG_RUNTIME_DIR=str(runtime), LSP_AGENT_BG_APPROVAL_TIMEOUT_S="500")
+    run_id, _session = _start_bg(["run", "-p", "make a file"], env=env, cwd=project)
+    folder = runtime / "lsp-agent" / "runs"
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while not any(n.endswith(".ask") for n in os.listdir(folder)):
+        assert time.monotonic() < deadline, "the run never asked"
+        time.sleep(0.1)
+    assert lsp_agent("kill", run_id, env=env).returncode == 0
+    record = _wait_until_ended(env)
+    assert record["state"] == "killed"
+    # An editor would otherwise go on finding a request nobody waits for.
+    assert [n for n in os.listdir(folder) if n.endswith((".ask", ".answer"))] == []

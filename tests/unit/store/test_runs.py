@@ -142,3 +142,13 @@ def test_prompt_head_keeps_the_first_line() -> None:
     assert prompt_head("  fix the bug\nin calc.py") == "fix the bug"
     assert len(prompt_head("x" * 500)) == 80
     assert prompt_head("") == ""
+
+
+def test_prune_removes_the_approval_files_of_runs_that_are_not_running(folder: Path) -> None:
+    write_record(folder, record("a11e", state="running"))
+    write_record(folder, record("dead", state="killed"))
+    for name in ("a11e.0123.ask", "dead.4567.ask", "dead.4567.answer", "notes.txt"):
+        (folder / name).write_text("{}")
+    prune(folder, now=NOW)
+    left = sorted(p.name for p in folder.iterdir() if not p.name.endswith(".json"))
+    assert left == ["a11e.0123.ask", "notes.txt"]
