@@ -1,7 +1,8 @@
 """The editor's side of background runs' permission prompts
-(:mod:`lsp_agent.store.run_approvals`): about once a second the server lists the private runs
-folder for pending requests of this user's running background runs (``lsp-agent run -p
---bg``) and asks the user with ``window/showMessageRequest`` ("Allow once" / "Deny", naming the
+(:mod:`lsp_agent.store.run_approvals`): about once a second the server stats the private runs
+folder, and only when it changed (a request written, a run started or ended) lists it for
+pending requests of this user's running background runs (``lsp-agent run -p --bg``) and asks
+the user with ``window/showMessageRequest`` ("Allow once" / "Deny", naming the
 run, the tool and what it would do); the answer is written beside the request. No answer
 before the request's deadline writes nothing (the run denies).
 """
@@ -14,6 +15,7 @@ import os
 import re
 import time
 import unicodedata
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -23,14 +25,20 @@ from lsp_agent.store.run_approvals import Answer, PendingApproval, pending_reque
 from lsp_agent.store.runs import effective, list_runs
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from lsp_agent.lsp.server import AgentLanguageServer
 
 logger = logging.getLogger(__name__)
 
 POLL_S = 1.0
-"""How often the registry is looked at (seconds)."""
+"""How often the registry folder is stat'ed (seconds)."""
+
+COARSE_MTIME_S = 2.0
+"""A folder modified this recently (seconds) is listed again at the next look even when its
+stamp is unchanged: on a file system with coarse timestamps a request written in the same
+tick as the last look would not change the stamp."""
+
+Stamp = tuple[int, int, int]
+"""A folder's device, inode and modification time (ns)."""
 
 ALLOW = "Allow once"
 DENY = "Deny"
@@ -46,8 +54,13 @@ async def watch(ls: AgentLanguageServer, *, poll_s: float = POLL_S) -> None:
     folder = runs_dir(os.environ)
     asked: set[str] = set()
     tasks: set[asyncio.Task[None]] = set()
+    seen: Stamp | None = None
     while True:
         await asyncio.sleep(poll_s)
+        now_stamp = stamp(folder)
+        if not needs_listing(seen, now_stamp, now=time.time()):
+            continue
+        seen = now_stamp
         try:
             found = [p for p in pending_requests(folder, now=time.time()) if p.id not in asked]
             running = (
@@ -79,6 +92,25 @@ def shown(text: str) -> str:
         for ch in text
     )
     return _BLANK_RUN.sub(lambda m: f" [{len(m.group())} blank characters] ", escaped)
+
+
+def stamp(folder: Path) -> Stamp | None:
+    """``folder``'s :data:`Stamp` (``None``: missing or unreadable). Writing, renaming or
+    removing a file in the folder changes it."""
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_mtime_ns)
+
+
+def needs_listing(seen: Stamp | None, current: Stamp | None, *, now: float) -> bool:
+    """Whether the runs folder must be listed: it exists, and its stamp changed since the last
+    listing (``seen``) or it was modified within :data:`COARSE_MTIME_S` of ``now`` (seconds
+    since the epoch)."""
+    if current is None:
+        return False
+    return current != seen or now - current[2] / 1e9 < COARSE_MTIME_S
 
 
 def message(pending: PendingApproval) -> str:
