@@ -100,9 +100,15 @@ def _service(options: McpCommandOptions, *, err: TextIO) -> Any:
     return service
 
 
+def name_argument(name: str) -> str:
+    """``name`` as the command line's argument: after ``--`` when it starts with ``-`` (a
+    server named ``--help`` or ``-x`` would be read as an option)."""
+    return f"-- {name}" if name.startswith("-") else name
+
+
 def _hint(status: Mapping[str, Any]) -> str | None:
     """What the user can do about a server in ``status["state"]`` (``None``: nothing)."""
-    name = status["name"]
+    name = name_argument(status["name"])
     return {
         "needs_approval": f"approve it: lsp-agent mcp approve {name}",
         "needs_login": f"log in: lsp-agent mcp login {name}",

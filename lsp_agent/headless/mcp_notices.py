@@ -66,7 +66,8 @@ class McpFailureNotices(logging.Filter):
         Empty for an ``invalid`` server whose problem was printed already."""
         if state == "invalid" and error and any(error in p for p in self._problems):
             return ""
-        fix = FIXES.get(state, "").format(name=name)
+        argument = f"-- {name}" if name.startswith("-") else name  # not read as an option
+        fix = FIXES.get(state, "").format(name=argument)
         if error:
             self._shown.add((name, error))
             return f"lsp-agent: MCP server {name}: {state}: {error}{fix}\n"

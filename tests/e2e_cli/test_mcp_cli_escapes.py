@@ -29,3 +29,15 @@ def test_mcp_list_and_approve_print_no_control_characters(project: Path) -> None
     listed = mcp(project, "list", "--json")
     assert "\x1b" not in listed.stdout
     assert json.loads(listed.stdout)[0]["description"] == f"http {HOSTILE}"
+
+
+def test_the_printed_fix_for_a_name_that_looks_like_an_option_works(project: Path) -> None:
+    (project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"--help": {"command": "true"}, "-x": {"command": "true"}}})
+    )
+    listed = mcp(project, "list")
+    assert "approve it: lsp-agent mcp approve -- --help" in listed.stdout
+    assert "approve it: lsp-agent mcp approve -- -x" in listed.stdout
+    approved = mcp(project, "approve", "--", "-x")
+    assert approved.returncode == 0, approved.stderr
+    assert "MCP server -x approved" in approved.stdout
