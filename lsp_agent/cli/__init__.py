@@ -141,6 +141,21 @@ def _exit_now(code: int) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if not args.daemon:
+        return _serve_editor(args)
+    import os
+
+    from lsp_agent.cli.serve_daemon import EditorDaemon
+
+    beside = EditorDaemon(environ=dict(os.environ))
+    beside.start()
+    try:
+        return _serve_editor(args)
+    finally:
+        beside.stop()
+
+
+def _serve_editor(args: argparse.Namespace) -> int:
     import logging
     from pathlib import Path
 

@@ -167,6 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
         "and user settings",
     )
     serve.add_argument(
+        "--daemon",
+        action="store_true",
+        help="while this server runs, keep a warm daemon for `run -p` in the terminal "
+        "(started unless one runs, stopped when the server exits; see `lsp-agent daemon`)",
+    )
+    serve.add_argument(
         "--log-level",
         default="INFO",
         type=str.upper,
