@@ -119,6 +119,7 @@ class Session:
     dates: SessionDate | None = None
     """The date the conversation shows (``None``: never told again after the system prompt)."""
     _announced: set[Path] = field(default_factory=set)
+    _drop_pending: bool = False  # the last tool batch found a shown memory file gone
     commands: CommandRegistry[Session] = field(default_factory=CommandRegistry)
     context: ContextState = field(default_factory=ContextState)
     touched: Touched | None = None
@@ -419,16 +420,19 @@ class Session:
         files changed meanwhile (the agent may have edited one), and a changed date. A file
         that no longer applies is taken out right after (:meth:`_without_dropped`)."""
         texts: list[str | None] = []
+        self._drop_pending = False
         if self.memory is not None:
-            added = self.memory.touch(batch_paths(calls))
+            added, loaded = self.memory.after_batch(batch_paths(calls))
             self._announce(added)
             texts.append(render_on_demand(added))
-            files = self.memory.load().files
+            files = loaded.files
             if self.memory_seen is not None:
                 self.memory_seen |= seen(added)
                 self._announce(files)
                 files = self._shown_now(files)
-                if not dropped(self.memory_seen, files):
+                if dropped(self.memory_seen, files):
+                    self._drop_pending = True  # taken out by _without_dropped, next
+                else:
                     texts.append(self._memory_changes(files))
         texts.append(self.dates.reminder() if self.dates is not None else None)
         kept = [t for t in texts if t]
@@ -444,12 +448,12 @@ class Session:
     def _without_dropped(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
         """``messages`` (the history after a tool batch) with every memory text taken out and
         the start block rebuilt when a file the conversation showed no longer applies (deleted,
-        emptied, workspace untrusted), so the turn's next request no longer carries it;
+        emptied, workspace untrusted: found by :meth:`_after_batch` just before, which checks
+        the files once per batch), so the turn's next request no longer carries it;
         ``messages`` itself when none was dropped."""
-        if self.memory is None or self.memory_seen is None:
+        if self.memory is None or self.memory_seen is None or not self._drop_pending:
             return messages
-        if not dropped(self.memory_seen, self._shown_now(self.memory.load().files)):
-            return messages
+        self._drop_pending = False
         self.memory.added, self.memory.triggers = (), {}
         kept = without_memory(messages, markers=MEMORY_MARKERS)
         return with_start(kept, self.start_memory())

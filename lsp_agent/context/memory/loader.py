@@ -137,21 +137,35 @@ def load_on_demand(
     *,
     overlay: Overlay = no_overlay,
     cache: ParseCache | None = None,
+    reals: dict[Path, Path] | None = None,
 ) -> LoadedMemory:
     """What touching ``touched`` (absolute) adds to ``loaded``: the memory files of every
     folder below the session folder down to ``touched``'s folder, and the path-scoped rules
     (loaded ones and those of those folders) whose ``paths:`` match. Returns only the new files
-    and notices (``rules`` holds the path-scoped rules of the new folders not matched yet)."""
+    and notices (``rules`` holds the path-scoped rules of the new folders not matched yet).
+    ``reals``: the caller's memo of the real paths (symlinks resolved) of ``loaded``'s files
+    and rules, filled here, so a session touching files turn after turn resolves each of its
+    memory files once per load instead of once per touch."""
     loader = _Loader(spec=spec, overlay=overlay, cache=cache or ParseCache(), on_demand=True)
-    loader.seen.update(_real(f.path) for f in loaded.files)
+    known = reals if reals is not None else {}
+
+    def real(path: Path) -> Path:
+        found = known.get(path)
+        if found is None:
+            found = known[path] = _real(path)
+        return found
+
+    loader.seen.update(real(f.path) for f in loaded.files)
     folder = touched if _is_dir(touched) else touched.parent
     if _under(folder, spec.cwd) and folder != spec.cwd:
         below = [p for p in ancestors_top_down(folder) if _under(p, spec.cwd) and p != spec.cwd]
         for sub in below:
             for candidate in folder_candidates(sub, agents=_AGENTS[spec.instruction_files]):
                 loader.candidate(candidate)
-    for rule in (*loaded.rules, *loader.rules):
-        if _real(rule.path) in loader.seen:
+    pending = [(rule, real(rule.path)) for rule in loaded.rules]
+    pending += [(rule, loader.real(rule.path)) for rule in loader.rules]
+    for rule, where in pending:
+        if where in loader.seen:
             continue
         if rule_applies(rule.globs, rule.base or spec.cwd, touched):
             scoped = Candidate(path=rule.path, kind=rule.kind, rule=True, base=rule.base)
@@ -161,7 +175,7 @@ def load_on_demand(
         files=result.files,
         notices=result.notices,
         imports=result.imports,
-        rules=tuple(r for r in result.rules if _real(r.path) not in loader.seen),
+        rules=tuple(r for r in result.rules if loader.real(r.path) not in loader.seen),
         consulted=result.consulted,
     )
 
@@ -250,10 +264,7 @@ class _Loader:
     seen: set[Path] = field(default_factory=set)
     _reals: dict[Path, Path] = field(default_factory=dict)
     _resolved: dict[tuple[Path, str, str], Path | None] = field(default_factory=dict)
-    _real_roots: tuple[Path, ...] = ()
-
-    def __post_init__(self) -> None:
-        self._real_roots = tuple(_real(r) for r in self.spec.roots)
+    _real_roots: tuple[Path, ...] | None = None
 
     def real(self, path: Path) -> Path:
         """``path`` with symlinks resolved (memoised for this load)."""
@@ -475,6 +486,8 @@ class _Loader:
         return any(_under(path, r) for r in self.spec.roots) or self._inside_roots(self.real(path))
 
     def _inside_roots(self, real: Path) -> bool:
+        if self._real_roots is None:  # resolved when first needed: most loads never ask
+            self._real_roots = tuple(_real(r) for r in self.spec.roots)
         return any(_under(real, r) for r in self._real_roots)
 
     def _outside_by_link(self, path: Path) -> bool:

@@ -64,11 +64,15 @@ class MemoryStore:
     """The fingerprint of :attr:`added` and the files as :meth:`on_demand_now` read them."""
     _plan: tuple[LoadedMemory, FingerprintPlan] | None = None
     """The fingerprint plan of ``loaded`` (worked out again when ``loaded`` is replaced)."""
+    _reals: tuple[LoadedMemory, dict[Path, Path]] | None = None
+    """The real paths of the known memory files for :meth:`touch` (per ``loaded``: a reload
+    starts afresh, so a file's link that changed is resolved again with it)."""
 
-    def load(self) -> LoadedMemory:
+    def load(self, *, spec: MemorySpec | None = None) -> LoadedMemory:
         """The memory that loads at session start, as it is now: read again only when its
-        fingerprint changed (module docstring). Never raises."""
-        spec = self.spec()
+        fingerprint changed (module docstring). ``spec``: :attr:`spec` read by the caller
+        for this check. Never raises."""
+        spec = spec if spec is not None else self.spec()
         # Taken before the load: a change made while loading shows at the next call.
         if self._plan is None or self._plan[0] is not self.loaded:
             self._plan = (self.loaded, FingerprintPlan.of(self.loaded.consulted))
@@ -103,22 +107,37 @@ class MemoryStore:
         """:meth:`load` rendered for the model (``None`` without memory files)."""
         return render_memory(self.load().files)
 
-    def touch(self, paths: Iterable[Path]) -> tuple[MemoryFile, ...]:
+    def touch(
+        self, paths: Iterable[Path], *, spec: MemorySpec | None = None
+    ) -> tuple[MemoryFile, ...]:
         """Files that touching ``paths`` (absolute) adds to the conversation, each once per
-        session: subfolder memory files and path-scoped rules that match."""
-        spec = self.spec()
+        session: subfolder memory files and path-scoped rules that match. ``spec``: as for
+        :meth:`load`."""
+        spec = spec if spec is not None else self.spec()
+        if self._reals is None or self._reals[0] is not self.loaded:
+            self._reals = (self.loaded, {})
+        reals = self._reals[1]
         new: list[MemoryFile] = []
         for path in paths:
             known = LoadedMemory(
                 files=(*self.loaded.files, *self.added, *new), rules=self.loaded.rules
             )
-            more = load_on_demand(spec, known, path, overlay=self.overlay, cache=self.cache)
+            more = load_on_demand(
+                spec, known, path, overlay=self.overlay, cache=self.cache, reals=reals
+            )
             for file in more.files:
                 if file.path not in {g.path for g in new}:
                     new.append(file)
                     self.triggers.setdefault(file.path, path)
         self.added = (*self.added, *new)
         return tuple(new)
+
+    def after_batch(self, paths: Iterable[Path]) -> tuple[tuple[MemoryFile, ...], LoadedMemory]:
+        """After a tool batch: what touching ``paths`` adds (:meth:`touch`), then the start
+        memory as it is now (:meth:`load`), the settings read once for both."""
+        spec = self.spec()
+        added = self.touch(paths, spec=spec)
+        return added, self.load(spec=spec)
 
     def after_tools(self, calls: Sequence[ToolCallSeen]) -> str | None:
         """The message text for files that the finished tool calls ``calls`` (name, input,
@@ -138,11 +157,15 @@ def _stat(path: Path | str) -> tuple[int, int, int] | None:
 class FingerprintPlan:
     """What :func:`fingerprint` stats for one list of consulted paths, worked out once per
     load rather than once per check: the paths, their folders and the ``.claude/rules``
-    trees among them, in order."""
+    trees among them, in order. ``parent`` is each path's folder as an index into
+    ``folders``, ``rule_parent`` each rules tree's folder (``-1``: not among ``folders``):
+    nothing can exist below a folder that does not, so those are not stat'ed."""
 
     paths: tuple[Path, ...]
     folders: tuple[Path, ...]
     rules: tuple[Path, ...]
+    parent: tuple[int, ...] = ()
+    rule_parent: tuple[int, ...] = ()
 
     @classmethod
     def of(cls, paths: Sequence[Path]) -> FingerprintPlan:
@@ -150,7 +173,16 @@ class FingerprintPlan:
         folders = {p.parent for p in paths}
         rules = {f / "rules" for f in folders if f.name == ".claude"}
         rules |= {f for f in folders if ".claude" in f.parts and "rules" in f.parts}
-        return cls(paths=tuple(paths), folders=tuple(sorted(folders)), rules=tuple(sorted(rules)))
+        ordered = tuple(sorted(folders))
+        index = {f: i for i, f in enumerate(ordered)}
+        tops = tuple(sorted(rules))
+        return cls(
+            paths=tuple(paths),
+            folders=ordered,
+            rules=tops,
+            parent=tuple(index[p.parent] for p in paths),
+            rule_parent=tuple(index.get(top.parent, -1) for top in tops),
+        )
 
 
 def fingerprint(
@@ -159,20 +191,33 @@ def fingerprint(
     """What the memory read from ``paths`` depends on: each path's editor text or stat, the
     stat of each folder holding one, and of every folder under a ``.claude/rules`` folder
     among them (new rule files). Equal fingerprints: the same memory would load. ``plan``:
-    :meth:`FingerprintPlan.of` ``paths``, when the caller kept it."""
+    :meth:`FingerprintPlan.of` ``paths``, when the caller kept it.
+
+    The folders are stat'ed first: a path in a folder that does not exist is missing too (its
+    stat would fail), and a rules tree there is empty, so neither costs a system call (most
+    candidate places of the load order, such as ``.claude/CLAUDE.md`` of every ancestor, are
+    missing)."""
     plan = plan if plan is not None else FingerprintPlan.of(paths)
-    files = []
-    for p in plan.paths:
+    folders = tuple((f, _stat(f)) for f in plan.folders)
+    files: list[tuple[Path, str | tuple[int, int, int] | None]] = []
+    for p, i in zip(plan.paths, plan.parent or (-1,) * len(plan.paths), strict=True):
         text = overlay(p)
-        files.append((p, text if text is not None else _stat(p)))
+        if text is not None:
+            files.append((p, text))
+        elif i >= 0 and folders[i][1] is None:
+            files.append((p, None))
+        else:
+            files.append((p, _stat(p)))
     trees: list[tuple[str, tuple[int, int, int] | None]] = []
-    for top in plan.rules:
+    for top, i in zip(plan.rules, plan.rule_parent or (-1,) * len(plan.rules), strict=True):
+        if i >= 0 and folders[i][1] is None:
+            continue
         for folder, dirs, _ in os.walk(top, followlinks=True):
             dirs.sort()
             trees.append((folder, _stat(folder)))
             if len(trees) > 1000:  # a pathological tree: the load itself caps it too
                 break
-    return (tuple(files), tuple((f, _stat(f)) for f in plan.folders), tuple(trees))
+    return (tuple(files), folders, tuple(trees))
 
 
 def touched_paths(uses: Sequence[tuple[str, dict[str, object]]]) -> tuple[Path, ...]:
