@@ -169,11 +169,22 @@ class Tool(ABC, Generic[InputT, PlanT]):
     """When a call fails, the calls after it in the same assistant message are not run (they
     may depend on it): Bash."""
 
+    _built_specs: ClassVar[dict[tuple[str, str, type[ToolInput]], ToolSpec]] = {}
+    """Specs by what they are made of: generating a JSON schema with pydantic takes
+    milliseconds, and every new session's tool set would otherwise do it again for the same
+    classes. A memo of a pure function of classes (immutable), bounded by the tool classes."""
+
     def spec(self) -> ToolSpec:
-        """The tool as offered to the model."""
-        schema = self.input_model.model_json_schema()
-        schema.pop("title", None)
-        return ToolSpec(name=self.name, description=self.description, input_schema=schema)
+        """The tool as offered to the model: built once per name, description and input
+        model, then shared (a :class:`ToolSpec` is frozen; nobody changes its schema)."""
+        key = (self.name, self.description, self.input_model)
+        built = Tool._built_specs.get(key)
+        if built is None:
+            schema = self.input_model.model_json_schema()
+            schema.pop("title", None)
+            built = ToolSpec(name=self.name, description=self.description, input_schema=schema)
+            Tool._built_specs[key] = built
+        return built
 
     def parse(self, raw: dict[str, Any]) -> InputT:
         """Validate raw model input; raises ``pydantic.ValidationError``."""

@@ -66,6 +66,25 @@ def test_a_lone_surrogate_is_written_as_an_escape_not_lost(tmp_path: Path) -> No
     assert record.get("message")["content"][0]["text"] == "bad \ud800 char"
 
 
+def test_a_record_line_has_the_bytes_of_the_standard_librarys_compact_json() -> None:
+    message = Message(
+        role="user",
+        content=(
+            ToolResultBlock(tool_use_id="t1", content="1\tf():\n2\t  'é\u2028\x1f\\\"/'"),
+            TextBlock(text="ünïcödé 漢字 \x7f"),
+        ),
+    )
+    record = new_record(
+        "user",
+        session_id="s",
+        parent=None,
+        fields={"message": message.model_dump(mode="json"), "n": [1, 2.5, 1e16, None, True]},
+    )
+    expected = json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
+    assert encode(record) == expected.encode()
+    assert decode(encode(record)).get("message") == message.model_dump(mode="json")
+
+
 def test_every_record_is_flushed_as_it_is_appended(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     t = Transcript(path=path, session_id="s")
