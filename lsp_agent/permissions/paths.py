@@ -62,6 +62,8 @@ EDITOR_CONFIG_SUFFIXES = (".code-workspace",)
 SECRET_DIRS_IN_HOME = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config/gcloud")
 """Directories under the home directory whose files are secrets (reads ask too)."""
 
+_SECRET_DIR_PARTS = tuple((folder, tuple(folder.split("/"))) for folder in SECRET_DIRS_IN_HOME)
+
 SECRET_FILE_NAMES = frozenset({".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials"})
 """File names that usually hold credentials (reads ask too)."""
 
@@ -192,9 +194,14 @@ def is_secret(path: Path, *, home: Path) -> str | None:
         and ".ssh" in {fold(p) for p in path.parts}
     ):
         return f"{path.name} is a private key"
-    for folder in SECRET_DIRS_IN_HOME:
-        if _contains(home / folder, path):
-            return f"it is inside ~/{folder}, which holds credentials"
+    # Compared by components, as _contains(home / folder, path) would, without building a
+    # path per folder on every read the permission engine decides.
+    parts, base = path.parts, home.parts
+    if parts[: len(base)] == base:
+        rest = parts[len(base) :]
+        for folder, sub in _SECRET_DIR_PARTS:
+            if rest[: len(sub)] == sub:
+                return f"it is inside ~/{folder}, which holds credentials"
     return None
 
 

@@ -78,18 +78,20 @@ def read_text_file(path: Path, *, max_bytes: int = MAX_TEXT_BYTES) -> TextSnapsh
     Raises ``FileNotFoundError``, ``IsADirectoryError``, ``PermissionError``, ``OSError`` and
     :class:`NotTextError` (not a regular file, binary, or larger than ``max_bytes`` bytes).
     """
-    if path.is_dir():
+    if os.name != "posix" and path.is_dir():  # POSIX opens a folder; fstat tells below
         raise IsADirectoryError(f"{path} is a directory")
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+    try:
+        info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(f"{path} is a directory")
         if not stat.S_ISREG(info.st_mode):
             raise NotTextError(f"{path} is not a regular file (a pipe, device or socket)")
         if info.st_size > max_bytes:
             raise NotTextError(f"file is too large ({info.st_size} bytes; limit {max_bytes} bytes)")
-        data = handle.read(max_bytes + 1)
+        data = _read_up_to(fd, max_bytes + 1, expected=info.st_size)
+    finally:
+        os.close(fd)
     if len(data) > max_bytes:
         raise NotTextError(f"file is too large (over the limit of {max_bytes} bytes)")
     try:
@@ -99,6 +101,23 @@ def read_text_file(path: Path, *, max_bytes: int = MAX_TEXT_BYTES) -> TextSnapsh
     return TextSnapshot(
         path=path, text=text, source="disk", encoding=encoding, bom=bom, mtime_ns=info.st_mtime_ns
     )
+
+
+def _read_up_to(fd: int, limit: int, *, expected: int) -> bytes:
+    """At most ``limit`` bytes from ``fd`` up to its end, read straight from the descriptor
+    (no buffered file object). ``expected`` is the size ``fstat`` gave: the first read asks
+    for one byte more, so a file of that size takes one read and one to see its end."""
+    chunks: list[bytes] = []
+    size = 0
+    want = min(limit, expected + 1)
+    while size < limit:
+        chunk = os.read(fd, max(1, min(limit - size, want)))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        want = 1 << 20  # the file grew since fstat: go on in MiB pieces
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def write_text_atomic(path: Path, text: str, *, encoding: str = "utf-8", bom: bool = False) -> None:

@@ -13,6 +13,7 @@ from lsp_agent.protocol.documents import FileChange, TextSnapshot
 from lsp_agent.workspace.textfile import (
     NotTextError,
     StaleChangeError,
+    _read_up_to,
     apply_change_to_disk,
     decode_bytes,
     encode_text,
@@ -99,6 +100,31 @@ def test_pipes_and_devices_are_refused_without_blocking(tmp_path: Path) -> None:
         read_text_file(fifo)  # would block forever if opened for a plain read
     with pytest.raises(NotTextError, match="not a regular file"):
         read_text_file(Path("/dev/zero"))
+
+
+def test_a_folder_is_refused_as_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        read_text_file(tmp_path)
+
+
+def test_reads_go_to_the_end_or_the_limit_whatever_fstat_said(tmp_path: Path) -> None:
+    # The size fstat gave may be stale (the file grew): the reader goes on to the end, and
+    # never past the limit.
+    path = tmp_path / "grown.txt"
+    data = b"0123456789" * 300_000  # 3 MB: more than one piece after the first read
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert _read_up_to(fd, len(data) + 1, expected=10) == data
+        os.lseek(fd, 0, os.SEEK_SET)
+        assert _read_up_to(fd, 25, expected=10) == data[:25]
+        os.lseek(fd, 0, os.SEEK_SET)
+        assert _read_up_to(fd, len(data) + 1, expected=len(data)) == data
+    finally:
+        os.close(fd)
+    assert read_text_file(path).text == data.decode()
+    with pytest.raises(NotTextError, match="too large"):
+        read_text_file(path, max_bytes=len(data) - 1)
 
 
 async def test_buffers_are_saved_once_per_agent_edit(tmp_path: Path) -> None:
