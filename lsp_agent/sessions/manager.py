@@ -30,7 +30,7 @@ from lsp_agent.context.memory.approvals import ImportApprovals
 from lsp_agent.context.memory.automemory import auto_memory_dir
 from lsp_agent.context.memory.discover import managed_memory_path
 from lsp_agent.context.memory.loader import MemorySpec
-from lsp_agent.context.memory.options import memory_options
+from lsp_agent.context.memory.options import MemoryOptions, memory_options
 from lsp_agent.context.memory.store import MemoryStore
 from lsp_agent.hooks.runner import HookRunner
 from lsp_agent.mcp.service import McpService
@@ -248,9 +248,15 @@ class SessionManager:
         ``auto_memory`` is the auto-memory folder (``None``: auto memory off)."""
         home = store.loader.home if store is not None else Path.home()
         host = self.host
+        auto_file = auto_memory / "MEMORY.md" if auto_memory is not None else None
+        kept: list[tuple[object, MemoryOptions]] = []  # the options of the settings load
 
         def spec() -> MemorySpec:
-            options = memory_options(_layers(store), store.env() if store is not None else None)
+            loaded = store.loaded if store is not None else None
+            if not kept or kept[0][0] is not loaded:  # a reload replaces ``store.loaded``
+                env = store.env() if store is not None else None
+                kept[:] = [(loaded, memory_options(_layers(store), env))]
+            options = kept[0][1]
             return MemorySpec(
                 cwd=cwd,
                 roots=roots,
@@ -260,9 +266,7 @@ class SessionManager:
                 excludes=options.excludes,
                 instruction_files=options.instruction_files,
                 external_imports=self.import_approvals.get(cwd),
-                auto_memory=auto_memory / "MEMORY.md"
-                if auto_memory is not None and options.auto_memory
-                else None,
+                auto_memory=auto_file if options.auto_memory else None,
             )
 
         def overlay(path: Path) -> str | None:
