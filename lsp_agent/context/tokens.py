@@ -116,23 +116,39 @@ class EstimateCache:
     request of a growing history only estimates what is new (one session's event loop).
 
     Keyed by object identity: messages and tool specs are frozen, and each entry keeps its
-    object alive, so an id cannot be reused while its entry exists. Each call keeps only the
+    object alive, so an id cannot be reused while its entry exists. A history that extends the
+    last one is counted as the last total plus the new messages; any other keeps only the
     entries of the objects it was given (the size follows the history; a rewritten history,
     after clearing or compaction, is estimated afresh)."""
 
     _messages: dict[int, tuple[Message, int]] = field(default_factory=dict)
     _tools: dict[int, tuple[ToolSpec, int]] = field(default_factory=dict)
+    _last: tuple[Message, ...] = ()
+    """The messages of the last call, whose entries :attr:`_messages` holds, and their total."""
+    _total: int = 0
 
     def messages(self, messages: Sequence[Message]) -> int:
         """:func:`estimate_messages` of ``messages`` (tokens)."""
+        current = tuple(messages)
+        last = self._last
+        if last and len(current) >= len(last) and current[: len(last)] == last:
+            # The usual request: the last one's history with messages appended. The tuple
+            # comparison runs in C and finds each kept message by identity.
+            total = self._total
+            for message in current[len(last) :]:
+                tokens = estimate_message(message)
+                self._messages[id(message)] = (message, tokens)
+                total += tokens
+            self._last, self._total = current, total
+            return total
         old, new = self._messages, {}
         total = 0
-        for message in messages:
+        for message in current:
             hit = old.get(id(message))
             tokens = hit[1] if hit is not None and hit[0] is message else estimate_message(message)
             new[id(message)] = (message, tokens)
             total += tokens
-        self._messages = new
+        self._messages, self._last, self._total = new, current, total
         return total
 
     def tools(self, tools: Sequence[ToolSpec]) -> int:

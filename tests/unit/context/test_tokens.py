@@ -126,3 +126,20 @@ def test_estimate_cache_holds_only_the_last_requests_objects() -> None:
     short = _history(1)
     assert cache.messages(short) == estimate_messages(short)
     assert len(cache._messages) == len(short)
+
+
+def test_estimate_cache_follows_a_growing_history_and_its_rewrites() -> None:
+    cache = EstimateCache()
+    history: list[Message] = []
+    for step in range(20):
+        history.append(Message.user_text(f"prompt {step} " + "y" * step * 50))
+        assert cache.messages(history) == estimate_messages(history)
+        assert len(cache._messages) == len(history)
+    # An equal message as a new object, then one whose content changed (a cleared result).
+    same = [*history[:5], history[5].model_copy(), *history[6:]]
+    assert cache.messages(same) == estimate_messages(same)
+    changed = [*history[:5], Message.user_text("cleared"), *history[6:]]
+    assert cache.messages(changed) == estimate_messages(changed)
+    assert cache.messages([*changed, history[0]]) == estimate_messages([*changed, history[0]])
+    assert cache.messages(history[:3]) == estimate_messages(history[:3])
+    assert len(cache._messages) == 3
