@@ -26,14 +26,15 @@ starts a new branch and the abandoned one is skipped.
 from __future__ import annotations
 
 import json
-import uuid as uuidlib
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, Literal
 
 import pydantic_core
+
+from lsp_agent.store.ids import random_uuid
 
 FORMAT_VERSION = 1
 """Version of the record format written by this code; a higher one on load is read as far as
@@ -111,7 +112,9 @@ _ENVELOPE = ("type", "uuid", "parentUuid", "sessionId", "timestamp", "version")
 
 def now() -> str:
     """The current time as ISO 8601 UTC with milliseconds (``2026-01-02T03:04:05.678Z``)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    ns = time.time_ns()
+    seconds, rest = divmod(ns, 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{rest // 1_000_000:03d}Z"
 
 
 def new_record(
@@ -130,7 +133,7 @@ def new_record(
         raise ValueError(f"record fields may not use envelope names: {', '.join(clash)}")
     return Record(
         type=kind,
-        uuid=record_id or str(uuidlib.uuid4()),
+        uuid=record_id or random_uuid(),
         parent_uuid=parent,
         session_id=session_id,
         timestamp=now(),

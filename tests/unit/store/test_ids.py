@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import uuid
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
-from lsp_agent.store.ids import IdLookupError, resolve_id
+from lsp_agent.store.ids import IdLookupError, random_uuid, resolve_id
 
 A = "6f6b7c0e-b19d-4633-9505-bd78be01c548"
 B = "6f6b7c0e-ffff-4633-9505-bd78be01c548"
@@ -28,3 +32,22 @@ def test_too_short_unknown_and_ambiguous_say_so() -> None:
         resolve_id([A], "abcdef12", what="prompt")
     with pytest.raises(IdLookupError, match=rf"'6f6b7c0e' is ambiguous: it starts {A}, {B}"):
         resolve_id([A, B], "6f6b7c0e", what="session")
+
+
+def test_random_uuids_are_canonical_version_4_and_distinct() -> None:
+    made = [random_uuid() for _ in range(2000)]
+    assert len(set(made)) == len(made)
+    for text in made[:200]:
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text  # canonical: lower case, 8-4-4-4-12
+        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
+
+
+def test_record_timestamps_are_utc_with_milliseconds() -> None:
+    from lsp_agent.store.records import now
+
+    before = datetime.now(UTC).replace(microsecond=0)
+    stamp = now()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp)
+    parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    assert before <= parsed <= datetime.now(UTC) + timedelta(milliseconds=1)
