@@ -103,7 +103,10 @@ async def execute_tool_uses(
                 _report_failure(block, results[block.id], env=env)
             continue
         ran: set[str] = set()
-        outcomes = await asyncio.gather(*(_run_one(b, env=env, ran=ran) for b in batch))
+        if len(batch) == 1:  # a lone call needs no task of its own (one loop step fewer)
+            outcomes = [await _run_one(batch[0], env=env, ran=ran)]
+        else:
+            outcomes = await asyncio.gather(*(_run_one(b, env=env, ran=ran) for b in batch))
         for block, result in zip(batch, outcomes, strict=True):
             results[block.id] = result
             tool = env.tools.get(block.name)

@@ -30,6 +30,7 @@ never covers ``npm test && rm -rf /``.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -43,6 +44,9 @@ from lsp_agent.permissions.paths import fold
 
 if TYPE_CHECKING:
     import pathspec
+
+_POSIX = os.name == "posix"
+"""Path components compare exactly (``relative_to`` folds case on Windows)."""
 
 RuleBehavior = Literal["allow", "ask", "deny"]
 
@@ -224,6 +228,9 @@ class Rule:
             return True
         if self.kind != "path" or self.path_base is None or self.path_spec is None:
             return False
+        base = self.path_base.parts
+        if _POSIX and path.parts[: len(base)] != base:
+            return False  # what relative_to refuses on POSIX, without raising and catching
         try:
             rel = path.relative_to(self.path_base)
         except ValueError:
