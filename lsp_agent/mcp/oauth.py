@@ -138,6 +138,30 @@ class CredentialStorage:
         self.update(**fields)
 
 
+SDK_AUTH_LOGGER = "mcp.client.auth"
+"""The SDK's OAuth loggers (``mcp.client.auth.*``)."""
+
+
+class _NoTracebacks(logging.Filter):
+    """Drops the traceback of the SDK's OAuth log records, keeping their message: on a token
+    answer it cannot parse the SDK logs the parser's report (``logger.exception("Invalid
+    refresh response")``), whose lines quote the answer's fields, tokens among them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info or record.exc_text:
+            record.exc_info, record.exc_text = None, None
+            record.msg = f"{record.msg} (details left out: they may quote credentials)"
+        return True
+
+
+def _hide_sdk_tracebacks() -> None:
+    """Install :class:`_NoTracebacks` on the SDK's OAuth loggers (once per process)."""
+    for name in (SDK_AUTH_LOGGER, f"{SDK_AUTH_LOGGER}.oauth2", f"{SDK_AUTH_LOGGER}.utils"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _NoTracebacks) for f in logger.filters):
+            logger.addFilter(_NoTracebacks())
+
+
 class McpOAuth(OAuthClientProvider):
     """The SDK's provider with what :mod:`this module <lsp_agent.mcp.oauth>` adds: the stored
     expiry and metadata restored on first use, and (``interactive=False``) a 401 answered by one
@@ -152,6 +176,7 @@ class McpOAuth(OAuthClientProvider):
         **kwargs: Any,
     ) -> None:
         super().__init__(storage=storage, **kwargs)
+        _hide_sdk_tracebacks()
         self.file = storage
         self.interactive = interactive
         self.on_needs_login = on_needs_login

@@ -160,3 +160,53 @@ async def test_a_huge_token_error_is_cut_in_the_login_error(
     message = await failed_login(hostile, tmp_path)
     assert "400" in message and "invalid_grant" in message
     assert len(message) < 1000
+
+
+async def test_a_malformed_refresh_answer_is_not_logged_with_its_tokens(
+    hostile: Hostile, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An expired token is refreshed before a connection; the authorisation server answers
+    the refresh with a token answer the SDK cannot parse. The SDK logs that with the parser's
+    report, whose lines quote the answer's fields; the log keeps the event, not the tokens."""
+    import logging
+
+    from lsp_agent.mcp.oauth import NeedsLoginError, connect_auth
+    from lsp_agent.mcp.oauth_tokens import update_entry
+
+    url = f"{hostile.base}/mcp"
+    file = read_config_text(
+        json.dumps({"mcpServers": {"secure": {"type": "http", "url": url}}}),
+        path=None,
+        scope="cli",
+        environ={},
+    )
+    (spec,) = file.servers
+    base = hostile.base
+    update_entry(
+        tmp_path,
+        "secure",
+        url,
+        tokens={"access_token": "old", "token_type": "Bearer", "refresh_token": "r0"},
+        expires_at=1.0,
+        client_info={
+            "client_id": "hostile-client",
+            "redirect_uris": ["http://127.0.0.1/callback"],
+            "token_endpoint_auth_method": "none",
+        },
+        metadata={
+            "issuer": base,
+            "authorization_endpoint": f"{base}/authorize",
+            "token_endpoint": f"{base}/token",
+            "response_types_supported": ["code"],
+        },
+    )
+    answer = {"access_token": SECRET, "token_type": "Bearer", "expires_in": REFRESH}
+    hostile.token_answer = (200, json.dumps(answer).encode())
+    caplog.set_level(logging.INFO)
+    auth = connect_auth(spec=spec, home=tmp_path, on_needs_login=lambda: None)
+    async with httpx2.AsyncClient(auth=auth, timeout=10) as client:
+        with pytest.raises(NeedsLoginError):
+            await client.post(url, json={})
+    assert "Invalid refresh response" in caplog.text
+    quoted = [part for t in (SECRET, REFRESH) for part in (t[:8], t[-8:])]
+    assert not [q for q in quoted if q.lower() in caplog.text.lower()], caplog.text
