@@ -95,16 +95,21 @@ class CredentialStorage:
         self.url = spec.url
         self.preset = preset
 
-    def entry(self) -> dict[str, Any]:
-        """The stored entry (plain data)."""
-        return load_entry(self.home, self.name, self.url)
+    # The store may be the system keyring, whose calls can block (a D-Bus round trip, a
+    # prompt to unlock it): they run in a worker thread so the event loop goes on.
 
-    def update(self, **fields: Any) -> None:
+    async def entry(self) -> dict[str, Any]:
+        """The stored entry (plain data)."""
+        return await anyio.to_thread.run_sync(load_entry, self.home, self.name, self.url)
+
+    async def update(self, **fields: Any) -> None:
         """Set or (``None``) remove fields of the entry. Raises ``OSError``."""
-        update_entry(self.home, self.name, self.url, **fields)
+        await anyio.to_thread.run_sync(
+            lambda: update_entry(self.home, self.name, self.url, **fields)
+        )
 
     async def get_tokens(self) -> OAuthToken | None:
-        raw = self.entry().get("tokens")
+        raw = (await self.entry()).get("tokens")
         try:
             return OAuthToken.model_validate(raw) if isinstance(raw, dict) else None
         except ValueError:
@@ -113,12 +118,14 @@ class CredentialStorage:
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         expires_at = time.time() + tokens.expires_in if tokens.expires_in is not None else None
-        self.update(tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires_at)
+        await self.update(
+            tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires_at
+        )
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         if self.preset is not None:
             return self.preset
-        raw = self.entry().get("client_info")
+        raw = (await self.entry()).get("client_info")
         try:
             return OAuthClientInformationFull.model_validate(raw) if isinstance(raw, dict) else None
         except ValueError:
@@ -128,14 +135,14 @@ class CredentialStorage:
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         if self.preset is not None:  # the configured client: its secret is never written
             return
-        self.update(client_info=client_info.model_dump(mode="json", exclude_none=True))
+        await self.update(client_info=client_info.model_dump(mode="json", exclude_none=True))
 
-    def forget(self, *, client: bool) -> None:
+    async def forget(self, *, client: bool) -> None:
         """Drop the tokens (and with ``client`` the registered client). Raises ``OSError``."""
         fields: dict[str, Any] = {"tokens": None, "expires_at": None}
         if client:
             fields.update(client_info=None, metadata=None)
-        self.update(**fields)
+        await self.update(**fields)
 
 
 SDK_AUTH_LOGGER = "mcp.client.auth"
@@ -183,7 +190,7 @@ class McpOAuth(OAuthClientProvider):
 
     async def _initialize(self) -> None:
         await super()._initialize()
-        entry = self.file.entry()
+        entry = await self.file.entry()
         expires_at = entry.get("expires_at")
         if isinstance(expires_at, int | float) and self.context.current_tokens is not None:
             self.context.token_expiry_time = float(expires_at)
@@ -422,7 +429,7 @@ async def login(
             str(u) for u in known.redirect_uris or ()
         }
         # A client registered for another port is useless; with a preset, a stored one is.
-        storage.forget(client=preset is not None or not registered)
+        await storage.forget(client=preset is not None or not registered)
 
         async def redirect(url: str) -> None:
             state = parse_qs(urlsplit(url).query).get("state", [""])[0]
@@ -451,7 +458,7 @@ async def login(
         if provider.context.current_tokens is None or tokens is None:
             raise LoginError(f"the server did not ask for an OAuth login (HTTP {status})")
         if provider.context.oauth_metadata is not None:
-            storage.update(metadata=provider.context.oauth_metadata.model_dump(mode="json"))
+            await storage.update(metadata=provider.context.oauth_metadata.model_dump(mode="json"))
         log.info("MCP server %s: logged in", spec.name)
     except LoginError:
         raise

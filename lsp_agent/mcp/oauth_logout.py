@@ -37,11 +37,12 @@ async def logout(*, spec: ServerSpec, home: Path, timeout_s: float = REVOKE_TIME
     credentials. Returns whether the server accepted every revocation it was sent (``False``:
     it offers none, there was no token, or it failed or timed out). Raises ``OSError`` if the
     local credentials cannot be removed."""
-    entry = load_entry(home, spec.name, spec.url)
+    # The keyring's calls may block: they run in a worker thread.
+    entry = await anyio.to_thread.run_sync(load_entry, home, spec.name, spec.url)
     try:
         return await revoke(spec=spec, entry=entry, timeout_s=timeout_s)
     finally:
-        forget_login(home, spec.name, spec.url)
+        await anyio.to_thread.run_sync(forget_login, home, spec.name, spec.url)
 
 
 def _client(spec: ServerSpec, entry: dict[str, Any]) -> tuple[str, str | None, str]:
