@@ -67,6 +67,8 @@ if TYPE_CHECKING:
 # not import so that `--version` loads nothing beyond argparse).
 _EXIT_USAGE = 2
 _EXIT_INTERRUPTED = 130
+_EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE: what a shell reports for a command whose reader went away."""
 
 
 def main(argv: Sequence[str] | None = None, *, tls: PreparedTls | None = None) -> int:
@@ -82,7 +84,27 @@ def main(argv: Sequence[str] | None = None, *, tls: PreparedTls | None = None) -
     the interpreter after the model SDK was imported costs about a quarter of a second,
     which a headless run spends on every call. With an explicit ``argv`` (tests, embedding)
     it returns normally.
+
+    A reader that goes away (``lsp-agent ps | head -2``) ends the command quietly with
+    :data:`_EXIT_BROKEN_PIPE`, without a traceback.
     """
+    try:
+        code = _main(argv, tls=tls)
+        sys.stdout.flush()  # a closed reader shows here for output still buffered
+    except BrokenPipeError:
+        import os
+
+        # Nothing more can reach the reader; point stdout at /dev/null so the flush at exit
+        # does not report the same broken pipe.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return _EXIT_BROKEN_PIPE
+    return code
+
+
+def _main(argv: Sequence[str] | None, *, tls: PreparedTls | None) -> int:
+    """:func:`main` without the broken-pipe handling."""
     parser = build_parser()
     routed = route_print_mode(sys.argv[1:] if argv is None else argv)
     args, extras = parser.parse_known_args(routed)
