@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from dataclasses import dataclass
 from datetime import datetime
@@ -74,9 +75,10 @@ def run_sessions(
         return EXIT_FAILED
 
 
-def as_json(info: SessionInfo) -> dict[str, object]:
+def as_json(info: SessionInfo, background_run: str | None = None) -> dict[str, object]:
     """The JSON object of one listed session (``created``/``updated`` ISO 8601 UTC,
-    ``turns`` the user's prompts)."""
+    ``turns`` the user's prompts; ``background_run`` the id of the background run running it
+    now, else ``None``)."""
     return {
         "session_id": info.session_id,
         "title": info.title,
@@ -87,14 +89,28 @@ def as_json(info: SessionInfo) -> dict[str, object]:
         "mode": info.mode,
         "cwd": info.cwd,
         "interrupted": info.interrupted,
+        "background_run": background_run,
     }
+
+
+def _background_runs() -> dict[str, str]:
+    """Session id → id of the background run of this user running it now."""
+    from lsp_agent.store.private import runs_dir
+    from lsp_agent.store.runs import running_sessions
+
+    try:
+        return {s: r.id for s, r in running_sessions(runs_dir(os.environ)).items()}
+    except OSError:
+        return {}
 
 
 def _list(
     saved: list[SessionInfo], *, options: SessionsOptions, root: Path, out: TextIO, err: TextIO
 ) -> None:
+    running = _background_runs()
     if options.as_json:
-        print(json.dumps([as_json(info) for info in saved], ensure_ascii=False), file=out)
+        rows = [as_json(info, running.get(info.session_id)) for info in saved]
+        print(json.dumps(rows, ensure_ascii=False), file=out)
         return
     if not saved:
         where = "any project" if options.all_projects else str(root)
@@ -102,7 +118,10 @@ def _list(
         return
     for info in saved:
         where = f"  {info.cwd}" if options.all_projects else ""
-        mark = "  (interrupted)" if info.interrupted else ""  # a killed run, or Ctrl-C
+        run = running.get(info.session_id)
+        # A session a background run is still running reads like one that was cut off.
+        mark = f"  (background run {run})" if run else ""
+        mark = mark or ("  (interrupted)" if info.interrupted else "")  # a killed run, Ctrl-C
         print(
             f"{info.session_id}  {_local_time(info.updated)}  {info.turns:3d} turn(s)  "
             f"{info.model or '-'}{where}  {info.title}{mark}",

@@ -47,3 +47,50 @@ def test_rm_asks_on_a_terminal(
     assert path.exists() is kept
     assert code == (1 if kept else 0)
     assert ("removed session" in out.getvalue()) is not kept
+
+
+def test_a_session_a_background_run_is_running_is_marked_with_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its transcript has no end yet, which alone would read "(interrupted)"."""
+    import json
+    import os
+    import time
+
+    from lsp_agent.store.private import ensure_private_dir, runs_dir
+    from lsp_agent.store.runs import RunRecord, write_record
+
+    data, cwd = tmp_path / "data", tmp_path / "proj"
+    cwd.mkdir()
+    monkeypatch.setenv("LSP_AGENT_DATA_DIR", str(data))
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    _saved(data, cwd)
+    folder = runs_dir(os.environ)
+    ensure_private_dir(folder.parent)
+    ensure_private_dir(folder)
+    run = RunRecord(
+        id="3f2a9c1e",
+        session_id=SESSION,
+        pid=os.getpid(),
+        cwd=str(cwd),
+        argv=("run", "-p", "tidy the tests"),
+        prompt="tidy the tests",
+        started=time.time(),
+    )
+    write_record(folder, run)
+    listed = io.StringIO()
+    options = SessionsOptions(
+        action="list", session_id=None, as_json=False, all_projects=False, yes=False, cwd=cwd
+    )
+    assert run_sessions(options, out=listed, err=io.StringIO()) == 0
+    line = listed.getvalue().strip()
+    assert line.endswith("tidy the tests  (background run 3f2a9c1e)"), line
+    assert "(interrupted)" not in line
+    as_json = io.StringIO()
+    json_options = SessionsOptions(
+        action="list", session_id=None, as_json=True, all_projects=False, yes=False, cwd=cwd
+    )
+    run_sessions(json_options, out=as_json, err=io.StringIO())
+    assert json.loads(as_json.getvalue())[0]["background_run"] == "3f2a9c1e"
