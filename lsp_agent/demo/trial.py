@@ -411,6 +411,11 @@ _PROVIDER_VARIABLES = (
 )
 
 
+OFFLINE_ENV = "LSP_AGENT_OFFLINE_RUN"
+"""Set in an offline run's environment: its ``ANTHROPIC_API_KEY`` is the trial endpoint's
+stand-in, not a credential of the user's (the init event says ``apiKeySource: "none"``)."""
+
+
 def offline_environ(environ: Mapping[str, str], *, base_url: str) -> dict[str, str]:
     """``environ`` pointed at the trial endpoint at ``base_url`` (for ``run -p --offline``):
     its base URL and the scripted server's key, no retries, and none of the variables that
@@ -420,6 +425,7 @@ def offline_environ(environ: Mapping[str, str], *, base_url: str) -> dict[str, s
     env = {k: v for k, v in environ.items() if k not in _PROVIDER_VARIABLES}
     env["ANTHROPIC_BASE_URL"] = base_url
     env["ANTHROPIC_API_KEY"] = SCRIPTED_API_KEY
+    env[OFFLINE_ENV] = "1"
     env["LSP_AGENT_MAX_RETRIES"] = "0"
     return env
 

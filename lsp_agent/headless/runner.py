@@ -49,7 +49,10 @@ log = logging.getLogger(__name__)
 
 
 def api_key_source(environ: Mapping[str, str]) -> str:
-    """Which credential the model client will use, for the init event (never its value)."""
+    """Which credential the model client will use, for the init event (never its value):
+    ``none`` for an offline run, whose key only opens the bundled trial endpoint."""
+    if environ.get("LSP_AGENT_OFFLINE_RUN"):
+        return "none"
     if environ.get("ANTHROPIC_API_KEY"):
         return "ANTHROPIC_API_KEY"
     if environ.get("ANTHROPIC_AUTH_TOKEN"):

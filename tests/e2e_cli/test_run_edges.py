@@ -239,6 +239,10 @@ def test_offline_runs_without_a_key(project: Path) -> None:
     assert "add" in obj["result"]  # it read the file and names what it defines
     assert "not Claude" in obj["result"]
     assert obj["total_cost_usd"] == 0
+    streamed = run_plain(["-p", "--offline", "hi", "--output-format", "stream-json"], project)
+    init = json.loads(streamed.stdout.splitlines()[0])
+    assert init["subtype"] == "init"
+    assert init["apiKeySource"] == "none"  # the trial endpoint's stand-in key is no credential
 
 
 def test_no_key_names_offline_and_the_demo_and_saves_no_session(
