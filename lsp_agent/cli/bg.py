@@ -30,6 +30,7 @@ from lsp_agent.store.runs import (
     alive,
     effective,
     find_run,
+    is_run_process,
     list_runs,
     prune,
     write_record,
@@ -236,6 +237,12 @@ def _kill(folder: Path, record: RunRecord) -> int:
         # No daemon looks after the run any more (it died): end the run's group here.
         if not alive(record.pid):
             return _fail(f"background run {record.id} is not running ({problem})")
+        if not is_run_process(record):
+            # The pid was reused: ending that group would end someone else's program.
+            return _fail(
+                f"background run {record.id} ended unseen: process {record.pid} is another "
+                "process now (or its start time cannot be read); nothing was killed"
+            )
         _kill_group(record.pid)
         write_record(folder, replace(record, state="killed", ended=time.time()))
     deadline = time.monotonic() + 15

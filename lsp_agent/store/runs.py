@@ -229,6 +229,34 @@ def alive(pid: int) -> bool:
     return True
 
 
+SAME_START_S = 10.0
+"""How far a process's start may be from its run's ``started`` for it to be that run
+(seconds): the daemon records the run just after forking it."""
+
+
+def started_at(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch, to about a second: the boot
+    time in ``/proc/stat`` is whole seconds), from ``/proc/PID/stat`` field 22 (clock ticks
+    after boot, proc(5)); ``None`` where ``/proc`` does not say."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        ticks = int(fields[19])  # field 22; the fields after ")" start at field 3
+        with open("/proc/stat", encoding="utf-8") as handle:
+            boot = next(int(line.split()[1]) for line in handle if line.startswith("btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def is_run_process(record: RunRecord) -> bool:
+    """Whether ``record.pid`` is still the run's process rather than another program that got
+    the pid after the run ended unseen: its start time is within :data:`SAME_START_S` of the
+    run's. ``False`` where the start time cannot be read (not provably the run)."""
+    start = started_at(record.pid)
+    return start is not None and abs(start - record.started) <= SAME_START_S
+
+
 def effective(record: RunRecord) -> RunRecord:
     """``record`` as it stands: a ``running`` record whose process is gone ended without its
     daemon seeing it (the daemon died), and reads as ``failed`` with no exit code."""

@@ -348,3 +348,35 @@ def test_a_daemon_of_another_build_is_named(project: Path, runtime: Path, server
         "(`lsp-agent daemon stop` ends it once its runs end" in refused.stderr
     )
     assert scripted.requests == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process start times from /proc")
+def test_kill_spares_a_process_that_reused_a_dead_runs_pid(runtime: Path) -> None:
+    """A run recorded as running whose daemon died unseen, and whose pid now belongs to
+    another program (here: a process group of its own started long after the run): ``kill``
+    must not end that program's group."""
+    from lsp_agent.store.runs import RunRecord, write_record
+
+    other = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        folder = runtime / "lsp-agent" / "runs"
+        folder.mkdir(parents=True, mode=0o700)
+        (runtime / "lsp-agent").chmod(0o700)
+        record = RunRecord(
+            id="0badc0de",
+            session_id=None,
+            pid=other.pid,
+            cwd="/",
+            argv=("run", "-p", "x"),
+            prompt="x",
+            started=time.time() - 3600,  # the run started an hour ago; the pid is new
+        )
+        write_record(folder, record)
+        env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
+        killed = lsp_agent("kill", "0badc0de", env=env)
+        assert killed.returncode != 0
+        assert "another process" in killed.stderr, killed.stderr
+        assert other.poll() is None  # still running
+    finally:
+        other.kill()
+        other.wait()
