@@ -12,8 +12,11 @@ key), the entry's JSON as the password — the same plain data the file holds fo
 Nothing moves between the stores on its own. An entry is read from the keyring first, then
 from the file (a token found in either is used); a change is written back where the entry
 was found, a new entry goes to the preferred store (the file when the keyring refuses the
-write, with a warning); a logout deletes it from both. ``keyring`` is imported on the first
-use here — only when an OAuth server logs in, refreshes or connects — never on a cold path.
+write, with a warning); a logout deletes it from both. A change of a keyring item is a
+read-modify-write too, so it holds the lock of ``mcp-oauth-keyring`` in the state folder
+(another process's change in between would be lost; the file has a lock of its own).
+``keyring`` is imported on the first use here — only when an OAuth server logs in, refreshes
+or connects — never on a cold path.
 """
 
 from __future__ import annotations
@@ -26,12 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from lsp_agent.mcp import oauth_store
-from lsp_agent.mcp.oauth_store import entry_key
+from lsp_agent.mcp.oauth_store import entry_key, oauth_path
+from lsp_agent.store.file_lock import locked
 
 log = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "lsp-agent MCP OAuth"
 """The keyring service name the credentials are stored under."""
+
+KEYRING_LOCK = "mcp-oauth-keyring"
+"""The name (``.lock`` added) of the lock held while a keyring item changes."""
 
 STORE_ENV = "LSP_AGENT_MCP_OAUTH_STORE"
 """``file`` keeps the credentials in the file even when a keyring backend exists."""
@@ -93,9 +100,17 @@ def update_entry(home: Path, name: str, url: str, **fields: Any) -> None:
     entry the preferred store (see the module docstring). Raises ``OSError`` if the file
     cannot be written."""
     backend = keyring_backend()
+    if backend is None:
+        oauth_store.update_entry(home, name, url, **fields)
+        return
+    with locked(oauth_path(home).with_name(KEYRING_LOCK)):
+        _update_keyring(backend, home, name, url, fields)
+
+
+def _update_keyring(backend: Any, home: Path, name: str, url: str, fields: dict[str, Any]) -> None:
     key = entry_key(name, url)
-    current = _keyring_entry(backend, key) if backend is not None else None
-    if backend is None or (current is None and oauth_store.load_entry(home, name, url)):
+    current = _keyring_entry(backend, key)
+    if current is None and oauth_store.load_entry(home, name, url):
         oauth_store.update_entry(home, name, url, **fields)
         return
     entry = dict(current or {})

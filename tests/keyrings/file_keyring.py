@@ -33,7 +33,9 @@ class FileKeyring(KeyringBackend):
             return {}
 
     def _save(self, items: dict[str, str]) -> None:
-        self.path.write_text(json.dumps(items), "utf-8")
+        partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(items), "utf-8")
+        partial.replace(self.path)  # a reader never sees half a file
 
     def get_password(self, service: str, username: str) -> str | None:
         return self._items().get(f"{service}\n{username}")

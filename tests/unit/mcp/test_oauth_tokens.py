@@ -51,3 +51,36 @@ def test_without_a_backend_the_private_file_is_the_store(tmp_path: Path) -> None
     assert load_entry(tmp_path, "s", "https://a/mcp")["tokens"] == {"access_token": "t"}
     forget_login(tmp_path, "s", "https://a/mcp")
     assert load_entry(tmp_path, "s", "https://a/mcp") == {}
+
+
+UPDATER = """
+import sys
+from pathlib import Path
+from lsp_agent.mcp.oauth_tokens import update_entry
+for i in range(40):
+    update_entry(Path(sys.argv[1]), "s", "https://a/mcp", **{f"{sys.argv[2]}{i}": i})
+"""
+
+
+def test_two_processes_changing_one_keyring_item_lose_nothing(tmp_path: Path) -> None:
+    """Each process sets 40 fields of the same entry: the lock keeps all 80."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from lsp_agent.mcp.oauth_tokens import KEYRING_SERVICE
+    from tests.keyrings.file_keyring import BACKEND, FILE_ENV, items
+
+    root = Path(__file__).resolve().parents[3]
+    env = dict(os.environ)
+    env.update(PYTHON_KEYRING_BACKEND=BACKEND, **{FILE_ENV: str(tmp_path / "keyring.json")})
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+    procs = [
+        subprocess.Popen([sys.executable, "-c", UPDATER, str(tmp_path), tag], env=env)
+        for tag in ("a", "b")
+    ]
+    assert [p.wait(60) for p in procs] == [0, 0]
+    entry = json.loads(items(tmp_path / "keyring.json")[f"{KEYRING_SERVICE}\ns https://a/mcp"])
+    assert {f"{t}{i}" for t in "ab" for i in range(40)} <= entry.keys()
+    assert not oauth_path(tmp_path).exists()  # all in the keyring, none in the file
