@@ -404,6 +404,9 @@ function M.open(p)
   ui.buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_name(ui.buf, ('lsp-agent://permission/%d'):format(p.n))
   vim.bo[ui.buf].bufhidden = 'wipe'
+  -- A filetype of its own, as the chat (markdown) and the MCP list have: users can theme it and
+  -- hang autocommands on it.
+  vim.bo[ui.buf].filetype = 'lsp_agent_permission'
   vim.b[ui.buf].lsp_agent_permission = p.n
   local lines = fill(ui, p)
   local longest = 40

@@ -18,6 +18,10 @@ H.test('the turn edits, saves, runs Bash, reloads', function()
   -- Edit, then Bash: two permission prompts, both allowed.
   local p = E.permission()
   H.ok(p:title():find('app.py', 1, true), p:title())
+  H.wait(E.WAIT, function()
+    return p.ui ~= nil and p.ui.buf ~= nil
+  end, 'the permission window')
+  H.eq(vim.bo[p.ui.buf].filetype, 'lsp_agent_permission')
   p:answer('allow_once')
   p = E.permission()
   H.eq(p.tool_call.rawInput.command ~= nil, true, 'the Bash prompt shows its command')
