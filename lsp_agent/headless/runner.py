@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from lsp_agent.model.base import Model
     from lsp_agent.model.tls import PreparedTls
     from lsp_agent.protocol.permissions import PermissionMode
-    from lsp_agent.sessions.manager import Session, SessionManager
+    from lsp_agent.sessions.manager import Session
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,7 @@ async def _run(
     from lsp_agent.headless.mcp_notices import McpFailureNotices
     from lsp_agent.headless.prompt_size import prompt_too_long
     from lsp_agent.headless.responses import ResponseLog, TimedModel
+    from lsp_agent.headless.session_open import discard_transcript, new_session, open_session
     from lsp_agent.model.anthropic import AnthropicModel, apply_settings_env, resolve_model_name
     from lsp_agent.protocol.prompt import PromptText
     from lsp_agent.sessions.compose import build_sessions, session_tools
@@ -224,7 +225,7 @@ async def _run(
         import_approvals=_import_approvals(options),
     )
     try:
-        session = _open_session(manager, options, mode, err=err, environ=environ)
+        session = open_session(manager, options, mode, err=err, environ=environ)
     except (ValueError, SessionError) as exc:  # a malformed rule, an unknown session
         err.write(f"lsp-agent: error: {exc}\n")
         notices.remove()
@@ -360,8 +361,8 @@ async def _run(
             await session.end()  # SessionEnd hooks, bounded by their timeouts
         except Exception:
             log.debug("SessionEnd hooks failed", exc_info=True)
-        if code != ExitCode.OK and not responses.responses and _new_session(options):
-            _discard_transcript(session)
+        if code != ExitCode.OK and not responses.responses and new_session(options):
+            discard_transcript(session)
         for model in models:
             with contextlib.suppress(Exception):
                 await model.aclose()
@@ -394,90 +395,6 @@ def _unknown_tools(wanted: tuple[str, ...] | None, known: tuple[str, ...]) -> st
     if not unknown:
         return None
     return f"--tools: unknown tool {', '.join(unknown)} (built-in tools: {', '.join(known)})"
-
-
-def _new_session(options: HeadlessOptions) -> bool:
-    """Whether the run started a session of its own (not ``--continue``/``--resume``; a fork
-    is new too)."""
-    return options.fork_session or (not options.continue_session and options.resume is None)
-
-
-def _discard_transcript(session: Session) -> None:
-    """Delete the transcript of a new session whose run failed before any model answer (no
-    key, endpoint down), so ``-p --continue`` never continues an empty session."""
-    if session.recorder is None:
-        return
-    with contextlib.suppress(OSError):
-        session.recorder.transcript.path.unlink(missing_ok=True)
-
-
-def _open_session(
-    manager: SessionManager,
-    options: HeadlessOptions,
-    mode: PermissionMode | None,
-    *,
-    err: TextIO,
-    environ: Mapping[str, str],
-) -> Session:
-    """The run's session: new, or resumed/forked from a saved one (``--continue``,
-    ``--resume``, ``--fork-session``). Raises ``SessionError`` for a session that cannot be
-    resumed (unknown, none in the directory, open elsewhere)."""
-    from lsp_agent.headless.held import held_by_background_run
-    from lsp_agent.sessions.manager import SessionError
-    from lsp_agent.sessions.restore import collector_paused
-    from lsp_agent.sessions.resume import fork, resume, saved_sessions
-
-    if not options.continue_session and options.resume is None:
-        taken = options.session_id is not None and any(
-            s.session_id == options.session_id for s in saved_sessions(manager)
-        )
-        if taken:
-            raise SessionError(f"session id {options.session_id!r} is already in use")
-        return manager.new(
-            cwd=options.cwd,
-            mode=mode,
-            session_id=options.session_id,
-            additional_directories=options.add_dirs,
-        )
-    target = options.resume or ""
-    if target and manager.config.persist:
-        target = _saved_id(manager, target)
-    if not target:
-        saved = saved_sessions(manager, cwd=options.cwd)
-        if not saved:
-            raise SessionError(f"no saved session in {options.cwd} to continue")
-        target = saved[0].session_id
-    if options.fork_session:
-        resumed = fork(manager, target, cwd=options.cwd, new_id=options.session_id, stream=True)
-    else:
-        try:
-            resumed = resume(manager, target, cwd=options.cwd, stream=True)
-        except SessionError as exc:
-            # Asked only once the transcript is found locked: the registry names the holder.
-            held = held_by_background_run(target, environ)
-            raise SessionError(held or str(exc)) from None
-    with collector_paused():
-        for _ in resumed.updates:
-            pass  # a headless run prints only the new turn (iterating restores the history)
-    for warning in resumed.warnings:
-        err.write(f"lsp-agent: {warning}\n")
-    if mode is not None:
-        resumed.session.set_mode(mode)
-    return resumed.session
-
-
-def _saved_id(manager: SessionManager, wanted: str) -> str:
-    """The saved session ``--resume`` names (its id in either form, or a unique prefix).
-    Raises ``SessionError`` when none or several match."""
-    from lsp_agent.sessions.manager import SessionError
-    from lsp_agent.sessions.resume import saved_sessions
-    from lsp_agent.store.ids import IdLookupError, resolve_id
-
-    try:
-        ids = [s.session_id for s in saved_sessions(manager)]
-        return resolve_id(ids, wanted, what="saved session")
-    except IdLookupError as exc:
-        raise SessionError(str(exc)) from None
 
 
 _INIT_STATUS = {
