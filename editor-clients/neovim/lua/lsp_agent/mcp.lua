@@ -14,13 +14,16 @@ local known = {}
 --- Servers that already showed a "needs approval"/"needs login" notice, per client id and name.
 local noticed = {}
 
---- One line per server: "name  state  N tools  scope  (error)".
+--- One line per server: "name  state  N tools  [logged in]  scope  (error)".
 --- @param server table
 --- @return string
 function M.format(server)
   local parts = { server.name, server.state }
   if server.state == 'ready' then
     table.insert(parts, ('%d tool%s'):format(server.tools or 0, server.tools == 1 and '' or 's'))
+  end
+  if server.loggedIn == true then
+    table.insert(parts, 'logged in (:AgentMcp logout ' .. server.name .. ')')
   end
   table.insert(parts, server.scope)
   table.insert(parts, server.description)

@@ -59,6 +59,8 @@ H.test('log in to an HTTP server and use its tool', function()
   H.wait(E.WAIT, function()
     return vim.iter(notices):any(function(m) return m:find('secure: logged in', 1, true) end)
   end, 'the logged-in notice')
+  local line = mcp.format(mcp.known(client.id).servers[1])
+  H.ok(line:find('logged in (:AgentMcp logout secure)', 1, true), line)
 
   agent.chat({ prompt = 'who am I?' })
   local p = E.permission()
@@ -70,6 +72,8 @@ H.test('log in to an HTTP server and use its tool', function()
   H.wait(WAIT_MCP, function()
     return state() == 'needs_login'
   end, 'the server to need a login again after logout')
+  line = mcp.format(mcp.known(client.id).servers[1])
+  H.ok(not line:find('logged in', 1, true), line)
 end)
 
 E.finish()
