@@ -157,8 +157,11 @@ def _request_line(
     failure: str | None,
     elapsed_ms: float,
 ) -> str:
-    """``[model] #2 claude-…: 200 tool_use · 1,234 in (0 cached) / 56 out tokens · 812 ms``."""
-    head = f"[model] #{number} {request.model}:"
+    """``[model] #2 claude-…: 200 tool_use · 1,234 in (0 cached) / 56 out tokens · 812 ms``;
+    a request made off the user's turn says which (``[model] #1 claude-… (title, in the
+    background): …``), so one prompt's lines do not read as several model turns."""
+    kind = f" ({request.background}, in the background)" if request.background else ""
+    head = f"[model] #{number} {request.model}{kind}:"
     if response is not None:
         usage = response.usage
         cached = usage.cache_read_input_tokens
