@@ -62,7 +62,7 @@ H.test(':AgentMode sets the mode; the statusline shows it', function()
   end, 'the mode change')
   H.ok(agent.status(bufnr):find('agent plan', 1, true), agent.status(bufnr))
   H.eq(vim.fn.getcompletion('AgentMode ', 'cmdline'),
-    { 'default', 'acceptEdits', 'plan', 'bypassPermissions' })
+    { 'default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk' })
 end)
 
 H.test(':AgentSessions lists the server\'s sessions', function()
