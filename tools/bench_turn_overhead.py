@@ -21,7 +21,12 @@ Goal: ≤ 10 ms per turn (Claude Code's gap between turns measures 45-70 ms with
 harness on the same kind of machine; see docs/performance.md). Prints a Markdown table;
 ``--json OUT`` also writes the figures.
 
+``--baseline CHECKOUT`` compares the core mode's CPU time per turn with another checkout's
+code instead: ``--rounds`` rounds, each a fresh process per checkout in alternation (so both
+see the same machine load), each process the median of 5 runs after a warm-up.
+
     python tools/bench_turn_overhead.py [--turns 50] [--repeat 3]
+    python tools/bench_turn_overhead.py --baseline CHECKOUT [--rounds 4] [--turns 50]
 """
 
 from __future__ import annotations
@@ -257,12 +262,58 @@ def stats(values: Sequence[float]) -> dict[str, float]:
     }
 
 
+def core_sample(turns: int) -> float:
+    """The median CPU ms per turn of 5 core runs in this process, after a warm-up."""
+    cwd = make_project()
+    asyncio.run(run_core(5, cwd))
+    asyncio.run(run_core(turns, cwd))
+    runs = [asyncio.run(run_core(turns, cwd)) for _ in range(5)]
+    return float(statistics.median(run["cpu_ms"] / (turns + 1) for run in runs))
+
+
+def compare(baseline: Path, *, rounds: int, turns: int) -> int:
+    """Core CPU per turn of ``baseline``'s code and this checkout's, alternating (Markdown)."""
+    this = Path(__file__).resolve().parent.parent
+    checkouts = {"baseline": baseline.resolve(), "this": this}
+    samples: dict[str, list[float]] = {name: [] for name in checkouts}
+    load = os.getloadavg()[0]
+    for _ in range(rounds):
+        for name, checkout in checkouts.items():
+            env = {**os.environ, "PYTHONPATH": str(checkout)}
+            out = subprocess.run(
+                [sys.executable, __file__, "--core-sample", "--turns", str(turns)],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            samples[name].append(float(out.stdout.strip().splitlines()[-1]))
+    print(
+        f"| CPU ms per core turn | {' | '.join(f'round {i + 1}' for i in range(rounds))} | median |"
+    )
+    print(f"| --- | {' | '.join('---:' for _ in range(rounds))} | ---: |")
+    for name, values in samples.items():
+        cells = " | ".join(f"{v:.2f}" for v in values)
+        print(f"| {name} | {cells} | {statistics.median(values):.2f} |")
+    ratio = statistics.median(samples["this"]) / statistics.median(samples["baseline"])
+    print(f"\nthis / baseline: {ratio:.2f}; load average {load:.1f} → {os.getloadavg()[0]:.1f}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3, help="runs per mode")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--baseline", type=Path, help="compare core CPU with this checkout")
+    parser.add_argument("--rounds", type=int, default=4, help="with --baseline")
+    parser.add_argument("--core-sample", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.core_sample:
+        print(f"{core_sample(args.turns):.4f}")
+        return 0
+    if args.baseline is not None:
+        return compare(args.baseline, rounds=args.rounds, turns=args.turns)
     cwd = make_project()
     figures: dict[str, Any] = {}
 

@@ -72,7 +72,8 @@ def numbered(lines: list[str], first_line: int) -> str:
     current Read format): ``cat -n``'s six columns cost five bytes on most lines of every
     read, which the prompt then carries on every later request."""
     return "\n".join(
-        f"{number}\t{clip_line(line)}" for number, line in enumerate(lines, start=first_line)
+        f"{number}\t{line if len(line) <= MAX_LINE_CHARS else clip_line(line)}"
+        for number, line in enumerate(lines, start=first_line)
     )
 
 

@@ -146,6 +146,12 @@ def load_on_demand(
     ``reals``: the caller's memo of the real paths (symlinks resolved) of ``loaded``'s files
     and rules, filled here, so a session touching files turn after turn resolves each of its
     memory files once per load instead of once per touch."""
+    folder = touched if _is_dir(touched) else touched.parent
+    below: list[Path] = []
+    if _under(folder, spec.cwd) and folder != spec.cwd:
+        below = [p for p in ancestors_top_down(folder) if _under(p, spec.cwd) and p != spec.cwd]
+    if not below and not loaded.rules:
+        return LoadedMemory()  # no folder below the session's and no rule: nothing to look at
     loader = _Loader(spec=spec, overlay=overlay, cache=cache or ParseCache(), on_demand=True)
     known = reals if reals is not None else {}
 
@@ -156,12 +162,9 @@ def load_on_demand(
         return found
 
     loader.seen.update(real(f.path) for f in loaded.files)
-    folder = touched if _is_dir(touched) else touched.parent
-    if _under(folder, spec.cwd) and folder != spec.cwd:
-        below = [p for p in ancestors_top_down(folder) if _under(p, spec.cwd) and p != spec.cwd]
-        for sub in below:
-            for candidate in folder_candidates(sub, agents=_AGENTS[spec.instruction_files]):
-                loader.candidate(candidate)
+    for sub in below:
+        for candidate in folder_candidates(sub, agents=_AGENTS[spec.instruction_files]):
+            loader.candidate(candidate)
     pending = [(rule, real(rule.path)) for rule in loaded.rules]
     pending += [(rule, loader.real(rule.path)) for rule in loader.rules]
     for rule, where in pending:

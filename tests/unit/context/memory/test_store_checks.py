@@ -105,3 +105,17 @@ def test_after_batch_touches_then_loads(tree: Tree) -> None:
     added, loaded = store.after_batch([tree.ws / "src" / "b.py"])
     assert added == ()
     assert [f.text for f in loaded.files] == ["root, edited"]
+
+
+def test_a_file_in_the_session_folder_brings_only_matching_rules(tree: Tree) -> None:
+    # Nothing lies between the session folder and such a file: only path rules can apply
+    # (and without any, there is nothing to look at).
+    bare = MemoryStore(spec=tree.spec)
+    bare.load()
+    assert bare.touch([tree.ws / "a.py", tree.ws]) == ()
+    tree.write(tree.ws / ".claude" / "rules" / "py.md", "---\npaths: '*.py'\n---\npython rule")
+    store = MemoryStore(spec=tree.spec)
+    store.load()
+    assert store.touch([tree.ws / "notes.txt"]) == ()
+    assert [f.text for f in store.touch([tree.ws / "a.py"])] == ["python rule"]
+    assert store.touch([tree.ws / "b.py"]) == ()  # once per session
