@@ -23,6 +23,7 @@ from typing import BinaryIO
 
 from lsp_agent.daemon import client
 from lsp_agent.daemon.paths import ensure_private_dir, socket_path
+from lsp_agent.headless.terminal import plain
 from lsp_agent.store.private import runs_dir
 from lsp_agent.store.runs import (
     RunLookupError,
@@ -219,7 +220,9 @@ def _ps(folder: Path, *, as_json: bool) -> int:
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started))
         code = "-" if r.exit_code is None else str(r.exit_code)
         state = "waiting for approval" if r.state == "running" and r.id in waiting else r.state
-        rows.append((r.id, state, code, started, r.session_id or "-", r.cwd, r.prompt))
+        # A prompt or folder name may hold escape sequences; a cell is one line.
+        cwd, prompt = plain(r.cwd, one_line=True), plain(r.prompt, one_line=True)
+        rows.append((r.id, state, code, started, r.session_id or "-", cwd, prompt))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]

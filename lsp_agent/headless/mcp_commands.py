@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
+
+from lsp_agent.headless.terminal import plain
 
 Action = Literal["list", "approve", "deny", "login", "logout"]
 
@@ -62,19 +63,6 @@ def run_mcp(
         err.write(f"lsp-agent: error: {plain(str(exc))}\n")
         return 1
     return 0
-
-
-def plain(text: str) -> str:
-    """``text`` safe to print on a terminal: control and invisible formatting characters
-    (escape sequences, bidirectional overrides) escaped as ``\\x1b``, ``\\u202e``; newlines
-    and tabs kept. A repository's ``.mcp.json`` and a server's errors are printed, and an
-    escape sequence in them would otherwise drive the terminal (OSC 52 writes the clipboard)."""
-    return "".join(
-        ch
-        if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp")
-        else ascii(ch)[1:-1]
-        for ch in text
-    )
 
 
 def _service(options: McpCommandOptions, *, err: TextIO) -> Any:

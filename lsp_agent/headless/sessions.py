@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
+from lsp_agent.headless.terminal import plain
 from lsp_agent.store.ids import MIN_PREFIX, AmbiguousIdError, IdLookupError, resolve_id
 from lsp_agent.store.index import SessionInfo, list_sessions
 from lsp_agent.store.paths import data_dir
@@ -117,14 +118,15 @@ def _list(
         print(f"no saved session in {where}", file=err)
         return
     for info in saved:
-        where = f"  {info.cwd}" if options.all_projects else ""
+        where = f"  {plain(info.cwd, one_line=True)}" if options.all_projects else ""
         run = running.get(info.session_id)
         # A session a background run is still running reads like one that was cut off.
         mark = f"  (background run {run})" if run else ""
         mark = mark or ("  (interrupted)" if info.interrupted else "")  # a killed run, Ctrl-C
         print(
             f"{info.session_id}  {_local_time(info.updated)}  {info.turns:3d} turn(s)  "
-            f"{info.model or '-'}{where}  {info.title}{mark}",
+            f"{plain(info.model or '-', one_line=True)}{where}  "
+            f"{plain(info.title, one_line=True)}{mark}",
             file=out,
         )
 
@@ -161,13 +163,14 @@ def _remove(
     if not options.yes:
         if not stdin.isatty():
             raise _SessionsError("nothing removed: confirm with --yes (no terminal to ask on)")
-        print(f"Remove session {info.session_id} ({info.title})? [y/N] ", end="", file=err)
+        title = plain(info.title, one_line=True)
+        print(f"Remove session {info.session_id} ({title})? [y/N] ", end="", file=err)
         err.flush()
         if stdin.readline().strip().lower() not in ("y", "yes"):
             print("nothing removed", file=err)
             return EXIT_FAILED
     _delete(Path(info.path))
-    print(f"removed session {info.session_id} ({info.title})", file=out)
+    print(f"removed session {info.session_id} ({plain(info.title, one_line=True)})", file=out)
     return EXIT_OK
 
 
