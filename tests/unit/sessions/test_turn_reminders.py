@@ -345,3 +345,31 @@ async def test_after_clear_or_compaction_a_folder_touched_before_brings_its_memo
     # The folder's CLAUDE.md arrives with the tool result again, as in a new conversation.
     assert "use snake_case" in last_message(after_read)
     assert [f.path for f in session.memory.added] == [sub / "CLAUDE.md"]
+
+
+async def test_the_memory_is_checked_once_per_tool_batch(
+    start: Callable[..., Any], tmp_path: Path
+) -> None:
+    # Each check reads the settings once (the spec) and stats the memory's files: a batch
+    # used to check twice (its reminder step, then the step that takes out a dropped file).
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "CLAUDE.md").write_text("Project memory.\n")
+    (project / "a.py").write_text("x = 1\n")
+    read = {"file_path": str(project / "a.py")}
+    batches = 4
+    answers = [answer(tool_use("Read", read, id=f"r{i}")) for i in range(batches)]
+    session: Session = await start(Model(answers=[*answers, answer(text("done"))]), Clock())
+    memory = session.memory
+    assert memory is not None
+    checks: list[int] = []
+    spec = memory.spec
+
+    def counted() -> Any:
+        checks.append(1)
+        return spec()
+
+    memory.spec = counted
+    await ask(session, "read it a few times")
+    at_start = 2  # the prompt's own memory block (load) and its first check
+    assert len(checks) <= batches + at_start, len(checks)
