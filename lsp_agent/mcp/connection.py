@@ -43,6 +43,16 @@ from lsp_agent.mcp.transport import Opened, StderrTail, open_transport
 
 log = logging.getLogger(__name__)
 
+HANDSHAKE_MODE = "legacy"
+"""How we connect first: the ``initialize`` handshake (protocol 2025-11-25), as Claude Code
+does. On the 2026-07-28 protocol a server cannot send requests of its own mid-call, so a tool
+written the usual way (``await ctx.elicit(...)``, ``ctx.session.list_roots()``, ``ctx.info``)
+fails there with "no back-channel"; on the handshake protocol those requests ride the stdio
+pipe or the streamable-HTTP response stream, and ``Resolve(...)``-style tools still work (the
+SDK sends their questions as the same requests). A server that refuses the handshake
+(``UNSUPPORTED_PROTOCOL_VERSION``: it speaks only the 2026 protocol) is reconnected with the
+SDK's ``auto`` negotiation."""
+
 FAILED_LOG = "MCP server %s failed: %s"
 """The log message of each failed start or lost connection (arguments: the server's name and
 the error, as the status shows it); a door that shows the status itself filters on it."""
@@ -335,6 +345,19 @@ class ServerConnection:
             raise
 
     async def _run_client(self, ready: asyncio.Event) -> None:
+        try:
+            await self._run_client_in(ready, mode=HANDSHAKE_MODE)
+        except Exception as exc:
+            if ready.is_set() or not _refuses_handshake(exc):
+                raise
+            log.info(
+                "MCP server %s refuses the initialize handshake; connecting with the 2026 "
+                "protocol (its tools cannot ask the user mid-call)",
+                self.spec.name,
+            )
+            await self._run_client_in(ready, mode="auto")
+
+    async def _run_client_in(self, ready: asyncio.Event, *, mode: str) -> None:
         lost = asyncio.Event()
         self._lost = lost
 
@@ -369,6 +392,7 @@ class ServerConnection:
             logging_callback=self._on_log,
             list_roots_callback=self._list_roots,
             elicitation_callback=self._elicit,
+            mode=mode,
             client_info=types.Implementation(name="lsp-agent", version=__version__),
             cache=None,
         )
@@ -567,6 +591,14 @@ class ServerConnection:
             raise CallFailedError(
                 f"MCP server {name!r}: the connection failed ({describe_error(exc)})"
             ) from None
+
+
+def _refuses_handshake(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception in its groups) is the server's
+    UNSUPPORTED_PROTOCOL_VERSION answer to ``initialize``."""
+    if isinstance(exc, BaseExceptionGroup):
+        return any(_refuses_handshake(inner) for inner in exc.exceptions)
+    return isinstance(exc, MCPError) and exc.code == types.UNSUPPORTED_PROTOCOL_VERSION
 
 
 async def _forward(opened: Opened, lost: asyncio.Event) -> None:

@@ -413,6 +413,46 @@ async def test_a_form_goes_to_a_client_that_shows_forms_and_is_checked(
     assert editor.message_requests == []  # no button question for a client that shows forms
 
 
+async def test_a_tool_that_calls_ctx_elicit_gets_the_form_answer(
+    launch: Launch, tmp_path: Path
+) -> None:
+    """A tool written the usual way (``await ctx.elicit(...)`` and a mid-call ``roots/list``)
+    reaches the editor: the client connects with the handshake, where the server has a
+    back-channel for its own requests."""
+    root = _root(tmp_path)
+    editor = await launch(
+        scenario(
+            reply(tool_use("mcp__ed__pick", {}, id="toolu_pick")),
+            reply(
+                tool_use("mcp__ed__ctx_roots", {}, id="toolu_roots"),
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=False, contains="picked: teal")]
+                ),
+            ),
+            reply(
+                "done",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=False, contains=root.as_uri())]
+                ),
+            ),
+        ),
+        init_options={
+            "trusted": True,
+            "mcpServers": {"ed": stdio_entry("--name", "ed")},
+            "clientCapabilities": {"mcpElicitation": True},
+        },
+    )
+    await _until_state(editor, "ed", "ready")
+    editor.elicit_answers.append({"action": "accept", "content": {"colour": "teal", "size": 2}})
+    session_id = await editor.new_session()
+    answer = await editor.prompt(session_id, "pick a colour")
+    assert answer["stopReason"] == "end_turn"
+    editor.scripted.assert_done()
+    (asked,) = editor.elicit_requests
+    assert asked["server"] == "ed" and asked["message"] == "Which colour?"
+    assert set(asked["requestedSchema"]["properties"]) == {"colour", "size"}
+
+
 async def test_servers_get_the_workspace_folders_as_roots(launch: Launch, tmp_path: Path) -> None:
     root = _root(tmp_path)
     editor = await launch(

@@ -89,6 +89,28 @@ def test_a_deny_rule_beats_bypass_permissions(project: Path, tmp_path: Path) -> 
     result.server.assert_done()
 
 
+def test_a_ctx_elicit_question_is_declined_in_run_p(project: Path, tmp_path: Path) -> None:
+    """Nobody can answer a form in run -p: a tool doing ``await ctx.elicit(...)`` gets
+    ``decline`` (as documented), not a transport error."""
+    cfg = config(tmp_path, fx=stdio_entry("--name", "fx"))
+    result = run_cli(
+        ["run", "-p", "pick", "--mcp-config", str(cfg), "--allowedTools", "mcp__fx"],
+        scenario=scenario(
+            reply(tool_use("mcp__fx__pick", {}, id="toolu_pick")),
+            reply(
+                "Declined.",
+                expect=expecting(
+                    tool_results=[ToolResultExpect(is_error=False, contains="answer: decline")]
+                ),
+            ),
+            name="mcp-pick",
+        ),
+        cwd=project,
+    )
+    assert result.code == 0, result.proc.stderr
+    result.server.assert_done()
+
+
 def test_project_servers_wait_for_approval_and_strict_ignores_them(
     project: Path, tmp_path: Path
 ) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from lsp_agent.mcp.config import read_config_text
+from lsp_agent.mcp.elicitation import AskFn
 from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.pool import McpPool
 from lsp_agent.mcp.sources import McpPlan, PlannedServer
@@ -107,7 +108,11 @@ async def make_pool(tmp_path: Path) -> AsyncIterator[Any]:
     pools: list[McpPool] = []
 
     def make(
-        servers: dict[str, Any], *, environ: dict[str, str] | None = None, **limits: Any
+        servers: dict[str, Any],
+        *,
+        environ: dict[str, str] | None = None,
+        ask: AskFn | None = None,
+        **limits: Any,
     ) -> McpPool:
         pool = McpPool(
             plan=plan_of(servers),
@@ -115,6 +120,7 @@ async def make_pool(tmp_path: Path) -> AsyncIterator[Any]:
             project=tmp_path,
             environ=os.environ if environ is None else environ,
             roots=lambda: (tmp_path,),
+            ask=ask,
         )
         pools.append(pool)
         return pool

@@ -1,7 +1,7 @@
 """A real MCP server (the SDK's ``MCPServer``) for the tests, with switchable misbehaviour.
 
 Run as ``python fixture_server.py [--http PORT | --sse PORT] [--garbage] [--flood-stderr N] [--hang]
-[--die] [--name NAME]``; stdio unless ``--http``.
+[--die] [--modern-only] [--name NAME]``; stdio unless ``--http``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import sys
 import time
 from typing import Annotated, Literal
 
+import anyio
 from mcp.server.mcpserver import (
     AcceptedElicitation,
     Context,
@@ -31,6 +32,7 @@ from mcp_types import (
     ImageContent,
     ListRootsResult,
     ResourceLink,
+    SamplingMessage,
     TextContent,
     ToolAnnotations,
 )
@@ -39,6 +41,11 @@ from pydantic import BaseModel, Field
 
 class Confirmation(BaseModel):
     proceed: bool
+
+
+class Colour(BaseModel):
+    colour: str
+    size: int = 4
 
 
 def ask_roots() -> ListRoots:
@@ -234,6 +241,39 @@ def build(name: str) -> MCPServer:
         return f"answer: {answer.action}"
 
     @server.tool()
+    async def pick(ctx: Context) -> str:
+        """Ask the user for a colour the handshake-era way (``ctx.elicit`` sends a
+        server-to-client ``elicitation/create`` request mid-call)."""
+        answer = await ctx.elicit(message="Which colour?", schema=Colour)
+        if isinstance(answer, AcceptedElicitation):
+            return f"picked: {answer.data.colour}"
+        return f"answer: {answer.action}"
+
+    @server.tool()
+    async def ctx_roots(ctx: Context) -> str:
+        """List the client's roots with a server-to-client ``roots/list`` request."""
+        listed = await ctx.session.list_roots()
+        return "roots: " + " ".join(str(root.uri) for root in listed.roots)
+
+    @server.tool()
+    async def ctx_sample(ctx: Context) -> str:
+        """Ask the client's model for text (``sampling/createMessage``)."""
+        try:
+            result = await ctx.session.create_message(
+                [SamplingMessage(role="user", content=TextContent(type="text", text="hi"))],
+                max_tokens=10,
+            )
+        except Exception as exc:  # the client declines: the error is the answer
+            return f"sampling refused: {exc}"
+        return f"sampled: {result.content}"
+
+    @server.tool()
+    async def ctx_log(ctx: Context) -> str:
+        """Send a log message to the client mid-call."""
+        await ctx.info("fixture log line")
+        return "logged"
+
+    @server.tool()
     async def add_prompt(ctx: Context) -> str:
         """Add a prompt called ``later`` and announce the change."""
         server.add_prompt(Prompt.from_function(lambda: "A later prompt.", name="later"))
@@ -241,6 +281,17 @@ def build(name: str) -> MCPServer:
         return "prompt added"
 
     return server
+
+
+async def serve_modern_only(server: MCPServer) -> None:
+    """Serve stdio speaking only the 2026-07-28 protocol: ``initialize`` is refused with
+    UNSUPPORTED_PROTOCOL_VERSION, as a server without the handshake era answers."""
+    from mcp.server.runner import _serve_modern_stream
+    from mcp.server.stdio import stdio_server
+
+    low = server._lowlevel_server
+    async with stdio_server() as (read, write), low.lifespan(low) as state:
+        await _serve_modern_stream(low, read, write, lifespan_state=state, raise_exceptions=False)
 
 
 def main() -> None:
@@ -252,6 +303,7 @@ def main() -> None:
     parser.add_argument("--flood-stderr", type=int, default=0)
     parser.add_argument("--hang", action="store_true")
     parser.add_argument("--die", action="store_true")
+    parser.add_argument("--modern-only", action="store_true")
     args = parser.parse_args()
     if args.flood_stderr:
         for i in range(args.flood_stderr):
@@ -269,6 +321,8 @@ def main() -> None:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
     elif args.sse:
         server.run("sse", host="127.0.0.1", port=args.sse)
+    elif args.modern_only:
+        anyio.run(serve_modern_only, server)
     else:
         server.run("stdio")
 
