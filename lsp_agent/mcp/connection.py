@@ -44,8 +44,8 @@ from lsp_agent.mcp.transport import Opened, StderrTail, open_transport
 log = logging.getLogger(__name__)
 
 HANDSHAKE_MODE = "legacy"
-"""How we connect first: the ``initialize`` handshake (protocol 2025-11-25), as Claude Code
-does. On the 2026-07-28 protocol a server cannot send requests of its own mid-call, so a tool
+"""How we connect first: the ``initialize`` handshake (protocol 2025-11-25). On the 2026-07-28
+protocol a server cannot send requests of its own mid-call, so a tool
 written the usual way (``await ctx.elicit(...)``, ``ctx.session.list_roots()``, ``ctx.info``)
 fails there with "no back-channel"; on the handshake protocol those requests ride the stdio
 pipe or the streamable-HTTP response stream, and ``Resolve(...)``-style tools still work (the
@@ -135,6 +135,9 @@ class ServerConnection:
         self._login_due = asyncio.Event()
         self._logging_in = False
         self._auth: Any = None  # the OAuth provider of the current connection, if any
+        self._relist_after_calls = False
+        self._tools_change = False
+        self._prompts_change = False
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -408,8 +411,17 @@ class ServerConnection:
                     client, server=self.spec.name, timeout_s=self.limits.startup_timeout_s
                 )
             listen = None
-            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            if modern:
                 listen = asyncio.ensure_future(self._listen(client))
+            # The SDK's `ctx.notify_tools_changed()` reaches only 2026 `listen` streams, and its
+            # servers declare `listChanged: false` on a handshake connection: re-list after
+            # each call to a server that does not promise to announce changes (throttled like
+            # list_changed; only a changed list is applied and logged).
+            tools_cap, prompts_cap = capabilities.tools, capabilities.prompts
+            self._tools_change = tools_cap is not None and not tools_cap.list_changed
+            self._prompts_change = prompts_cap is not None and not prompts_cap.list_changed
+            self._relist_after_calls = not modern and (self._tools_change or self._prompts_change)
             ready.set()
             self._set("ready")
             log.info("MCP server %s ready: %d tools", self.spec.name, len(tools))
@@ -441,15 +453,20 @@ class ServerConnection:
             last_refresh = time.monotonic()
             if self._prompts_due:
                 self._prompts_due = False
-                self.prompts = await list_prompts(
+                prompts = await list_prompts(
                     client, server=self.spec.name, timeout_s=self.limits.startup_timeout_s
                 )
-                self._set("ready")
+                if prompts != self.prompts:
+                    self.prompts = prompts
+                    self._set("ready")
             if self._refresh_due:
                 self._refresh_due = False
                 try:
                     with anyio.fail_after(self.limits.startup_timeout_s):
-                        self.tools = await list_tools(client, server=self.spec.name)
+                        tools = await list_tools(client, server=self.spec.name)
+                    if tools == self.tools:
+                        continue
+                    self.tools = tools
                     log.info(
                         "MCP server %s: tool list refreshed (%d)", self.spec.name, len(self.tools)
                     )
@@ -555,9 +572,16 @@ class ServerConnection:
             if report is not None:
                 report(progress, total, message)
 
-        return await self.request(
-            tool, lambda client: client.call_tool(tool, arguments, progress_callback=on_progress)
-        )
+        try:
+            return await self.request(
+                tool,
+                lambda client: client.call_tool(tool, arguments, progress_callback=on_progress),
+            )
+        finally:
+            if self._relist_after_calls:
+                self._refresh_due = self._refresh_due or self._tools_change
+                self._prompts_due = self._prompts_due or self._prompts_change
+                self._wake.set()
 
     async def request(self, what: str, send: Callable[[Client], Awaitable[T]]) -> T:
         """Run ``send`` on the connected client (a call, a resource read, a prompt get),

@@ -123,7 +123,8 @@ def build(name: str) -> MCPServer:
     async def churn(times: int, ctx: Context) -> str:
         """Announce a tool-list change ``times`` times in a row."""
         for _ in range(times):
-            await ctx.notify_tools_changed()
+            await ctx.notify_tools_changed()  # 2026 `listen` streams
+            await ctx.session.send_tool_list_changed()  # handshake connections
         return "churned"
 
     @server.tool()
