@@ -31,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from lsp_agent import __version__
+from lsp_agent.mcp import protocol_era as era
 from lsp_agent.mcp.config import ServerSpec
 from lsp_agent.mcp.elicitation import AskFn, AskUrlFn, url_host
 from lsp_agent.mcp.errors import describe_error
@@ -42,16 +43,6 @@ from lsp_agent.mcp.oauth_logout import logout as oauth_logout
 from lsp_agent.mcp.transport import Opened, StderrTail, open_transport
 
 log = logging.getLogger(__name__)
-
-HANDSHAKE_MODE = "legacy"
-"""How we connect first: the ``initialize`` handshake (protocol 2025-11-25). On the 2026-07-28
-protocol a server cannot send requests of its own mid-call, so a tool
-written the usual way (``await ctx.elicit(...)``, ``ctx.session.list_roots()``, ``ctx.info``)
-fails there with "no back-channel"; on the handshake protocol those requests ride the stdio
-pipe or the streamable-HTTP response stream, and ``Resolve(...)``-style tools still work (the
-SDK sends their questions as the same requests). A server that refuses the handshake
-(``UNSUPPORTED_PROTOCOL_VERSION``: it speaks only the 2026 protocol) is reconnected with the
-SDK's ``auto`` negotiation."""
 
 FAILED_LOG = "MCP server %s failed: %s"
 """The log message of each failed start or lost connection (arguments: the server's name and
@@ -135,9 +126,7 @@ class ServerConnection:
         self._login_due = asyncio.Event()
         self._logging_in = False
         self._auth: Any = None  # the OAuth provider of the current connection, if any
-        self._relist_after_calls = False
-        self._tools_change = False
-        self._prompts_change = False
+        self._relist = era.Relist()
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -349,16 +338,14 @@ class ServerConnection:
 
     async def _run_client(self, ready: asyncio.Event) -> None:
         try:
-            await self._run_client_in(ready, mode=HANDSHAKE_MODE)
+            await self._run_client_in(ready, mode=era.HANDSHAKE_MODE)
         except Exception as exc:
-            if ready.is_set() or not _refuses_handshake(exc):
+            if ready.is_set() or not era.refuses_handshake(exc):
                 raise
             log.info(
-                "MCP server %s refuses the initialize handshake; connecting with the 2026 "
-                "protocol (its tools cannot ask the user mid-call)",
-                self.spec.name,
+                "MCP server %s refuses the handshake; trying the 2026 protocol", self.spec.name
             )
-            await self._run_client_in(ready, mode="auto")
+            await self._run_client_in(ready, mode=era.FALLBACK_MODE)
 
     async def _run_client_in(self, ready: asyncio.Event, *, mode: str) -> None:
         lost = asyncio.Event()
@@ -411,17 +398,9 @@ class ServerConnection:
                     client, server=self.spec.name, timeout_s=self.limits.startup_timeout_s
                 )
             listen = None
-            modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
-            if modern:
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 listen = asyncio.ensure_future(self._listen(client))
-            # The SDK's `ctx.notify_tools_changed()` reaches only 2026 `listen` streams, and its
-            # servers declare `listChanged: false` on a handshake connection: re-list after
-            # each call to a server that does not promise to announce changes (throttled like
-            # list_changed; only a changed list is applied and logged).
-            tools_cap, prompts_cap = capabilities.tools, capabilities.prompts
-            self._tools_change = tools_cap is not None and not tools_cap.list_changed
-            self._prompts_change = prompts_cap is not None and not prompts_cap.list_changed
-            self._relist_after_calls = not modern and (self._tools_change or self._prompts_change)
+            self._relist = era.relist_after_calls(client.protocol_version, capabilities)
             ready.set()
             self._set("ready")
             log.info("MCP server %s ready: %d tools", self.spec.name, len(tools))
@@ -578,10 +557,9 @@ class ServerConnection:
                 lambda client: client.call_tool(tool, arguments, progress_callback=on_progress),
             )
         finally:
-            if self._relist_after_calls:
-                self._refresh_due = self._refresh_due or self._tools_change
-                self._prompts_due = self._prompts_due or self._prompts_change
-                self._wake.set()
+            self._refresh_due = self._refresh_due or self._relist.tools
+            self._prompts_due = self._prompts_due or self._relist.prompts
+            self._wake.set()
 
     async def request(self, what: str, send: Callable[[Client], Awaitable[T]]) -> T:
         """Run ``send`` on the connected client (a call, a resource read, a prompt get),
@@ -615,14 +593,6 @@ class ServerConnection:
             raise CallFailedError(
                 f"MCP server {name!r}: the connection failed ({describe_error(exc)})"
             ) from None
-
-
-def _refuses_handshake(exc: BaseException) -> bool:
-    """Whether ``exc`` (or an exception in its groups) is the server's
-    UNSUPPORTED_PROTOCOL_VERSION answer to ``initialize``."""
-    if isinstance(exc, BaseExceptionGroup):
-        return any(_refuses_handshake(inner) for inner in exc.exceptions)
-    return isinstance(exc, MCPError) and exc.code == types.UNSUPPORTED_PROTOCOL_VERSION
 
 
 async def _forward(opened: Opened, lost: asyncio.Event) -> None:
