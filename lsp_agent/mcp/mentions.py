@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
-from html import escape
 
 _MENTION = re.compile(r"(?:(?<=\s)|\A)@([A-Za-z0-9_.-]+):(\S+)")
 _TRAILING = ".,;:!?)]}'\""
@@ -50,7 +49,13 @@ def parse_mentions(text: str, servers: Collection[str]) -> list[Mention]:
 def resource_block(mention: Mention, *, text: str | None = None, error: str | None = None) -> str:
     """The block appended to the prompt for ``mention``: its ``text``, or the ``error`` that
     kept it from being read."""
-    attrs = f'server="{escape(mention.server)}" uri="{escape(mention.uri)}"'
+    attrs = f'server="{_attr(mention.server)}" uri="{_attr(mention.uri)}"'
     if error is not None:
-        return f'<mcp-resource {attrs} error="{escape(error)}" />'
+        return f'<mcp-resource {attrs} error="{_attr(error)}" />'
     return f"<mcp-resource {attrs}>\n{text}\n</mcp-resource>"
+
+
+def _attr(value: str) -> str:
+    """``value`` inside a double-quoted attribute the model reads: only ``"`` is escaped
+    (``&quot;``); other HTML entities (``&#x27;`` for an apostrophe) are noise to it."""
+    return value.replace('"', "&quot;")
