@@ -239,3 +239,12 @@ async def test_stopping_the_pool_stops_the_children(make_pool: Any, tmp_path: Pa
     await pool.aclose()
     assert pool.statuses()[0].state == "idle"
     assert sys.executable  # the SDK's shutdown reaped the child (else aclose would not return)
+
+
+async def test_an_http_server_that_is_down_is_named_by_its_url(make_pool: Any) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
+    pool = make_pool({"down": {"type": "http", "url": url + "?key=secret"}}, restart_attempts=0)
+    await pool.tools()  # starts the servers
+    await wait_state(pool, "down", "failed")
+    error = next(s.error for s in pool.statuses() if s.name == "down") or ""
+    assert f"({url})" in error and "secret" not in error
