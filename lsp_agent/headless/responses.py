@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -109,14 +109,26 @@ class TimedModel:
     """Wraps a model: records each response in ``log`` and, with ``verbose``, writes one
     ``[model]`` line per request to ``err``."""
 
-    def __init__(self, inner: Model, *, log: ResponseLog, err: TextIO, verbose: bool) -> None:
+    def __init__(
+        self,
+        inner: Model,
+        *,
+        log: ResponseLog,
+        err: TextIO,
+        verbose: bool,
+        before_first: Callable[[], None] = lambda: None,
+    ) -> None:
         self.inner = inner
         self._log = log
         self._err = err
         self._verbose = verbose
+        self._before_first = before_first
+        """Called before the run's first model request (``log`` counts the requests)."""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         """The inner model's stream, timed and recorded."""
+        if self._log.requests == 0:
+            self._before_first()
         self._log.requests += 1
         number = self._log.requests
         start = time.perf_counter()

@@ -189,6 +189,11 @@ async def _run(
         return ExitCode.USAGE
     models: list[TimedModel] = []
     stream: EventStream | None = None
+    held: list[str] = []  # lines shown only once the run asks the model (MCP approvals)
+
+    def show_held() -> None:
+        err.write("".join(held))
+        held.clear()
 
     def on_switch(primary: str, fallback: str, error: Exception) -> None:
         err.write(f"lsp-agent: {primary} is overloaded ({error}); using {fallback} instead\n")
@@ -204,7 +209,9 @@ async def _run(
             from lsp_agent.model.fallback import FallbackModel
 
             inner = FallbackModel(inner=inner, fallback=options.fallback_model, on_switch=on_switch)
-        model = TimedModel(inner, log=responses, err=err, verbose=options.verbose)
+        model = TimedModel(
+            inner, log=responses, err=err, verbose=options.verbose, before_first=show_held
+        )
         models.append(model)
         return model
 
@@ -237,7 +244,9 @@ async def _run(
     notices.problems_shown(p.message for p in mcp.problems)
     for status in mcp.statuses():
         if status["state"] != "ready":
-            err.write(notices.line(status["name"], status["state"], status["error"]))
+            line = notices.line(status["name"], status["state"], status["error"])
+            # A `#` note or /cost never uses MCP: an unapproved server waits for a model turn.
+            (held.append if status["state"] == "needs_approval" else err.write)(line)
     notices.started = True
     _print_memory_notices(session, err=err)
     stream = EventStream(

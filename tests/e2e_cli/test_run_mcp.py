@@ -146,6 +146,20 @@ def test_project_servers_wait_for_approval_and_strict_ignores_them(
     assert strict.events()[0]["mcp_servers"] == [{"name": "fx", "status": "connected"}]
 
 
+def test_the_approval_line_waits_for_a_model_turn(project: Path) -> None:
+    """A `/cost` or `#` note run never uses MCP: no line about an unapproved project server."""
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": stdio_entry()}}))
+    for prompt in ("/cost", "# remember to run the tests"):
+        result = run_cli(
+            ["run", "-p", prompt, "--permission-mode", "acceptEdits"],
+            scenario=scenario(name="none"),
+            cwd=project,
+        )
+        assert result.code == 0, result.proc.stderr
+        assert "MCP server proj" not in result.proc.stderr
+        result.server.assert_done()
+
+
 def test_config_errors_are_reported_with_their_position(project: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"mcpServers": {\n  "x": {"command": 3}\n}}')
