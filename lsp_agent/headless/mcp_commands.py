@@ -48,7 +48,8 @@ def run_mcp(
     options: McpCommandOptions, *, out: TextIO = sys.stdout, err: TextIO = sys.stderr
 ) -> int:
     """Do ``options.action``; return the exit status: 0 done, 1 failed (a line on ``err``
-    says why: unknown server, not a project server, not OAuth, refused login, timeout)."""
+    says why: unknown server, not a project server, not OAuth, refused login, timeout, or
+    for ``list`` a configuration file with errors, named)."""
     service = _service(options, err=err)
     try:
         if options.action == "list":
@@ -61,6 +62,11 @@ def run_mcp(
             asyncio.run(_logout(service, options, out=out))
     except McpCommandError as exc:
         err.write(f"lsp-agent: error: {plain(str(exc))}\n")
+        return 1
+    broken = sorted({str(p.path) for p in service.problems if p.severity == "error" and p.path})
+    if options.action == "list" and broken:
+        # The lines above name each problem; the exit status tells a script.
+        err.write(f"lsp-agent: error: MCP configuration with errors: {plain(', '.join(broken))}\n")
         return 1
     return 0
 
@@ -84,7 +90,7 @@ def _service(options: McpCommandOptions, *, err: TextIO) -> Any:
         roots=lambda: (options.cwd,),
     )
     for problem in service.problems:
-        err.write(f"lsp-agent: mcp: {plain(problem.log_line())}\n")
+        err.write(f"lsp-agent: {problem.severity}: {plain(problem_line(problem))}\n")
     return service
 
 
@@ -92,6 +98,14 @@ def name_argument(name: str) -> str:
     """``name`` as the command line's argument: after ``--`` when it starts with ``-`` (a
     server named ``--help`` or ``-x`` would be read as an option)."""
     return f"-- {name}" if name.startswith("-") else name
+
+
+def problem_line(problem: Any) -> str:
+    """A configuration problem as ``FILE:LINE:COL: message`` (1-based), or ``--mcp-config:
+    message`` for inline JSON; the caller prefixes ``lsp-agent: SEVERITY:``."""
+    if problem.path is None:
+        return f"--mcp-config: {problem.message}"
+    return f"{problem.path}:{problem.start[0] + 1}:{problem.start[1] + 1}: {problem.message}"
 
 
 def _hint(status: Mapping[str, Any]) -> str | None:

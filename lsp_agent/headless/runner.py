@@ -440,9 +440,10 @@ def _mcp(
         limits=limits_from_env(environ),
         roots=lambda: (options.cwd,),
     )
+    from lsp_agent.headless.mcp_commands import problem_line
+
     for problem in service.problems:
-        where = problem.log_line() if problem.path else f"--mcp-config: {problem.message}"
-        err.write(f"lsp-agent: mcp: {where}\n")
+        err.write(f"lsp-agent: {problem.severity}: {problem_line(problem)}\n")
     return service
 
 

@@ -97,6 +97,9 @@ class McpFile:
     servers: tuple[ServerSpec, ...] = ()
     problems: tuple[SettingsProblem, ...] = ()
     exists: bool = True
+    invalid: tuple[ServerSpec, ...] = ()
+    """Definitions that cannot be used at all, each with its ``error`` (lists show them as
+    ``invalid``); never started."""
 
 
 def definition_digest(entry: Any) -> str:
@@ -145,22 +148,37 @@ def parse_servers(
     path: Path | None,
     scope: Scope,
     environ: Mapping[str, str],
-) -> tuple[tuple[ServerSpec, ...], tuple[SettingsProblem, ...]]:
+) -> tuple[tuple[ServerSpec, ...], tuple[SettingsProblem, ...], tuple[ServerSpec, ...]]:
     """Validate an ``mcpServers`` value found at JSON path ``where`` of ``text``.
 
-    Returns the usable definitions (in file order) and every problem, positioned with
-    ``spans``. Never raises.
+    Returns the usable definitions (in file order), every problem, positioned with
+    ``spans``, and the unusable definitions with a well-formed name (each with its
+    ``error``: the problems' messages). Never raises.
     """
     report = _Report(path=path, text=text, spans=spans)
     if not isinstance(raw, dict):
         report.at(where, "mcpServers must be an object mapping server names to definitions")
-        return (), tuple(report.problems)
+        return (), tuple(report.problems), ()
     servers: list[ServerSpec] = []
+    invalid: list[ServerSpec] = []
     for name, entry in raw.items():
+        known = len(report.problems)
         spec = _server(name, entry, (*where, name), report, path=path, scope=scope, env=environ)
         if spec is not None:
             servers.append(spec)
-    return tuple(servers), tuple(report.problems)
+        elif _NAME.fullmatch(name):
+            reasons = [p.message for p in report.problems[known:] if p.severity == "error"]
+            invalid.append(
+                ServerSpec(
+                    name=name,
+                    scope=scope,
+                    path=path,
+                    transport="stdio",
+                    digest=definition_digest(entry),
+                    error="; ".join(reasons) or "the definition cannot be used",
+                )
+            )
+    return tuple(servers), tuple(report.problems), tuple(invalid)
 
 
 def _strings(value: Any) -> bool:
@@ -400,7 +418,7 @@ def read_config_text(
             severity="warning",
         )
         return McpFile(path=path, problems=tuple(report.problems))
-    servers, problems = parse_servers(
+    servers, problems, invalid = parse_servers(
         value["mcpServers"],
         where=("mcpServers",),
         spans=document.spans,
@@ -409,7 +427,9 @@ def read_config_text(
         scope=scope,
         environ=environ,
     )
-    return McpFile(path=path, servers=servers, problems=(*report.problems, *problems))
+    return McpFile(
+        path=path, servers=servers, problems=(*report.problems, *problems), invalid=invalid
+    )
 
 
 def read_config_file(path: Path, *, scope: Scope, environ: Mapping[str, str]) -> McpFile:

@@ -246,7 +246,7 @@ def _user_scopes(
         spans = {}
     local = McpFile(path=path, exists=False)
     if isinstance(entry, dict) and "mcpServers" in entry:
-        servers, problems = parse_servers(
+        servers, problems, invalid = parse_servers(
             entry["mcpServers"],
             where=("projects", project_key, "mcpServers"),
             spans=spans,
@@ -255,10 +255,10 @@ def _user_scopes(
             scope="local",
             environ=sources.environ,
         )
-        local = McpFile(path=path, servers=servers, problems=problems)
+        local = McpFile(path=path, servers=servers, problems=problems, invalid=invalid)
     user = McpFile(path=path, exists=False)
     if "mcpServers" in state:
-        servers, problems = parse_servers(
+        servers, problems, invalid = parse_servers(
             state["mcpServers"],
             where=("mcpServers",),
             spans=spans,
@@ -267,7 +267,7 @@ def _user_scopes(
             scope="user",
             environ=sources.environ,
         )
-        user = McpFile(path=path, servers=servers, problems=problems)
+        user = McpFile(path=path, servers=servers, problems=problems, invalid=invalid)
     return local, user
 
 
@@ -318,6 +318,10 @@ def plan_servers(
                 continue
             seen.add(spec.name)
             planned.append(_decide(spec, switches, approvals, trusted=sources.trusted))
+        for spec in file.invalid:
+            if spec.name not in seen:
+                seen.add(spec.name)
+                planned.append(PlannedServer(spec=spec, status="invalid", reason=spec.error or ""))
     considered = [sources.cwd / ".mcp.json", sources.home / USER_STATE_FILE]
     considered += [f.path for f in files if f.path is not None and f.path not in considered]
     return McpPlan(servers=tuple(planned), problems=tuple(problems), files=tuple(considered))

@@ -145,3 +145,17 @@ def test_an_approval_from_the_terminal_lets_run_p_start_the_server(project: Path
     assert result.code == 0, result.proc.stderr
     assert result.events()[0]["mcp_servers"] == [{"name": "fx", "status": "connected"}]
     assert "MCP server fx" not in result.proc.stderr
+
+
+def test_list_shows_an_unusable_definition_and_a_broken_file_fails(project: Path) -> None:
+    write_mcp_json(project, good=stdio_entry(), broken={"command": ""})
+    listed = mcp(project, "list", "--json")
+    states = {s["name"]: s for s in json.loads(listed.stdout)}
+    assert states["broken"]["state"] == "invalid" and "command" in states["broken"]["error"]
+    assert listed.returncode == 1 and "lsp-agent: error: " in listed.stderr
+    assert str(project / ".mcp.json") in listed.stderr
+    (project / ".mcp.json").write_text('{"mcpServers": {"pics": {"command": 5}, }')
+    broken = mcp(project, "list")
+    assert broken.returncode == 1
+    assert f"lsp-agent: error: {project / '.mcp.json'}:1:" in broken.stderr
+    assert "invalid JSON" in broken.stderr

@@ -342,7 +342,7 @@ def test_a_broken_mcp_config_server_is_reported_once(project: Path) -> None:
     assert result.code == 0, result.proc.stderr
     lines = [line for line in result.proc.stderr.splitlines() if "NOPE_VAR" in line]
     assert lines == [
-        "lsp-agent: mcp: --mcp-config: MCP server 'x': environment variable not set: NOPE_VAR"
+        "lsp-agent: error: --mcp-config: MCP server 'x': environment variable not set: NOPE_VAR"
     ]
     vscode_shape = json.dumps({"servers": {}})
     renamed = run_cli(
