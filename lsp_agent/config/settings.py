@@ -253,6 +253,20 @@ KNOWN_KEYS: frozenset[str] = frozenset(
 unrecognized field (Claude Code reports such keys as invalid settings) and ignored."""
 
 
+# The keys :func:`validate_settings` checks and turns into :class:`Settings` fields.
+_VALIDATED_KEYS = frozenset(
+    {
+        "permissions",
+        "hooks",
+        "env",
+        "model",
+        "disableAllHooks",
+        "allowManagedHooksOnly",
+        "allowManagedPermissionRulesOnly",
+    }
+)
+
+
 def validate_settings(
     raw: Any,
     *,
@@ -335,6 +349,10 @@ def validate_settings(
             values["model"] = model
         else:
             report.at(("model",), "model must be a string")
+    # The keys other modules read from ``model_extra`` (memory options, background requests,
+    # autoCompact, plugin options) ride along as they are; each reader checks its value's type.
+    for key in KNOWN_KEYS.difference(_VALIDATED_KEYS).intersection(raw):
+        values[key] = raw[key]
     settings = Settings.model_validate(values)
     return Validated(
         settings=settings, rules=tuple(rules), problems=tuple(report.problems), degraded=degraded

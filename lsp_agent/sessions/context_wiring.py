@@ -50,6 +50,18 @@ def turn_config(config: AgentConfig, limits: ModelLimits) -> AgentConfig:
     return dataclasses.replace(config, escalated_max_tokens=cap)
 
 
+def _auto_compact(session: Session) -> bool | None:
+    """The ``autoCompact`` setting: the session's config when a door set it, else the
+    highest-precedence settings layer that holds a boolean (``None``: not set)."""
+    if session.config.auto_compact is not None or session.settings is None:
+        return session.config.auto_compact
+    for layer in session.settings.loaded.applied():  # highest precedence first
+        value = (layer.settings.model_extra or {}).get("autoCompact")
+        if isinstance(value, bool):
+            return value
+    return None
+
+
 def build_engine(session: Session) -> ContextEngine:
     """The context engine of ``session``: the settings' ``env`` over the process environment
     decide the compaction policy (``DISABLE_AUTO_COMPACT``, ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE``,
@@ -68,7 +80,7 @@ def build_engine(session: Session) -> ContextEngine:
         model_name=session.config.model,
         limits=session.limits,
         state=session.context,
-        policy=CompactPolicy.from_env(env, auto_setting=session.config.auto_compact),
+        policy=CompactPolicy.from_env(env, auto_setting=_auto_compact(session)),
         environ=env,
         working_set=lambda: _working_set(session),
         start=session.start_memory,
