@@ -108,6 +108,20 @@ class LoadedSettings:
         """Layers that take effect, highest precedence first."""
         return tuple(layer for layer in self.layers if layer.applied)
 
+    def broken_places(self) -> tuple[str, ...]:
+        """``file:line:col`` (1-based) of the first error of each settings file whose
+        ask-before-every-change rules stand in for it (broken, with no last good version)."""
+        places: list[str] = []
+        for layer in self.applied():
+            if layer.fallback != "ask" or layer.path is None:
+                continue
+            first = next(
+                (p for p in self.problems if p.path == layer.path and p.severity == "error"), None
+            )
+            line, col = first.start if first is not None else (0, 0)
+            places.append(f"{layer.path}:{line + 1}:{col + 1}")
+        return tuple(places)
+
     def rules(self) -> tuple[Rule, ...]:
         """Permission rules in force (only managed ones when managed policy says
         ``allowManagedPermissionRulesOnly``)."""

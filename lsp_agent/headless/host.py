@@ -21,11 +21,17 @@ HEADLESS_REJECTION = (
 def refuse_unattended(tool: str, request: PermissionRequest) -> Refusal:
     """The run's answer instead of a permission prompt (``AgentConfig.unattended``): a denial
     telling the model how the user could allow the call."""
+    # A broken settings file's stand-in rules (permissions.decision.by_rule) ask whatever the
+    # flags say: the way out is fixing the file.
+    how = (
+        "No flag can allow it: the settings file must be fixed first"
+        if request.reason.endswith("has errors, so every change asks until it is fixed")
+        else "Allow it with --allowedTools or --permission-mode"
+    )
     return Refusal(
         kind="denied",
         reason=(
-            f"{tool} needs approval ({request.reason}) and this is a non-interactive run. "
-            "Allow it with --allowedTools or --permission-mode"
+            f"{tool} needs approval ({request.reason}) and this is a non-interactive run. {how}"
         ),
         rule=request.rule,
         source=request.source,

@@ -295,11 +295,14 @@ class TextRenderer:
     """``text``: the final answer on ``out``; errors (and progress with ``--verbose``) on
     ``err``."""
 
-    def __init__(self, *, out: TextIO, err: TextIO, verbose: bool) -> None:
+    def __init__(
+        self, *, out: TextIO, err: TextIO, verbose: bool, broken_settings: tuple[str, ...] = ()
+    ) -> None:
         self._out = out
         self._err = err
         self._progress = _ProgressLines(err=err) if verbose else None
         self._mode = "default"
+        self._broken = broken_settings
 
     def init(self, event: Event) -> None:
         """Nothing is printed; the run's permission mode is kept for the denial trailer."""
@@ -328,7 +331,9 @@ class TextRenderer:
         if text and text not in event.get("errors", []):
             self._out.write(text if text.endswith("\n") else text + "\n")
             self._out.flush()
-        for line in denial_lines(event.get("permission_denials") or [], mode=self._mode):
+        for line in denial_lines(
+            event.get("permission_denials") or [], mode=self._mode, broken=self._broken
+        ):
             self._err.write(line + "\n")
         for error in event.get("errors", []):
             self._err.write(f"lsp-agent: error: {error}\n")
@@ -349,14 +354,23 @@ DENIAL_HINTS = {
 """Why calls were denied and how to allow them, by permission mode (others: the default)."""
 
 
-def denial_lines(denials: list[dict[str, Any]], *, mode: str = "default") -> list[str]:
+def denial_lines(
+    denials: list[dict[str, Any]], *, mode: str = "default", broken: tuple[str, ...] = ()
+) -> list[str]:
     """What text mode says on stderr about the denied tool calls (none: nothing) in a run of
-    permission ``mode``: in ``plan`` an allow rule cannot help, so it says how to leave it."""
+    permission ``mode``: in ``plan`` an allow rule cannot help, so it says how to leave it;
+    with ``broken`` settings files (``file:line:col`` of their first error) no flag helps, so
+    it names them."""
     if not denials:
         return []
     hint = DENIAL_HINTS.get(
         mode, "a non-interactive run cannot ask; allow with --allowedTools or --permission-mode"
     )
+    if broken and mode != "plan":
+        hint = (
+            f"fix {', '.join(broken)}: while a settings file is broken every change asks, "
+            "whatever --allowedTools or --permission-mode say"
+        )
     lines = [
         f"lsp-agent: {len(denials)} tool call{'' if len(denials) == 1 else 's'} denied ({hint}):"
     ]
@@ -399,12 +413,21 @@ class _ProgressLines:
         self._err.flush()
 
 
-def make_renderer(output_format: str, *, out: TextIO, err: TextIO, verbose: bool) -> Renderer:
-    """The renderer for ``output_format``; raises ``ValueError`` for an unknown one."""
+def make_renderer(
+    output_format: str,
+    *,
+    out: TextIO,
+    err: TextIO,
+    verbose: bool,
+    broken_settings: tuple[str, ...] = (),
+) -> Renderer:
+    """The renderer for ``output_format``; raises ``ValueError`` for an unknown one.
+    ``broken_settings``: where the run's broken settings files first fail (``file:line:col``),
+    named by text mode's denial trailer."""
     if output_format == "stream-json":
         return StreamJsonRenderer(out=out)
     if output_format == "json":
         return JsonRenderer(out=out, err=err, verbose=verbose)
     if output_format == "text":
-        return TextRenderer(out=out, err=err, verbose=verbose)
+        return TextRenderer(out=out, err=err, verbose=verbose, broken_settings=broken_settings)
     raise ValueError(f"unknown output format {output_format!r} (text, json, stream-json)")

@@ -126,10 +126,18 @@ async def _run(
     from lsp_agent.workspace.disk_host import DiskHost
 
     started = time.perf_counter()
-    renderer = make_renderer(options.output_format, out=out, err=err, verbose=options.verbose)
     settings = _settings(options, err=err)
+    renderer = make_renderer(
+        options.output_format,
+        out=out,
+        err=err,
+        verbose=options.verbose,
+        broken_settings=settings.loaded.broken_places(),
+    )
     if options.permission_mode is None:
         _warn_project_mode(settings.loaded, cwd=options.cwd, err=err)
+    elif options.permission_mode == "bypassPermissions" and settings.loaded.disable_bypass():
+        _warn_bypass_off(settings.loaded, err=err)
     diagnostics: HeadlessDiagnostics | None = None
     if options.diagnostics_file is not None:
         from lsp_agent.headless.diagnostics import (
@@ -492,6 +500,18 @@ def _editor_approver(environ: Mapping[str, str], *, err: TextIO) -> EditorApprov
     from lsp_agent.store.private import runs_dir
 
     return EditorApprover(folder=runs_dir(environ), run_id=run_id, environ=environ, err=err)
+
+
+def _warn_bypass_off(loaded: LoadedSettings, *, err: TextIO) -> None:
+    """Say why ``--permission-mode bypassPermissions`` is not honoured: a broken settings file
+    (named where it fails) or ``disableBypassPermissionsMode``."""
+    broken = loaded.broken_places()
+    why = (
+        f"{', '.join(broken)} is broken (fix it to use that mode)"
+        if broken
+        else 'settings set "disableBypassPermissionsMode": "disable"'
+    )
+    err.write(f"lsp-agent: --permission-mode bypassPermissions is off: {why}; using default\n")
 
 
 def _warn_project_mode(loaded: LoadedSettings, *, cwd: Path, err: TextIO) -> None:

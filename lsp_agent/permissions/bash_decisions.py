@@ -69,6 +69,7 @@ def decide_bash(command: str, *, shell: ShellAnalyzer, grounds: Grounds) -> Deci
     units, extra_problems = units_of(analysis, shell)
     _refuse_by_rules(command, analysis, units, shell, grounds)
     findings = _survey(analysis, units, extra_problems, grounds)
+    _refuse_for_broken_settings(command, findings, units, grounds)
     return _conclude(command, analysis, units, findings, grounds)
 
 
@@ -87,7 +88,8 @@ def _refuse_by_rules(
         loose_units.extend(crude_units(command, grounds.cwd))
     behaviors: tuple[Behavior, ...] = ("deny", "ask")
     for behavior in behaviors:
-        rules = [r for r in grounds.rules(behavior) if r.tool == "Bash"]
+        # The stand-ins for a broken settings file ask before changes only (see below).
+        rules = [r for r in grounds.rules(behavior) if r.tool == "Bash" and not r.origin.broken]
         verb = "denies" if behavior == "deny" else "asks before"
         for unit in loose_units:
             unit_view = view(unit.cmd)
@@ -102,6 +104,20 @@ def _refuse_by_rules(
                         )
                     )
         _path_rules_on_redirects(analysis, grounds, behavior)
+
+
+def _refuse_for_broken_settings(
+    command: str, found: _Findings, units: list[Unit], grounds: Grounds
+) -> None:
+    """Step 2 for the ask rules standing in for a broken settings file: they ask before a
+    command that is not provably read-only (``ls`` runs as it would with the file fixed).
+    Raises :class:`RefusalError` with the decision naming the broken file."""
+    if found.read_only:
+        return
+    broken = next((r for r in grounds.ask if r.tool == "Bash" and r.origin.broken), None)
+    if broken is not None:
+        reason = f"the settings file is broken and `{short(command)}` may change things"
+        raise RefusalError(by_rule("ask", broken, reason, bash_suggestions(units)))
 
 
 def _survey(

@@ -66,7 +66,8 @@ def dont_ask(decision: Decision) -> Decision:
     so the reason says what would have allowed the call."""
     return Decision(
         behavior="deny",
-        reason=f"dontAsk mode denies what no rule allows ({decision.reason})",
+        # The reason may be a sentence (plain_reason): no full stop inside the parenthesis.
+        reason=f"dontAsk mode denies what no rule allows ({decision.reason.rstrip('.')})",
         rule=decision.rule,
         source="mode",
         hard=True,

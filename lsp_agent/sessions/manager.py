@@ -183,8 +183,10 @@ class SessionManager:
             persist=store.persist if store is not None else None,
         )
         if permissions.mode not in permissions.available_modes():
-            log.warning(
-                "permission mode %s is disabled by settings; session starts in default mode",
+            # Doors say why to the user (run -p: a broken file or disableBypassPermissionsMode).
+            log.info(
+                "permission mode %s is off (disableBypassPermissionsMode or a broken settings "
+                "file); session starts in default mode",
                 permissions.mode,
             )
             permissions.mode = "default"

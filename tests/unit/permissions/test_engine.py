@@ -387,3 +387,41 @@ def test_brace_lists_in_argument_position_are_only_more_arguments(tmp_path: Path
         decide(engine(tmp_path, disallowed_tools=("Bash(rm *)",)), "Bash", command="rm x{1,2}")
         == "deny"
     )
+
+
+def test_a_broken_settings_file_asks_before_changes_only(tmp_path: Path) -> None:
+    # Its stand-in ask rules say "every change asks": a read-only command runs as it would
+    # with the file fixed; anything else asks, named after the broken file, whatever allows it.
+    from lsp_agent.config.settings import fallback_rules
+
+    settings_file = tmp_path / "root" / ".claude" / "settings.json"
+    origin = RuleOrigin(
+        source="project",
+        settings_root=tmp_path / "root",
+        cwd=tmp_path / "root",
+        home=tmp_path / "home",
+        file=settings_file,
+    )
+    broken = fallback_rules(origin)
+    e = engine(
+        tmp_path,
+        allowed_tools=("Bash(touch:*)",),
+        policy=lambda: Policy(rules=broken, disable_bypass=True),
+    )
+    assert decide(e, "Bash", command="ls") == "allow"
+    assert decide(e, "Bash", command="cat a.txt | wc -l") == "allow"
+    for command in ("touch z", "ls > listing.txt", "rm -rf x"):
+        asked = e.decide(
+            tool="Bash", read_only=False, kind="execute", paths=(), raw_input={"command": command}
+        )
+        assert asked.behavior == "ask" and asked.hard, command
+        assert asked.reason.startswith(f"{settings_file} has errors"), asked.reason
+
+
+def test_dont_ask_reason_has_no_full_stop_inside_its_parenthesis(tmp_path: Path) -> None:
+    e = engine(tmp_path, mode="dontAsk")
+    denied = e.decide(
+        tool="Bash", read_only=False, kind="execute", paths=(), raw_input={"command": "touch z"}
+    )
+    assert denied.behavior == "deny"
+    assert ".)" not in denied.reason and denied.reason.endswith(")"), denied.reason
