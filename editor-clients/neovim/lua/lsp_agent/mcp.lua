@@ -14,6 +14,10 @@ local known = {}
 --- Servers that already showed a "needs approval"/"needs login" notice, per client id and name.
 local noticed = {}
 
+--- The one :AgentMcp buffer and its project (nil when closed): refreshed on every didChange.
+local view, view_cwd = nil, nil
+local refresh_view -- defined with the buffer's code below
+
 --- One line per server: "name  state  N tools  [logged in]  scope  (error)".
 --- @param server table
 --- @return string
@@ -59,10 +63,15 @@ local function remember(client_id, result)
   end
 end
 
---- Handler of lspAgent/mcp/didChange.
+--- Handler of lspAgent/mcp/didChange (also refreshes an open :AgentMcp buffer).
 ---@param params lsp_agent.protocol.McpServersResult
 function M.handle_did_change(_, params, ctx)
   remember(ctx.client_id, params)
+  if type(params) == 'table' and type(params.servers) == 'table' then
+    vim.schedule(function()
+      refresh_view(params)
+    end)
+  end
 end
 
 --- The last known servers of a client (from didChange or list), or nil.
@@ -106,8 +115,8 @@ function M.act(client, action, name, callback)
   end)
 end
 
---- Show the servers in a scratch buffer (`q` closes it).
-function M.show(result)
+
+local function view_lines(result)
   local lines = { ('MCP servers of %s'):format(result.cwd or '?'), '' }
   if #result.servers == 0 then
     table.insert(lines, 'none configured (.mcp.json, ~/.claude.json; see :help lsp_agent-mcp)')
@@ -115,16 +124,44 @@ function M.show(result)
   for _, server in ipairs(result.servers) do
     table.insert(lines, M.format(server))
   end
-  local bufnr = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
-  vim.bo[bufnr].modifiable = false
-  vim.bo[bufnr].bufhidden = 'wipe'
-  vim.bo[bufnr].filetype = 'lsp_agent_mcp'
+  return lines
+end
+
+local function view_valid()
+  return view ~= nil and vim.api.nvim_buf_is_valid(view)
+end
+
+function refresh_view(result)
+  if not view_valid() or (view_cwd ~= nil and result.cwd ~= nil and result.cwd ~= view_cwd) then
+    return -- closed, or another project's servers
+  end
+  vim.bo[view].modifiable = true
+  vim.api.nvim_buf_set_lines(view, 0, -1, false, view_lines(result))
+  vim.bo[view].modifiable = false
+end
+
+--- Show the servers in the :AgentMcp buffer (`q` closes it); a second call reuses the buffer
+--- and its window. The buffer follows lspAgent/mcp/didChange while it is open.
+function M.show(result)
+  if view_valid() then
+    view_cwd = result.cwd
+    refresh_view(result)
+    local win = vim.fn.bufwinid(view)
+    if win ~= -1 then
+      vim.api.nvim_set_current_win(win)
+      return view
+    end
+  else
+    view, view_cwd = vim.api.nvim_create_buf(false, true), result.cwd
+    refresh_view(result)
+    vim.bo[view].bufhidden = 'wipe'
+    vim.bo[view].filetype = 'lsp_agent_mcp'
+    vim.keymap.set('n', 'q', '<Cmd>close<CR>', { buffer = view, nowait = true })
+  end
   vim.cmd('botright split')
-  vim.api.nvim_win_set_buf(0, bufnr)
-  vim.api.nvim_win_set_height(0, math.min(#lines + 1, 15))
-  vim.keymap.set('n', 'q', '<Cmd>close<CR>', { buffer = bufnr, nowait = true })
-  return bufnr
+  vim.api.nvim_win_set_buf(0, view)
+  vim.api.nvim_win_set_height(0, math.min(vim.api.nvim_buf_line_count(view) + 1, 15))
+  return view
 end
 
 -- ---- @server:uri completion in the prompt buffer ---------------------------------------------
@@ -214,7 +251,7 @@ function M.names()
 end
 
 function M._reset()
-  known, noticed = {}, {}
+  known, noticed, view, view_cwd = {}, {}, nil, nil
 end
 
 return M

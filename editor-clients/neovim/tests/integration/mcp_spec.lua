@@ -22,18 +22,39 @@ H.test('approve a project server and use its tool', function()
   H.eq(listed.servers[1].name, 'fx')
   H.eq(listed.servers[1].state, 'needs_approval')
 
+  -- :AgentMcp opened before the approval follows the server's state (didChange) in place.
+  vim.cmd('AgentMcp')
+  H.wait(E.WAIT, function()
+    return vim.bo.filetype == 'lsp_agent_mcp'
+  end, 'the :AgentMcp window')
+  local view = vim.api.nvim_get_current_buf()
+  local function view_text()
+    return table.concat(vim.api.nvim_buf_get_lines(view, 0, -1, false), '\n')
+  end
+  H.ok(view_text():find('fx  needs_approval', 1, true), view_text())
+  vim.cmd('wincmd p')
+
   vim.cmd('AgentMcp approve fx')
   H.wait(WAIT_MCP, function()
     local known = mcp.known(client.id)
     return known and known.servers[1].state == 'ready'
   end, 'the server to be ready after approval (didChange)')
+  H.wait(E.WAIT, function()
+    return view_text():find('fx  ready  %d+ tools  project') ~= nil
+  end, 'the open :AgentMcp buffer to show the server ready')
 
+  -- A second :AgentMcp reuses the buffer and its window.
   vim.cmd('AgentMcp')
   H.wait(E.WAIT, function()
-    return vim.bo.filetype == 'lsp_agent_mcp'
-  end, 'the :AgentMcp window')
-  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
-  H.ok(text:find('fx  ready  %d+ tools  project'), text)
+    return vim.api.nvim_get_current_buf() == view
+  end, 'the :AgentMcp window again')
+  local windows = 0
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.bo[vim.api.nvim_win_get_buf(win)].filetype == 'lsp_agent_mcp' then
+      windows = windows + 1
+    end
+  end
+  H.eq(windows, 1)
   vim.cmd('close')
 
   vim.cmd('checkhealth lsp_agent')
