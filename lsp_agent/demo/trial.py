@@ -326,7 +326,44 @@ def _after_results(
         command = str(tool_input.get("command", ""))
         shown = "\n".join(text.splitlines()[:10]) or "(no output)"
         return _say(f"`{command}` ran. Its output begins:\n\n```\n{shown}\n```", door)
+    if name.startswith("mcp__"):
+        shown = "\n".join(text.splitlines()[:10]) or "(no text)"
+        return _say(f"The MCP tool `{name}` returned:\n\n```\n{shown}\n```", door)
     return _say(f"The {name} call finished.", door)
+
+
+def _mcp_tool(body: Mapping[str, Any], prompt: str) -> str | None:
+    """The offered MCP tool the typed prompt names (``mcp__pics__red_square`` or just
+    ``red_square``) and that needs no arguments; ``None`` when there is none."""
+    typed = _typed(_MCP_RESOURCE.sub("", prompt))
+    raw = body.get("tools")
+    for tool in raw if isinstance(raw, list) else []:
+        name = str(tool.get("name", "")) if isinstance(tool, Mapping) else ""
+        short = name.split("__", 2)[-1].lower()
+        schema = tool.get("input_schema") if isinstance(tool, Mapping) else None
+        needs = schema.get("required") if isinstance(schema, Mapping) else None
+        if name.startswith("mcp__") and not needs and re.search(rf"\b{re.escape(short)}\b", typed):
+            return name
+    return None
+
+
+def _mcp_resources(prompt: str) -> str | None:
+    """What the ``<mcp-resource>`` blocks the door attached say (their first lines, or the
+    error); ``None`` when there are none."""
+    parts = []
+    for block in _MCP_RESOURCE.findall(prompt):
+        head = block.split(">", 1)[0]
+        server = re.search(r'server="([^"]*)"', head)
+        uri = re.search(r'uri="([^"]*)"', head)
+        where = f"`{server.group(1) if server else '?'}:{uri.group(1) if uri else '?'}`"
+        error = re.search(r'error="([^"]*)"', head)
+        if error:
+            parts.append(f"{where} could not be read: {error.group(1)}")
+            continue
+        body = block.split(">", 1)[1].rsplit("</mcp-resource>", 1)[0].strip("\n")
+        shown = "\n".join(body.splitlines()[:10]) or "(empty)"
+        parts.append(f"The MCP resource {where} says:\n\n```\n{shown}\n```")
+    return "\n\n".join(parts) or None
 
 
 def _background_answer(body: Mapping[str, Any], prompt: str, door: Door) -> ScriptedResponse | None:
@@ -365,6 +402,12 @@ def respond(body: Mapping[str, Any], *, door: Door = "editor") -> ScriptedRespon
         return _after_results(prompt, results, calls, door)
     intent = _intent(prompt)
     step = len(calls) + 1
+    tool = _mcp_tool(body, prompt)
+    if tool is not None:
+        return _use(step, f"I'll call the MCP tool `{tool}`.", tool, {})
+    resources = _mcp_resources(prompt)
+    if resources is not None and target_file(prompt, cwd=_cwd(body)) is None:
+        return _say(resources, door)
     if intent == "run":
         commands = _BACKTICKS.findall(prompt)
         command = commands[0] if commands else DEFAULT_COMMAND

@@ -209,3 +209,34 @@ async def test_a_trial_title_cut_inside_a_code_span_closes_it() -> None:
         result = await complete_text(model, request.model_copy(update={"background": "title"}))
         await model.aclose()
     assert result.text == "Trial: run `sleep 60 && touch`"
+
+
+def test_an_mcp_tool_named_in_the_prompt_is_called_and_its_text_shown() -> None:
+    body = _body(_user("Show me the red_square please"))
+    body["tools"] = [
+        {"name": "Read", "input_schema": {"type": "object", "required": ["file_path"]}},
+        {"name": "mcp__pics__red_square", "input_schema": {"type": "object"}},
+        {"name": "mcp__pics__resize", "input_schema": {"type": "object", "required": ["w"]}},
+    ]
+    name, tool_input = _tool(list(respond(body).content))
+    assert (name, tool_input) == ("mcp__pics__red_square", {})
+    done = _body(
+        _user("Show me the red_square please"),
+        _call("toolu_1", "mcp__pics__red_square", {}),
+        _result("toolu_1", "[image (png, 73 bytes)]"),
+    )
+    assert "returned:\n\n```\n[image (png, 73 bytes)]\n```" in _text(list(respond(done).content))
+
+
+def test_an_attached_mcp_resource_is_summarised() -> None:
+    attached = (
+        "Summarise @pics:notes://todo\n\n"
+        '<mcp-resource server="pics" uri="notes://todo">\n1. fix mean\n2. add median\n'
+        "</mcp-resource>"
+    )
+    text = _text(list(respond(_body(_user(attached))).content))
+    assert "`pics:notes://todo` says:\n\n```\n1. fix mean\n2. add median\n```" in text
+    missing = '@pics:notes://nope\n\n<mcp-resource server="pics" uri="notes://nope" error="gone" />'
+    assert "`pics:notes://nope` could not be read: gone" in _text(
+        list(respond(_body(_user(missing))).content)
+    )
