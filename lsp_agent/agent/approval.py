@@ -184,7 +184,12 @@ async def _ask(
     if kind == "reject_always":
         env.permissions.remember(allow=False, **remember)  # type: ignore[arg-type]
     if kind == "cancelled":
-        return Refusal(kind="cancelled", rule=decision.rule, source=decision.source)
+        return Refusal(
+            kind="cancelled",
+            reason=answer.feedback or "",
+            rule=decision.rule,
+            source=decision.source,
+        )
     return Refusal(
         kind="rejected", reason=answer.feedback or "", rule=decision.rule, source=decision.source
     )

@@ -59,7 +59,8 @@ def refusal_text(refusal: Refusal) -> str:
     if refusal.kind == "denied":
         return f"Permission denied: {refusal.reason}."
     if refusal.kind == "cancelled":
-        return "The permission prompt was cancelled; the tool did not run."
+        text = "The permission prompt was cancelled; the tool did not run."
+        return f"{text} {refusal.reason}" if refusal.reason else text
     if refusal.kind == "hook_blocked":
         return f"Blocked by a PreToolUse hook: {refusal.reason}"
     text = "The user rejected this tool call; it did not run."

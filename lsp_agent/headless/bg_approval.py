@@ -75,12 +75,19 @@ class EditorApprover:
         allow = next((o for o in request.options if o.kind == "allow_once"), None)
         if answer == "allow" and allow is not None:
             return PermissionResponse(outcome="selected", option_id=allow.option_id)
-        feedback = (
-            "The user denied this in the editor."
-            if answered
-            else f"No editor answered within {_duration(self._wait_s)}."
+        if not answered:
+            # Nobody refused: saying "the user rejected it" would make the model apologise
+            # for, or argue with, a decision nobody made.
+            return PermissionResponse(
+                outcome="cancelled",
+                feedback=f"No editor answered within {_duration(self._wait_s)}: nobody "
+                "approved or refused it.",
+            )
+        return PermissionResponse(
+            outcome="selected",
+            option_id="reject_once",
+            feedback="The user denied this in the editor.",
         )
-        return PermissionResponse(outcome="selected", option_id="reject_once", feedback=feedback)
 
 
 def _preview(raw: Mapping[str, object]) -> str:

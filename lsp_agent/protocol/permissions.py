@@ -103,11 +103,12 @@ policy; ``rejected`` by the user; ``cancelled``: the prompt was dismissed by a c
 class Refusal(WireModel):
     """A tool call that was refused before it ran, as data.
 
-    ``reason`` says why in words fit for the model and the user (for ``rejected``: what the
-    user said, possibly empty); ``rule``/``source`` name the rule and settings layer that
-    decided, if one did. The executor renders it into the tool_result text in one place and
-    sends it as ``rawOutput.refusal`` of the call's final ``tool_call_update``, where doors
-    read it (the headless door's ``permission_denials`` are the ``denied`` ones).
+    ``reason`` says why in words fit for the model and the user (for ``rejected``: what the user
+    said, possibly empty; for ``cancelled``: why nobody answered, possibly empty);
+    ``rule``/``source`` name the rule and settings layer that decided, if one did. The executor
+    renders it into the tool_result text in one place and sends it as ``rawOutput.refusal`` of
+    the call's final ``tool_call_update``, where doors read it (the headless door's
+    ``permission_denials`` are the ``denied`` ones).
     """
 
     kind: RefusalKind

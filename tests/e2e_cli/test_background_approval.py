@@ -70,6 +70,10 @@ def test_nobody_answering_denies_at_the_deadline(
     assert "lsp-agent: no editor answered within 6 s: " in err
     assert "touch asked.txt denied" in err
     assert [n for n in os.listdir(folder) if n.endswith((".ask", ".answer"))] == []
+    # The model is told nobody answered, not that the user refused.
+    result = json.dumps(_scripted.requests[-1]["messages"][-1])
+    assert "No editor answered within 6 s: nobody approved or refused it." in result
+    assert "rejected" not in result
 
 
 def test_dont_ask_denies_at_once_without_a_request(
