@@ -27,6 +27,7 @@ from lsp_agent import __version__
 from lsp_agent.headless.cost import Budget, model_usage, total_cost_usd
 from lsp_agent.headless.exit_codes import ExitCode, Outcome, classify
 from lsp_agent.headless.input import InputError, prompts
+from lsp_agent.headless.log_lines import RunLogFormatter
 from lsp_agent.headless.options import HeadlessOptions
 from lsp_agent.headless.render import init_event, make_renderer, result_event
 from lsp_agent.model.retry import max_retries_from
@@ -80,9 +81,9 @@ def run_headless(
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     env = os.environ if environ is None else environ
-    logging.basicConfig(
-        level=logging.WARNING, stream=err, format="%(levelname)s %(name)s: %(message)s"
-    )
+    handler = logging.StreamHandler(err)
+    handler.setFormatter(RunLogFormatter())
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     if options.verbose:
         # Our own decisions (permissions, tools, settings) are readable; the SDK's and the HTTP
         # client's debug logs (the whole request, about 10 KB each) stay out: each request is

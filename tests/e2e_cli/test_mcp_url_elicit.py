@@ -45,6 +45,6 @@ def test_run_p_declines_a_url_request_with_a_line_saying_what_was_asked(
     )
     assert result.code == 0, result.proc.stderr
     assert (
-        "MCP server pages asked to open a page on accounts.example.com "
+        "lsp-agent: MCP server pages asked to open a page on accounts.example.com "
         "('Connect your account to continue'); declined: nobody can be asked here"
     ) in result.proc.stderr
