@@ -90,7 +90,10 @@ def main(argv: Sequence[str] | None = None, *, tls: PreparedTls | None = None) -
     """
     try:
         code = _main(argv, tls=tls)
-        sys.stdout.flush()  # a closed reader shows here for output still buffered
+        # A closed reader shows here for output still buffered; `serve --stdio` closed
+        # stdout itself when the client said exit.
+        if sys.stdout is not None and not sys.stdout.closed:
+            sys.stdout.flush()
     except BrokenPipeError:
         import os
 
