@@ -132,6 +132,8 @@ def run_in_background(routed: list[str], args: argparse.Namespace) -> int:
                 )
                 if answer is not None or attempt:
                     break
+                # Starting it takes seconds on a busy machine: say why nothing seems to happen.
+                print("lsp-agent: starting the background daemon…", file=sys.stderr, flush=True)
                 if start_daemon(1800, environ=environ, quiet=True) != 0:
                     return _fail("--bg: the daemon could not be started")
         except client.BackgroundError as exc:

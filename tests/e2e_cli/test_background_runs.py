@@ -93,11 +93,17 @@ def _ps_records(env: dict[str, str]) -> list[dict[str, Any]]:
     return records
 
 
-def _start_bg(args: list[str], *, env: dict[str, str], cwd: Path) -> tuple[str, str]:
+def _start_bg(
+    args: list[str], *, env: dict[str, str], cwd: Path, starts_daemon: bool | None = None
+) -> tuple[str, str]:
     started = lsp_agent(*args, "--bg", env=env, cwd=cwd)
     assert started.returncode == 0, started.stderr
     run_id, session_id = started.stdout.strip().split("\t")
     assert f"background run {run_id} started (session {session_id})" in started.stderr
+    if starts_daemon is not None:
+        # Starting the daemon takes seconds: the user is told why nothing happens meanwhile.
+        said = "lsp-agent: starting the background daemon…" in started.stderr
+        assert said == starts_daemon, started.stderr
     return run_id, session_id
 
 
@@ -111,7 +117,7 @@ def test_a_background_run_gives_the_foreground_bytes_and_is_listed(
 ) -> None:
     scripted, url = server(fix_add())
     env = cli_env(url, XDG_RUNTIME_DIR=str(runtime))
-    run_id, session_id = _start_bg(ARGS, env=env, cwd=project)  # no daemon yet: started
+    run_id, session_id = _start_bg(ARGS, env=env, cwd=project, starts_daemon=True)
 
     attached = lsp_agent("attach", run_id[:4], env=env)
     assert (attached.returncode, attached.stdout, attached.stderr) == (
