@@ -110,25 +110,42 @@ def _list(
 ) -> None:
     running = _background_runs()
     if options.as_json:
-        rows = [as_json(info, running.get(info.session_id)) for info in saved]
-        print(json.dumps(rows, ensure_ascii=False), file=out)
+        data = [as_json(info, running.get(info.session_id)) for info in saved]
+        print(json.dumps(data, ensure_ascii=False), file=out)
         return
     if not saved:
         where = "any project" if options.all_projects else str(root)
         print(f"no saved session in {where}", file=err)
         return
+    rows: list[tuple[str, ...]] = []
     for info in saved:
-        where = f"  {plain(info.cwd, one_line=True)}" if options.all_projects else ""
         run = running.get(info.session_id)
         # A session a background run is still running reads like one that was cut off.
         mark = f"  (background run {run})" if run else ""
         mark = mark or ("  (interrupted)" if info.interrupted else "")  # a killed run, Ctrl-C
-        print(
-            f"{info.session_id}  {_local_time(info.updated)}  {info.turns:3d} turn(s)  "
-            f"{plain(info.model or '-', one_line=True)}{where}  "
-            f"{plain(info.title, one_line=True)}{mark}",
-            file=out,
+        folder = (plain(info.cwd, one_line=True),) if options.all_projects else ()
+        rows.append(
+            (
+                info.session_id,
+                _local_time(info.updated),
+                f"{info.turns} turn(s)",
+                plain(info.model or "-", one_line=True),
+                *folder,
+                f"{plain(info.title, one_line=True)}{mark}",
+            )
         )
+    header = (
+        "SESSION",
+        "UPDATED",
+        "TURNS",
+        "MODEL",
+        *(("FOLDER",) if options.all_projects else ()),
+    )
+    # Columns padded to their widest cell (as ps does); the title, last, is not.
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for row in [(*header, "TITLE"), *rows]:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        print("  ".join([*cells, row[-1]]), file=out)
 
 
 def _local_time(stamp: str) -> str:

@@ -173,7 +173,7 @@ def test_a_session_cut_mid_turn_is_marked_in_the_list(project: Path) -> None:
         check=False,
     )
     assert listed.returncode == 0, listed.stderr
-    [line] = listed.stdout.splitlines()
+    [_header, line] = listed.stdout.splitlines()
     assert line.endswith("(interrupted)"), line
 
 

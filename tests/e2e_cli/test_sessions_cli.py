@@ -57,9 +57,13 @@ def test_sessions_lists_removes_and_refuses(project: Path, tmp_path: Path) -> No
 
     listed = _sessions(project)
     assert listed.returncode == 0, listed.stderr
-    lines = listed.stdout.splitlines()
+    header, *lines = listed.stdout.splitlines()
+    assert header.split() == ["SESSION", "UPDATED", "TURNS", "MODEL", "TITLE"]
     assert [line.split()[0] for line in lines] == [second, first]  # newest first
     assert "  1 turn(s)  " in lines[0] and lines[0].endswith("  second question")
+    # Columns line up under the header.
+    assert lines[0].index("1 turn(s)") == header.index("TURNS")
+    assert lines[0].index("second question") == header.index("TITLE")
 
     data = json.loads(_sessions(project, "--json").stdout)
     assert [s["session_id"] for s in data] == [second, first]
@@ -67,7 +71,8 @@ def test_sessions_lists_removes_and_refuses(project: Path, tmp_path: Path) -> No
     assert data[0]["cwd"] == str(project) and data[0]["model"]
     everywhere = json.loads(_sessions(project, "--all", "--json").stdout)
     assert {s["session_id"] for s in everywhere} == {first, second, elsewhere}
-    assert str(other) in _sessions(project, "--all").stdout
+    every = _sessions(project, "--all").stdout
+    assert str(other) in every and every.split("\n", 1)[0].split()[4] == "FOLDER"
 
     # rm: never without a confirmation; a prefix that names nothing here changes nothing.
     unconfirmed = _sessions(project, "rm", first)

@@ -83,6 +83,6 @@ def test_sessions_escapes_a_title(
     listed = _cli(project, env, "sessions")
     assert listed.returncode == 0, listed.stderr
     assert "\x1b" not in listed.stdout and "\u202e" not in listed.stdout
-    (line,) = listed.stdout.splitlines()
+    (_header, line) = listed.stdout.splitlines()
     assert line.startswith(session_id)
     assert "\\x1b]52;c;aGVsbG8=\\x07fix it" in line
