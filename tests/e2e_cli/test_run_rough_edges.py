@@ -105,6 +105,18 @@ def test_a_refused_memory_note_is_reported_on_stderr_only(project: Path) -> None
     assert run.server.requests == []
 
 
+def test_a_memory_note_is_written_when_an_allow_rule_covers_claude_md(project: Path) -> None:
+    """The way out the README names for a ``#`` note in ``run -p``: an Edit rule on the file."""
+    run = run_cli(
+        ["-p", "# always run the tests first", "--allowedTools", "Edit(CLAUDE.md)"],
+        scenario=NONE,
+        cwd=project,
+    )
+    assert run.code == 0, run.proc.stderr
+    assert (project / "CLAUDE.md").read_text() == "- always run the tests first\n"
+    assert run.server.requests == []
+
+
 def test_offline_reads_a_mention_followed_by_a_question_mark(project: Path) -> None:
     """``@calc.py?`` names calc.py, and the trial model's answer fits the command line."""
     proc = run_plain(
