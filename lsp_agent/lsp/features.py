@@ -218,6 +218,10 @@ def _register_mcp(server: AgentLanguageServer) -> None:
     async def mcp_approve(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
         return await ls.mcp_door.approve(raw)
 
+    @server.feature(methods.MCP_SET_ENABLED)
+    async def mcp_set_enabled(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
+        return await ls.mcp_door.set_enabled(raw)
+
     @server.feature(methods.MCP_RECONNECT)
     def mcp_reconnect(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
         return ls.mcp_door.reconnect(raw)

@@ -10,7 +10,9 @@ directory, shared by every session there, visible and controllable from the edit
 * ``lspAgent/mcp/didChange {cwd, servers}`` is sent after every change of a server's state or
   of the configuration; ``lspAgent/mcp/list {cwd?}`` answers the same list;
   ``lspAgent/mcp/approve {name, approved, cwd?}`` records the user's answer about a project
-  server (pinned to its current definition); ``lspAgent/mcp/reconnect {name, cwd?}`` restarts
+  server (pinned to its current definition); ``lspAgent/mcp/setEnabled {name, enabled,
+  cwd?}`` turns a server of any scope on or off for the project, persisted in the user's
+  ``~/.claude.json``; ``lspAgent/mcp/reconnect {name, cwd?}`` restarts
   a server now; ``lspAgent/mcp/resources {query, cwd?}`` completes ``@server:uri`` mentions;
   ``lspAgent/mcp/login {name, cwd?}`` logs in to an HTTP server with OAuth
   (the authorisation URL is opened with ``window/showDocument {external: true}``; answered
@@ -165,6 +167,21 @@ class McpDoor:
             raise JsonRpcInvalidParams(str(exc)) from None
         except OSError as exc:
             raise JsonRpcInvalidParams(f"the answer could not be saved: {exc}") from None
+        return {"cwd": str(key), "servers": service.statuses()}
+
+    async def set_enabled(self, raw: Any) -> dict[str, Any]:
+        """``lspAgent/mcp/setEnabled``: turn a server of any scope on or off for the project,
+        persisted (:meth:`McpService.set_enabled`); every session of the project sees it."""
+        key = self._key(raw)
+        name = self._name(raw)
+        enabled = raw.get("enabled")
+        if not isinstance(enabled, bool):
+            raise JsonRpcInvalidParams("enabled must be true or false")
+        service = self.service_for(key)
+        try:
+            await service.set_enabled(name, enabled=enabled)
+        except McpError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
         return {"cwd": str(key), "servers": service.statuses()}
 
     def reconnect(self, raw: Any) -> dict[str, Any]:

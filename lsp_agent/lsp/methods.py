@@ -64,6 +64,7 @@ MCP_RESOURCES = "lspAgent/mcp/resources"
 MCP_LOGIN = "lspAgent/mcp/login"
 MCP_LOGOUT = "lspAgent/mcp/logout"
 MCP_ELICIT = "lspAgent/mcp/elicit"
+MCP_SET_ENABLED = "lspAgent/mcp/setEnabled"
 
 # Client -> server notifications.
 SESSION_CANCEL = "lspAgent/session/cancel"
@@ -300,6 +301,15 @@ METHODS: tuple[Method, ...] = (
         result="McpElicitResult",
         section="15.8",
         summary="Show an MCP server's form (clients declaring mcpElicitation).",
+    ),
+    Method(
+        name=MCP_SET_ENABLED,
+        direction=_C2S,
+        kind="request",
+        params="McpSetEnabledParams",
+        result="McpServersResult",
+        section="15.9",
+        summary="Turn an MCP server of any scope on or off for a project (persisted).",
     ),
     Method(
         name=SESSION_CHECKPOINTS,

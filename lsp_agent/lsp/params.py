@@ -301,6 +301,17 @@ class McpApproveParams(BaseModel):
     cwd: str | None = None
 
 
+class McpSetEnabledParams(BaseModel):
+    """``lspAgent/mcp/setEnabled``: turn server ``name`` (any scope) on or off for project
+    ``cwd``, persisted in the user's ``~/.claude.json`` (Claude Code's lists)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    name: str
+    enabled: bool
+    cwd: str | None = None
+
+
 class McpResourcesParams(BaseModel):
     """``lspAgent/mcp/resources``: complete the ``@server:uri`` mention being typed;
     ``query`` is the text after the ``@`` (``docs:``, ``docs:file:///gu``, ``do``)."""

@@ -102,7 +102,10 @@ class McpPool:
         stopping = [c for name, c in old.items() if name not in wanted or wanted[name] != c.spec]
         for connection in stopping:
             del self.connections[connection.spec.name]
-        await asyncio.gather(*(c.aclose() for c in stopping), return_exceptions=True)
+        await asyncio.gather(
+            *(c.aclose(why=_why_stopped(plan, c.spec.name)) for c in stopping),
+            return_exceptions=True,
+        )
         if self._started:
             self.start()
         self._changed()
@@ -175,3 +178,15 @@ class McpPool:
         connections = list(self.connections.values())
         self.connections.clear()
         await asyncio.gather(*(c.aclose() for c in connections), return_exceptions=True)
+
+
+def _why_stopped(plan: McpPlan, name: str) -> str:
+    """How a call in flight on server ``name``, stopped to adopt ``plan``, is told it ended."""
+    planned = plan.get(name)
+    if planned is None:
+        return "removed from the configuration"
+    if planned.status == "disabled":
+        return "turned off"
+    if planned.status == "enabled":
+        return "restarted (its definition changed)"
+    return f"stopped ({planned.status.replace('_', ' ')})"

@@ -267,6 +267,38 @@ class McpService:
         )
         await self.reload()
 
+    async def set_enabled(self, name: str, *, enabled: bool) -> None:
+        """Turn server ``name`` (any scope) on or off for this project, persisted in the
+        user's ``~/.claude.json`` (:mod:`.enablement`, Claude Code's lists), and adopt it: a
+        server turned off stops at once (calls in flight are cancelled and fail naming it;
+        its tools are gone from the next turn), one turned on starts (a project server still
+        needs trust and approval). Raises :class:`McpError` for an unknown server, one the
+        managed settings deny (turning it on), a file that cannot be saved, or a server that
+        stays off for another reason (named)."""
+        from lsp_agent.mcp.enablement import EnablementError, set_server_enabled
+
+        planned = self.plan.get(name)
+        if planned is None:
+            known = ", ".join(p.spec.name for p in self.plan.servers) or "none"
+            raise McpError(f"no MCP server named {name!r} is configured (servers: {known})")
+        if enabled and planned.status == "denied":
+            raise McpError(f"MCP server {name!r} cannot be turned on: {planned.reason}")
+        try:
+            await asyncio.to_thread(
+                set_server_enabled,
+                self.sources.home,
+                self.sources.cwd,
+                server=name,
+                project_scope=planned.spec.scope == "project",
+                enabled=enabled,
+            )
+        except EnablementError as exc:
+            raise McpError(str(exc)) from None
+        await self.reload()
+        after = self.plan.get(name)
+        if enabled and after is not None and after.status == "disabled":
+            raise McpError(f"MCP server {name!r} is still off: {after.reason}")
+
     def reconnect(self, name: str) -> None:
         """Restart server ``name``. Raises :class:`McpError` if it is not running."""
         if self.pool is None or not self.pool.reconnect(name):

@@ -15,15 +15,18 @@ by name in ``enabledMcpjsonServers`` or by ``enableAllProjectMcpServers: true`` 
 settings source the repository cannot write (managed, user ``~/.claude/settings.json``,
 ``--settings``, or ``~/.claude.json``'s entry for the project), or by an answer recorded in
 :mod:`lsp_agent.mcp.approvals` for the same definition. ``disabledMcpjsonServers`` is honoured
-from every source (disabling is always safe). Managed settings' ``deniedMcpServers`` and
-``allowedMcpServers`` (entries ``{"serverName": ...}``, ``{"serverCommand": [...]}``,
-``{"serverUrl": "https://*.example.com/*"}``) apply to every scope: deny beats allow, and an
-allow list, once present, admits only what it names. A managed settings file that cannot be
-read admits no server (fail closed).
+from every source (disabling is always safe), and the user's own switches (``~/.claude.json``'s
+``disabledMcpServers``/``disabledMcpjsonServers`` for the project, :mod:`.enablement`) turn a
+server of any scope off, with ``--strict-mcp-config`` too. Managed settings'
+``deniedMcpServers`` and ``allowedMcpServers`` (entries ``{"serverName": ...}``,
+``{"serverCommand": [...]}``, ``{"serverUrl": "https://*.example.com/*"}``) apply to every
+scope: deny beats allow, and an allow list, once present, admits only what it names. A managed
+settings file that cannot be read admits no server (fail closed).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 import logging
@@ -44,6 +47,7 @@ from lsp_agent.mcp.config import (
     read_config_file,
     read_config_text,
 )
+from lsp_agent.mcp.enablement import USER_STATE_FILE, disabled_names
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +58,6 @@ definition changed); ``disabled``: turned off by the user; ``denied``: managed p
 
 SCOPES: tuple[Scope, ...] = ("cli", "local", "project", "user")
 """Sources in precedence order."""
-
-USER_STATE_FILE = ".claude.json"
-"""Claude Code's per-user state file in the home directory (user and local MCP scopes)."""
 
 APPROVING_SOURCES = ("managed", "flagSettings", "user")
 """Settings sources whose ``enabledMcpjsonServers``/``enableAllProjectMcpServers`` approve
@@ -115,7 +116,8 @@ class _Switches:
 
     enabled: frozenset[str] = frozenset()
     enable_all: bool = False
-    disabled: frozenset[str] = frozenset()
+    disabled: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Turned-off servers by name, each with where it was turned off (the reason shown)."""
     allowed: tuple[dict[str, Any], ...] | None = None
     denied: tuple[dict[str, Any], ...] = ()
     managed_broken: str | None = None
@@ -146,7 +148,7 @@ def _names(value: Any) -> frozenset[str]:
 
 def _switches(sources: McpSources, user_state: Mapping[str, Any]) -> _Switches:
     enabled: set[str] = set()
-    disabled: set[str] = set()
+    disabled: dict[str, str] = {}
     enable_all = False
     allowed: tuple[dict[str, Any], ...] | None = None
     denied: tuple[dict[str, Any], ...] = ()
@@ -159,7 +161,8 @@ def _switches(sources: McpSources, user_state: Mapping[str, Any]) -> _Switches:
             continue
         if source in ("project", "local") and not sources.trusted:
             continue
-        disabled |= _names(value.get("disabledMcpjsonServers"))
+        for name in _names(value.get("disabledMcpjsonServers")):
+            disabled.setdefault(name, f"listed in disabledMcpjsonServers of {path}")
         if source in APPROVING_SOURCES:
             enabled |= _names(value.get("enabledMcpjsonServers"))
             enable_all = enable_all or value.get("enableAllProjectMcpServers") is True
@@ -178,12 +181,13 @@ def _switches(sources: McpSources, user_state: Mapping[str, Any]) -> _Switches:
     entry = project.get(str(sources.cwd)) if isinstance(project, dict) else None
     if isinstance(entry, dict):
         enabled |= _names(entry.get("enabledMcpjsonServers"))
-        disabled |= _names(entry.get("disabledMcpjsonServers"))
         enable_all = enable_all or entry.get("enableAllProjectMcpServers") is True
+    # The user's own switches (Claude Code's /mcp menu) say why first.
+    disabled = {**disabled, **disabled_names(user_state, sources.cwd)}
     return _Switches(
         enabled=frozenset(enabled),
         enable_all=enable_all,
-        disabled=frozenset(disabled),
+        disabled=disabled,
         allowed=allowed,
         denied=denied,
         managed_broken=managed_broken,
@@ -295,10 +299,10 @@ def plan_servers(
     if approvals is None:
         approvals = load_approvals(sources.home, sources.cwd)
     files: list[McpFile] = _cli_files(sources.cli_configs, sources.cwd, sources.environ)
-    state: dict[str, Any] = {}
-    state_problems: tuple[SettingsProblem, ...] = ()
-    if not sources.strict:
-        state, text, state_problems = _user_state(sources.home)
+    state, text, state_problems = _user_state(sources.home)
+    if sources.strict:
+        state_problems = ()  # read for the user's switches only (disabledMcpServers)
+    else:
         local, user = _user_scopes(sources, state, text)
         project = read_config_file(
             sources.cwd / ".mcp.json", scope="project", environ=sources.environ
@@ -341,9 +345,7 @@ def _decide(
             spec=spec, status="denied", reason="not in the managed allowedMcpServers list"
         )
     if spec.name in switches.disabled:
-        return PlannedServer(
-            spec=spec, status="disabled", reason="listed in disabledMcpjsonServers"
-        )
+        return PlannedServer(spec=spec, status="disabled", reason=switches.disabled[spec.name])
     if spec.scope == "project":
         if not trusted:
             return PlannedServer(

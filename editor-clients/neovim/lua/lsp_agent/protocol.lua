@@ -35,6 +35,7 @@ M.methods = {
   MCP_LOGIN = 'lspAgent/mcp/login',
   MCP_LOGOUT = 'lspAgent/mcp/logout',
   MCP_ELICIT = 'lspAgent/mcp/elicit',
+  MCP_SET_ENABLED = 'lspAgent/mcp/setEnabled',
   SESSION_CHECKPOINTS = 'lspAgent/session/checkpoints',
   SESSION_REWIND = 'lspAgent/session/rewind',
 }
@@ -313,6 +314,13 @@ M.commands = {
 ---@class lsp_agent.protocol.McpServersResult
 ---@field cwd string
 ---@field servers lsp_agent.protocol.McpServerInfo[]
+
+--- `lspAgent/mcp/setEnabled`: turn server `name` (any scope) on or off for project
+--- `cwd`, persisted in the user's `~/.claude.json` (Claude Code's lists).
+---@class lsp_agent.protocol.McpSetEnabledParams
+---@field name string
+---@field enabled boolean
+---@field cwd? string
 
 --- The model request failed and will be sent again (our extension; ACP has none; Claude
 --- Code's `system`/`api_retry` message in `-p` output): retry `attempt` of at most

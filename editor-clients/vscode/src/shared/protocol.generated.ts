@@ -29,6 +29,7 @@ export const Methods = {
   mcpLogin: 'lspAgent/mcp/login',
   mcpLogout: 'lspAgent/mcp/logout',
   mcpElicit: 'lspAgent/mcp/elicit',
+  mcpSetEnabled: 'lspAgent/mcp/setEnabled',
   sessionCheckpoints: 'lspAgent/session/checkpoints',
   sessionRewind: 'lspAgent/session/rewind',
 } as const;
@@ -388,6 +389,16 @@ export interface McpServerInfo {
 export interface McpServersResult {
   cwd: string;
   servers: McpServerInfo[];
+}
+
+/**
+ * `lspAgent/mcp/setEnabled`: turn server `name` (any scope) on or off for project
+ * `cwd`, persisted in the user's `~/.claude.json` (Claude Code's lists).
+ */
+export interface McpSetEnabledParams {
+  name: string;
+  enabled: boolean;
+  cwd?: string | null;
 }
 
 /**
@@ -853,6 +864,7 @@ export interface ClientRequests {
   'lspAgent/mcp/resources': { params: McpResourcesParams; result: McpResourcesResult };
   'lspAgent/mcp/login': { params: McpLoginParams; result: McpServersResult };
   'lspAgent/mcp/logout': { params: McpLogoutParams; result: McpServersResult };
+  'lspAgent/mcp/setEnabled': { params: McpSetEnabledParams; result: McpServersResult };
   'lspAgent/session/checkpoints': { params: ListCheckpointsParams; result: ListCheckpointsResult };
   'lspAgent/session/rewind': { params: RewindParams; result: RewindResult };
 }
