@@ -1,11 +1,12 @@
 """``lsp-agent mcp``: the MCP servers of a project from a terminal (Claude Code's ``claude mcp
 list``), and what the editors' MCP section does for them: approve or deny a project server,
-log in to an OAuth server or log out.
+turn a server of any scope on or off for the project, log in to an OAuth server or log out.
 
 The same files as the editors: approvals in the user's state folder, pinned to the server's
 definition (:mod:`lsp_agent.mcp.approvals`), OAuth tokens in ``mcp-oauth.json`` beside them
-(:mod:`lsp_agent.mcp.oauth_store`). As ``run -p``, the command trusts the folder it runs in:
-the user typed it there.
+(:mod:`lsp_agent.mcp.oauth_store`), the on/off switches in ``~/.claude.json``
+(:mod:`lsp_agent.mcp.enablement`, Claude Code's lists). As ``run -p``, the command trusts
+the folder it runs in: the user typed it there.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Literal, TextIO
 
 from lsp_agent.headless.terminal import plain
 
-Action = Literal["list", "approve", "deny", "login", "logout"]
+Action = Literal["list", "approve", "deny", "enable", "disable", "login", "logout"]
 
 LIST_WAIT_S = 10.0
 """How long ``mcp list`` waits for the servers to start before it reports them (seconds)."""
@@ -56,6 +57,8 @@ def run_mcp(
             asyncio.run(_list(service, options, out=out))
         elif options.action in ("approve", "deny"):
             _approve(service, options, out=out)
+        elif options.action in ("enable", "disable"):
+            _set_enabled(service, options, out=out)
         elif options.action == "login":
             asyncio.run(_login(service, options, out=out))
         else:
@@ -111,12 +114,16 @@ def problem_line(problem: Any) -> str:
 def _hint(status: Mapping[str, Any]) -> str | None:
     """What the user can do about a server in ``status["state"]`` (``None``: nothing)."""
     name = name_argument(status["name"])
+    error = status.get("error") or ""
+    if status["state"] == "disabled":
+        if error.startswith("rejected"):
+            return f"approve it again: lsp-agent mcp approve {name}"
+        if "~/.claude.json" in error:
+            return f"turn it on again: lsp-agent mcp enable {name}"
+        return None  # a settings file's disabledMcpjsonServers: the error names it
     return {
         "needs_approval": f"approve it: lsp-agent mcp approve {name}",
         "needs_login": f"log in: lsp-agent mcp login {name}",
-        "disabled": f"enable it again: lsp-agent mcp approve {name}"
-        if status["scope"] == "project"
-        else None,
     }.get(status["state"])
 
 
@@ -183,6 +190,39 @@ def _approve(service: Any, options: McpCommandOptions, *, out: TextIO) -> None:
         plain(f"MCP server {spec.name} {verb} for {service.sources.cwd} ({spec.describe()}); ")
         + "a change to its definition in .mcp.json needs a new answer\n"
     )
+
+
+def _set_enabled(service: Any, options: McpCommandOptions, *, out: TextIO) -> None:
+    from lsp_agent.mcp.enablement import EnablementError, set_server_enabled
+    from lsp_agent.mcp.sources import plan_servers
+
+    planned = _planned(service, options.name)
+    spec = planned.spec
+    enabled = options.action == "enable"
+    if enabled and planned.status == "denied":
+        raise McpCommandError(f"MCP server {spec.name!r} cannot be turned on: {planned.reason}")
+    cwd = service.sources.cwd
+    try:
+        changed = set_server_enabled(
+            service.sources.home,
+            cwd,
+            server=spec.name,
+            project_scope=spec.scope == "project",
+            enabled=enabled,
+        )
+    except EnablementError as exc:
+        raise McpCommandError(str(exc)) from None
+    after = plan_servers(service.sources).get(spec.name)
+    if enabled and after is not None and after.status == "disabled":
+        raise McpCommandError(f"MCP server {spec.name!r} is still off: {after.reason}")
+    out.write(
+        f"MCP server {spec.name} ({spec.scope}) turned {'on' if enabled else 'off'} for {cwd}"
+        f"{'' if changed else ' (it already was)'}; the editors and run -p follow it\n"
+    )
+    if enabled and after is not None and after.status != "enabled":
+        status = {"name": spec.name, "state": after.status, "scope": spec.scope}
+        hint = _hint(status)
+        out.write(f"  it is {after.status}: {after.reason}\n" + (f"  {hint}\n" if hint else ""))
 
 
 def _oauth_spec(service: Any, name: str | None) -> Any:

@@ -252,7 +252,7 @@ async def _run(
     mcp_tools = [t.name for t in await mcp.tools()]
     notices.problems_shown(p.message for p in mcp.problems)
     for status in mcp.statuses():
-        if status["state"] != "ready":
+        if status["state"] not in ("ready", "disabled"):  # disabled: the user's own choice
             line = notices.line(status["name"], status["state"], status["error"])
             # A `#` note or /cost never uses MCP: an unapproved server waits for a model turn.
             (held.append if status["state"] == "needs_approval" else err.write)(line)
