@@ -422,7 +422,8 @@ export class AgentClient implements vscode.Disposable {
   }
 
   /**
-   * Approve, reject, reconnect, log in to or log out of one MCP server (approval covers its
+   * Approve, reject, reconnect, turn on or off (for this project, any scope: kept in the
+   * user's ~/.claude.json), log in to or log out of one MCP server (approval covers its
    * current definition). A login is answered once the browser came back: the server opens the
    * authorisation URL with `window/showDocument` `{external: true}` (the language client's
    * handler opens it with `env.openExternal`).
@@ -431,6 +432,9 @@ export class AgentClient implements vscode.Disposable {
     if (action === 'reconnect') return this.running().sendRequest<McpServersResult>(Methods.mcpReconnect, { name });
     if (action === 'login') return this.running().sendRequest<McpServersResult>(Methods.mcpLogin, { name });
     if (action === 'logout') return this.running().sendRequest<McpServersResult>(Methods.mcpLogout, { name });
+    if (action === 'enable' || action === 'disable') {
+      return this.running().sendRequest<McpServersResult>(Methods.mcpSetEnabled, { name, enabled: action === 'enable' });
+    }
     return this.running().sendRequest<McpServersResult>(Methods.mcpApprove, { name, approved: action === 'approve' });
   }
 

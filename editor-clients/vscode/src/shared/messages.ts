@@ -188,7 +188,7 @@ export function isToHost(value: unknown): value is ToHost {
     case 'rewind':
       return str('sessionId') && str('messageId') && (REWIND_RESTORES as readonly unknown[]).includes(msg.restore);
     case 'mcpAction':
-      return str('name') && (['approve', 'reject', 'reconnect', 'login', 'logout'] as unknown[]).includes(msg.action);
+      return str('name') && (['approve', 'reject', 'reconnect', 'login', 'logout', 'enable', 'disable'] as unknown[]).includes(msg.action);
     case 'mcpFormAnswer':
       return (
         str('formId') &&

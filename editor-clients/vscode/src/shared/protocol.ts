@@ -31,7 +31,7 @@ export const MIN_SERVER_VERSION = '0.1.0';
 export type ModeId = PermissionMode;
 
 /** What the user can do about an MCP server in the panel. */
-export type McpAction = 'approve' | 'reject' | 'reconnect' | 'login' | 'logout';
+export type McpAction = 'approve' | 'reject' | 'reconnect' | 'login' | 'logout' | 'enable' | 'disable';
 
 /**
  * How a turn ended as the extension records it: the server's `PromptResult`, or one made

@@ -293,6 +293,7 @@ const MCP_ICONS: Record<string, string> = {
   invalid: 'error',
   needs_approval: 'shield',
   needs_login: 'key',
+  disabled: 'circle-slash',
 };
 
 /** The MCP servers section: hidden without servers; open by itself while one needs attention. */
@@ -310,6 +311,8 @@ function renderMcp(): void {
   if (waiting > 0) parts.push(`${waiting} awaiting approval`);
   if (login > 0) parts.push(`${login} awaiting login`);
   if (failed > 0) parts.push(`${failed} failed`);
+  const off = servers.filter((s) => s.state === 'disabled').length;
+  if (off > 0) parts.push(`${off} off`);
   const toggle = h(
     'button',
     { class: 'mcp-toggle', 'aria-expanded': String(open), onclick: () => { state.mcpOpen = !open; scheduleRender(); } },
@@ -328,6 +331,12 @@ function renderMcp(): void {
     if (server.state === 'failed') buttons.push(act('reconnect', 'Reconnect'));
     if (server.state === 'needs_login') buttons.push(act('login', 'Log in', true));
     if (server.loggedIn === true) buttons.push(act('logout', 'Log out'));
+    // On/off for this project, any scope (kept in the user's ~/.claude.json, docs/mcp.md).
+    if (server.state === 'disabled') {
+      buttons.push(server.error?.startsWith('rejected') ? act('approve', 'Approve') : act('enable', 'Enable'));
+    } else if (server.state !== 'denied') {
+      buttons.push(act('disable', 'Disable'));
+    }
     const iconName = MCP_ICONS[server.state] ?? 'circle-outline';
     list.append(
       h(

@@ -37,6 +37,8 @@ describe('isToHost', () => {
     assert.equal(isToHost('ready'), false);
     assert.equal(isToHost({ type: 'mcpAction', action: 'approve', name: 'github' }), true);
     assert.equal(isToHost({ type: 'mcpAction', action: 'reconnect', name: 'github' }), true);
+    assert.equal(isToHost({ type: 'mcpAction', action: 'disable', name: 'github' }), true);
+    assert.equal(isToHost({ type: 'mcpAction', action: 'enable', name: 'github' }), true);
     assert.equal(isToHost({ type: 'mcpAction', action: 'run', name: 'github' }), false);
     assert.equal(isToHost({ type: 'mcpAction', action: 'approve' }), false);
   });

@@ -728,6 +728,59 @@ describe('chat webview', () => {
     await page.context().close();
   });
 
+  it('turns an MCP server of any scope off and on', async () => {
+    const p = await openPanel(harness);
+    const page = p.page;
+    const server = (name: string, state: string, extra: Record<string, unknown> = {}) => ({
+      name,
+      scope: 'user',
+      transport: 'stdio',
+      state,
+      error: null,
+      tools: 0,
+      description: `npx -y ${name}-server`,
+      ...extra,
+    });
+    await p.send({
+      type: 'mcpServers',
+      servers: [
+        server('github', 'ready', { tools: 12 }),
+        server('db', 'disabled', { scope: 'lsp', error: 'turned off for this project (disabledMcpServers in ~/.claude.json)' }),
+        server('tracker', 'disabled', { scope: 'project', error: 'rejected by the user' }),
+        server('blocked', 'denied', { error: 'denied by the managed deniedMcpServers list' }),
+      ],
+    });
+    assert.equal(await text(p, '.mcp-summary'), '1/4 ready · 2 off');
+    await page.locator('.mcp-toggle').click();
+    await page.locator('.mcp-list li').first().waitFor();
+    assert.match(await text(p, '[data-mcp-server="db"] .mcp-error'), /disabledMcpServers/);
+    assert.equal(await page.locator('[data-mcp-server="db"] .codicon-circle-slash').count(), 1);
+    assert.equal(await page.locator('[data-mcp-server="blocked"] button').count(), 0, 'managed deny: nothing to toggle');
+    await p.screenshot('panel-mcp-disabled.png');
+    await page.locator('[data-mcp-server="github"] button', { hasText: 'Disable' }).click();
+    assert.deepEqual(await p.waitForPost((m) => m.type === 'mcpAction' && m.action === 'disable', 'disable'), {
+      type: 'mcpAction',
+      action: 'disable',
+      name: 'github',
+    });
+    await page.locator('[data-mcp-server="db"] button', { hasText: 'Enable' }).click();
+    assert.deepEqual(await p.waitForPost((m) => m.type === 'mcpAction' && m.action === 'enable', 'enable'), {
+      type: 'mcpAction',
+      action: 'enable',
+      name: 'db',
+    });
+    // A rejected project server comes back by approval, not by a switch.
+    assert.equal(await page.locator('[data-mcp-server="tracker"] button', { hasText: 'Enable' }).count(), 0);
+    await page.locator('[data-mcp-server="tracker"] button', { hasText: 'Approve' }).click();
+    assert.deepEqual(await p.waitForPost((m) => m.type === 'mcpAction' && m.action === 'approve', 'approve'), {
+      type: 'mcpAction',
+      action: 'approve',
+      name: 'tracker',
+    });
+    assertNoProblems(p);
+    await page.context().close();
+  });
+
   it('switches tabs with the keyboard and keeps drafts per chat', async () => {
     const p = await openPanel(harness);
     const a = createSession({ id: 'a', title: 'Refactor parser' });
