@@ -90,9 +90,9 @@ end, {
   complete = function(_, line)
     local words = vim.split(line, '%s+')
     if #words <= 2 then
-      return { 'list', 'approve', 'reject', 'reconnect', 'login', 'logout' }
+      return { 'list', 'approve', 'reject', 'enable', 'disable', 'reconnect', 'login', 'logout' }
     end
     return require('lsp_agent.mcp').names()
   end,
-  desc = 'lsp-agent: MCP servers (list; approve, reject, reconnect, login or logout NAME)',
+  desc = 'lsp-agent: MCP servers (list; approve, reject, enable, disable, reconnect, login or logout NAME)',
 })

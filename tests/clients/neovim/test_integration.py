@@ -656,6 +656,29 @@ def test_mcp_servers_from_setup(run_integration: RunIntegration) -> None:
     )
 
 
+def test_mcp_enable_disable(run_integration: RunIntegration, tmp_path: Path) -> None:
+    fixture = Path(__file__).resolve().parents[2] / "mcp_servers" / "fixture_server.py"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".claude.json").write_text(json.dumps({"numStartups": 5}))
+    run = run_integration(
+        "mcp_enable",
+        scenario(reply("Nothing from ed.", expect=expecting(request_lacks="mcp__ed__"))),
+        files={"main.py": "print('hi')\n"},
+        env={
+            "HOME": str(home),
+            "LSP_AGENT_TEST_MCP": json.dumps(
+                {"command": sys.executable, "args": [str(fixture), "--name", "ed"]}
+            ),
+        },
+    )
+    # Turned off and on again in the user's ~/.claude.json (Claude Code's list), nothing lost.
+    saved = json.loads((home / ".claude.json").read_text())
+    assert saved["numStartups"] == 5
+    entry = saved["projects"][str(run.root.resolve())]
+    assert entry["disabledMcpServers"] == []
+
+
 def test_elicitation_form(run_integration: RunIntegration) -> None:
     fixture = Path(__file__).resolve().parents[2] / "mcp_servers" / "fixture_server.py"
     run_integration(

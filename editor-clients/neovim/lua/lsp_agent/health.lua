@@ -140,6 +140,10 @@ function M.check()
         health.warn(line, { ':AgentMcp approve ' .. server.name })
       elseif server.state == 'needs_login' then
         health.warn(line, { ':AgentMcp login ' .. server.name .. ' (your browser opens)' })
+      elseif server.state == 'disabled' then
+        local err = type(server.error) == 'string' and server.error or ''
+        health.info(line .. (err:find('~/.claude.json', 1, true)
+          and ('  (turn it on: :AgentMcp enable ' .. server.name .. ')') or ''))
       else
         health.info(line)
       end

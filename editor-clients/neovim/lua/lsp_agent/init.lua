@@ -6,7 +6,7 @@
 ---   ask({line1, line2, question})   ask about a selection
 ---   fix()                fix the diagnostics at the cursor (the server's "Fix with agent")
 ---   cancel(), mode(id), sessions(), review(), log(), trust(bool)
----   mcp(args)            MCP servers: list, approve/reject/reconnect/login/logout NAME
+---   mcp(args)            MCP servers: list, approve/reject/enable/disable/reconnect/login/logout NAME
 ---   status()             statusline text: mode, running state, tokens
 local actions = require('lsp_agent.actions')
 local chat = require('lsp_agent.chat')
@@ -580,7 +580,8 @@ function M.resume(id)
   end)
 end
 
---- :AgentMcp [approve|reject|reconnect|login|logout NAME] — list the MCP servers, or act on one.
+--- :AgentMcp [approve|reject|enable|disable|reconnect|login|logout NAME] — list the MCP
+--- servers, or act on one (enable/disable: for this project, any scope, kept in ~/.claude.json).
 --- @param args string
 function M.mcp(args)
   local words = vim.split(vim.trim(args or ''), '%s+', { trimempty = true })
@@ -597,12 +598,14 @@ function M.mcp(args)
     local done = {
       approve = 'approved',
       reject = 'rejected',
+      enable = 'turned on',
+      disable = 'turned off',
       reconnect = 'reconnecting',
       login = 'logged in',
       logout = 'logged out',
     }
     if not done[action] or not name then
-      return notify_error('usage: :AgentMcp [approve|reject|reconnect|login|logout NAME]')
+      return notify_error('usage: :AgentMcp [approve|reject|enable|disable|reconnect|login|logout NAME]')
     end
     if action == 'login' then
       vim.notify(('lsp-agent: MCP server %s: logging in — finish in your browser'):format(name))

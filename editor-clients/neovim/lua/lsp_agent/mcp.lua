@@ -1,5 +1,6 @@
 --- MCP servers of the lsp-agent server: their state (lspAgent/mcp/didChange, lspAgent/mcp/list),
---- approval of project servers, reconnecting, OAuth login/logout of HTTP servers (:AgentMcp,
+--- approval of project servers, turning a server of any scope off/on for the project
+--- (lspAgent/mcp/setEnabled, kept in the user's ~/.claude.json), reconnecting, OAuth login/logout of HTTP servers (:AgentMcp,
 --- :checkhealth lsp_agent). A login's authorisation URL comes as window/showDocument
 --- {external = true}, which Neovim opens with vim.ui.open (the server shows it in a message when
 --- that fails).
@@ -92,12 +93,14 @@ function M.list(client, callback)
   end)
 end
 
---- Send approve/reject/reconnect/login/logout for `name`; `callback(result|nil, err|nil)`.
---- A login is answered when the browser came back (or it failed).
---- @param action 'approve'|'reject'|'reconnect'|'login'|'logout'
+--- Send approve/reject/enable/disable/reconnect/login/logout for `name`;
+--- `callback(result|nil, err|nil)`. A login is answered when the browser came back (or it failed).
+--- @param action 'approve'|'reject'|'enable'|'disable'|'reconnect'|'login'|'logout'
 function M.act(client, action, name, callback)
   local method, params
-  if action == 'reconnect' then
+  if action == 'enable' or action == 'disable' then
+    method, params = methods.MCP_SET_ENABLED, { name = name, enabled = action == 'enable' }
+  elseif action == 'reconnect' then
     method, params = methods.MCP_RECONNECT, { name = name }
   elseif action == 'login' then
     method, params = methods.MCP_LOGIN, { name = name }
