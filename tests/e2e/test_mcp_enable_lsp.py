@@ -137,3 +137,31 @@ async def test_the_switch_survives_a_restart_and_the_workspace_cannot_flip_it(
         assert "no MCP server named 'nope'" in str(exc)
     else:
         raise AssertionError("an unknown server was turned on")
+
+
+@VSCODE_ONLY
+async def test_the_mcp_slash_command_lists_and_switches(launch: Launch, tmp_path: Path) -> None:
+    _user_server(tmp_path)
+    editor = await launch(scenario(), init_options={"trusted": True})
+    await _until_state(editor, "fx", "ready")
+    session = await editor.new_session()
+
+    async def command(args: str) -> dict[str, Any]:
+        params = {"sessionId": session, "command": "mcp", "args": args}
+        result: dict[str, Any] = await editor.request(methods.SESSION_COMMAND, params)
+        return result
+
+    listed = await command("")
+    assert listed["isError"] is False
+    assert "**fx** (user, stdio): ready ·" in listed["text"]
+    off = await command("disable fx")
+    assert off["isError"] is False and "turned off for this project" in off["text"]
+    assert (await _servers(editor))["fx"]["state"] == "disabled"
+    assert "**fx** (user, stdio): disabled — turned off" in (await command("list"))["text"]
+    bad = await command("enable")
+    assert bad["isError"] is True and "Usage: `/mcp`" in bad["text"]
+    unknown = await command("enable nope")
+    assert unknown["isError"] is True and "no MCP server named 'nope'" in unknown["text"]
+    on = await command("enable fx")
+    assert on["isError"] is False and "turned on" in on["text"]
+    await _until_state(editor, "fx", "ready")

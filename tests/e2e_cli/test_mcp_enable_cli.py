@@ -83,3 +83,20 @@ def test_refusals_name_the_problem(project: Path, isolated_home: Path) -> None:
     assert (isolated_home / ".claude.json").read_text() == "{broken"
     usage = mcp(project, "enable")
     assert usage.returncode == 2 and "mcp enable needs NAME" in usage.stderr
+
+
+def test_the_mcp_slash_command_in_run_p(project: Path, isolated_home: Path) -> None:
+    (isolated_home / ".claude.json").write_text(
+        json.dumps({"mcpServers": {"fx": stdio_entry("--name", "fx")}})
+    )
+    result = run_cli(
+        ["run", "-p", "/mcp disable fx", "--output-format", "json"],
+        scenario=scenario(name="none"),
+        cwd=project,
+    )
+    assert result.code == 0, result.proc.stderr
+    assert "turned off for this project" in result.proc.stdout
+    assert statuses(project)["fx"]["state"] == "disabled"
+    listed = run_cli(["run", "-p", "/mcp"], scenario=scenario(name="none"), cwd=project)
+    assert listed.code == 0, listed.proc.stderr
+    assert "**fx** (user, stdio): disabled" in listed.proc.stdout
