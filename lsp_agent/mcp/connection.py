@@ -214,6 +214,11 @@ class ServerConnection:
         self.reconnect()
         return revoked
 
+    @property
+    def closed(self) -> bool:
+        """Stopped for good (turned off, removed, redefined): its tools are gone."""
+        return self._closed_why is not None
+
     def status(self) -> ServerStatus:
         """The current status (plain data)."""
         return ServerStatus(

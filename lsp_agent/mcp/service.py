@@ -271,7 +271,7 @@ class McpService:
         """Turn server ``name`` (any scope) on or off for this project, persisted in the
         user's ``~/.claude.json`` (:mod:`.enablement`, Claude Code's lists), and adopt it: a
         server turned off stops at once (calls in flight are cancelled and fail naming it;
-        its tools are gone from the next turn), one turned on starts (a project server still
+        its tools are gone from the next model request), one turned on starts (a project server still
         needs trust and approval). Raises :class:`McpError` for an unknown server, one the
         managed settings deny (turning it on), a file that cannot be saved, or a server that
         stays off for another reason (named)."""

@@ -350,7 +350,12 @@ class Session:
         except Exception:
             log.exception("listing MCP tools failed; this turn has none")
             return self.tools, system
-        tools = ToolRegistry(tools=[*self.tools, *extra]) if extra else self.tools
+        if extra:
+            from lsp_agent.mcp.turn_tools import TurnTools  # the SDK is loaded: tools exist
+
+            tools: ToolRegistry = TurnTools(tools=[*self.tools, *extra])
+        else:
+            tools = self.tools
         instructions = self.mcp.instructions()
         return tools, (*system, instructions) if instructions else system
 

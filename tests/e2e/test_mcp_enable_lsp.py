@@ -1,6 +1,6 @@
 """Turning MCP servers of any scope off and on from the editor (``lspAgent/mcp/setEnabled``),
 with both client presets and a real SDK server: a call in flight is cancelled, the tools leave
-the next turn's request and come back, the switch survives a server restart (it lives in the
+the very next request (of the same turn) and come back, the switch survives a server restart (it lives in the
 user's ~/.claude.json), and a workspace cannot flip it back."""
 
 from __future__ import annotations
@@ -88,6 +88,10 @@ async def test_turning_a_server_off_mid_call_and_on_again(launch: Launch, tmp_pa
     assert "disabledMcpServers" in listed["error"]
     answer = await asyncio.wait_for(turn, MCP_WAIT_S)
     assert answer["stopReason"] == "end_turn"
+    # The same turn's next request no longer offers the server's tools.
+    assert "mcp__fx__sleep" in _tools(editor, 0)
+    assert not [t for t in _tools(editor, 1) if t.startswith("mcp__fx__")]
+    assert "Read" in _tools(editor, 1)
     assert any(
         s["name"] == "fx" and s["state"] == "disabled"
         for change in editor.mcp_changes
