@@ -128,7 +128,8 @@ class ServerConnection:
         self._auth: Any = None  # the OAuth provider of the current connection, if any
         self._relist = era.Relist()
         self._calls: set[anyio.CancelScope] = set()
-        self._closed_why: str | None = None
+        self.closed_why: str | None = None
+        """Why it stopped for good (``"turned off"``...): its tools are gone; ``None``: not."""
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -158,7 +159,7 @@ class ServerConnection:
         ``why`` (say, ``"turned off"``): calls in flight are cancelled first (the SDK tells the
         server) and fail with a message naming it."""
         if why is not None:
-            self._closed_why = why
+            self.closed_why = why
             for scope in list(self._calls):
                 scope.cancel()
         self._stop = True
@@ -213,11 +214,6 @@ class ServerConnection:
         self._auth = None
         self.reconnect()
         return revoked
-
-    @property
-    def closed(self) -> bool:
-        """Stopped for good (turned off, removed, redefined): its tools are gone."""
-        return self._closed_why is not None
 
     def status(self) -> ServerStatus:
         """The current status (plain data)."""
@@ -581,8 +577,8 @@ class ServerConnection:
         error)."""
         client = self._client
         name = self.spec.name
-        if self._closed_why is not None:
-            raise CallFailedError(f"MCP server {name!r} was {self._closed_why}")
+        if self.closed_why is not None:
+            raise CallFailedError(f"MCP server {name!r} was {self.closed_why}")
         if client is None or self.state != "ready":
             why = f": {self.error}" if self.error else ""
             raise CallFailedError(f"MCP server {name!r} is not connected ({self.state}){why}")
@@ -620,7 +616,7 @@ class ServerConnection:
 
     def _closed_during(self, what: str) -> CallFailedError:
         return CallFailedError(
-            f"MCP server {self.spec.name!r} was {self._closed_why or 'stopped'} while {what} "
+            f"MCP server {self.spec.name!r} was {self.closed_why or 'stopped'} while {what} "
             "ran; the call was cancelled"
         )
 

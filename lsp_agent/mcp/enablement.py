@@ -12,8 +12,10 @@ turned off nor turn one on. Both lists are read for every scope (a repository's
 ``.mcp.json`` reusing the name of a server the user turned off stays off).
 
 Writing keeps every other key of the file as it was (order included), replaces the file
-atomically with its mode, follows a symlinked ``~/.claude.json`` to its target, and refuses
-to touch a file that is not a JSON object (nothing of the user's is lost).
+atomically with its mode (our own writers take turns under a lock in the state folder; Claude
+Code, which rewrites the file itself, does not take it), follows a symlinked
+``~/.claude.json`` to its target, and refuses to touch a file that is not a JSON object
+(nothing of the user's is lost).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from lsp_agent.mcp.approvals import state_dir
+from lsp_agent.store.file_lock import locked
 
 USER_STATE_FILE = ".claude.json"
 """Claude Code's per-user state file in the home directory."""
@@ -74,6 +79,18 @@ def set_server_enabled(
     path = home / USER_STATE_FILE
     with contextlib.suppress(OSError):
         path = path.resolve()  # a symlinked ~/.claude.json (dotfiles) keeps its link
+    try:
+        # Our own processes (editor servers, the CLI) take turns; the lock file lives in our
+        # state folder, not beside the user's file.
+        with locked(state_dir(home) / "claude-json"):
+            return _update(
+                path, project, server=server, project_scope=project_scope, enabled=enabled
+            )
+    except OSError as exc:
+        raise EnablementError(f"{path} cannot be updated ({exc}); not changed") from None
+
+
+def _update(path: Path, project: Path, *, server: str, project_scope: bool, enabled: bool) -> bool:
     state, mode = _read(path)
     projects = state.setdefault("projects", {})
     if not isinstance(projects, dict):

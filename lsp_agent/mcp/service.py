@@ -271,10 +271,10 @@ class McpService:
         """Turn server ``name`` (any scope) on or off for this project, persisted in the
         user's ``~/.claude.json`` (:mod:`.enablement`, Claude Code's lists), and adopt it: a
         server turned off stops at once (calls in flight are cancelled and fail naming it;
-        its tools are gone from the next model request), one turned on starts (a project server still
-        needs trust and approval). Raises :class:`McpError` for an unknown server, one the
-        managed settings deny (turning it on), a file that cannot be saved, or a server that
-        stays off for another reason (named)."""
+        its tools are gone from the next model request), one turned on starts (a project
+        server still needs trust and approval). Raises :class:`McpError` for an unknown
+        server, one the managed settings deny (turning it on), a file that cannot be saved,
+        or a server that stays off for another reason (named)."""
         from lsp_agent.mcp.enablement import EnablementError, set_server_enabled
 
         planned = self.plan.get(name)

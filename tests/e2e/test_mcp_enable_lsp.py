@@ -1,7 +1,7 @@
 """Turning MCP servers of any scope off and on from the editor (``lspAgent/mcp/setEnabled``),
 with both client presets and a real SDK server: a call in flight is cancelled, the tools leave
-the very next request (of the same turn) and come back, the switch survives a server restart (it lives in the
-user's ~/.claude.json), and a workspace cannot flip it back."""
+the very next request (of the same turn) and come back, the switch survives a server restart
+(it lives in the user's ~/.claude.json), and a workspace cannot flip it back."""
 
 from __future__ import annotations
 

@@ -224,3 +224,27 @@ async def test_the_service_turns_servers_off_and_says_why_one_stays_off(
     with pytest.raises(McpError, match="not valid JSON"):
         await svc.set_enabled("u", enabled=False)
     assert svc.pool is None
+
+
+def _turn_off_many(home: str, project: str, prefix: str) -> None:
+    for i in range(30):
+        set_server_enabled(
+            Path(home), Path(project), server=f"{prefix}{i}", project_scope=False, enabled=False
+        )
+
+
+def test_two_processes_keep_each_others_switches(dirs: tuple[Path, Path]) -> None:
+    import multiprocessing
+
+    project, home = dirs
+    ctx = multiprocessing.get_context("spawn")
+    workers = [ctx.Process(target=_turn_off_many, args=(str(home), str(project), p)) for p in "ab"]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(120)
+        assert worker.exitcode == 0
+    saved = json.loads((home / ".claude.json").read_text())
+    names = saved["projects"][str(project)]["disabledMcpServers"]
+    assert sorted(names) == sorted(f"{p}{i}" for p in "ab" for i in range(30))
+    assert not (home / ".claude.json.lock").exists()  # the lock is in our state folder
