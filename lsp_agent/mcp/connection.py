@@ -127,9 +127,6 @@ class ServerConnection:
         self._logging_in = False
         self._auth: Any = None  # the OAuth provider of the current connection, if any
         self._relist = era.Relist()
-        self._calls: set[anyio.CancelScope] = set()
-        self.closed_why: str | None = None
-        """Why it stopped for good (``"turned off"``...): its tools are gone; ``None``: not."""
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -154,14 +151,8 @@ class ServerConnection:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._settled.wait(), timeout)
 
-    async def aclose(self, *, why: str | None = None) -> None:
-        """Stop the server (bounded: the SDK's shutdown escalates to kill within seconds).
-        ``why`` (say, ``"turned off"``): calls in flight are cancelled first (the SDK tells the
-        server) and fail with a message naming it."""
-        if why is not None:
-            self.closed_why = why
-            for scope in list(self._calls):
-                scope.cancel()
+    async def aclose(self) -> None:
+        """Stop the server (bounded: the SDK's shutdown escalates to kill within seconds)."""
         self._stop = True
         self._wake.set()
         task, self._task = self._task, None
@@ -577,25 +568,18 @@ class ServerConnection:
         error)."""
         client = self._client
         name = self.spec.name
-        if self.closed_why is not None:
-            raise CallFailedError(f"MCP server {name!r} was {self.closed_why}")
         if client is None or self.state != "ready":
             why = f": {self.error}" if self.error else ""
             raise CallFailedError(f"MCP server {name!r} is not connected ({self.state}){why}")
-        scope = anyio.CancelScope()
-        self._calls.add(scope)
         try:
-            with scope, anyio.fail_after(self.limits.tool_timeout_s):
+            with anyio.fail_after(self.limits.tool_timeout_s):
                 return await send(client)
-            raise self._closed_during(what)  # the scope caught aclose's cancel
         except TimeoutError:
             raise CallFailedError(
                 f"MCP server {name!r}: {what} did not finish within "
                 f"{self.limits.tool_timeout_s:g} s (MCP_TOOL_TIMEOUT) and was cancelled"
             ) from None
         except MCPError as exc:
-            if scope.cancel_called:
-                raise self._closed_during(what) from None
             if exc.code == types.CONNECTION_CLOSED:
                 self._lost_now()
                 tail = self.stderr.text()
@@ -605,20 +589,10 @@ class ServerConnection:
                 ) from None
             raise CallFailedError(f"MCP server {name!r}: {exc.error.message}") from None
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            if scope.cancel_called:
-                raise self._closed_during(what) from None
             self._lost_now()
             raise CallFailedError(
                 f"MCP server {name!r}: the connection failed ({describe_error(exc)})"
             ) from None
-        finally:
-            self._calls.discard(scope)
-
-    def _closed_during(self, what: str) -> CallFailedError:
-        return CallFailedError(
-            f"MCP server {self.spec.name!r} was {self.closed_why or 'stopped'} while {what} "
-            "ran; the call was cancelled"
-        )
 
 
 async def _forward(opened: Opened, lost: asyncio.Event) -> None:

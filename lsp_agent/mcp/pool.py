@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lsp_agent.mcp.call_scopes import CallScopes
 from lsp_agent.mcp.connection import ServerConnection, ServerStatus
 from lsp_agent.mcp.elicitation import AskFn, AskUrlFn
 from lsp_agent.mcp.limits import McpLimits
@@ -58,6 +59,8 @@ class McpPool:
         self.roots = roots
         self.on_change = on_change
         self.connections: dict[str, ServerConnection] = {}
+        self._scopes: dict[str, CallScopes] = {}
+        """The tool calls in flight per running server (:mod:`.call_scopes`)."""
         self.login_path = LoginPath(environ=environ)
         """The login shell's PATH, asked once for every server of the pool that needs it."""
         self._started = False
@@ -102,10 +105,11 @@ class McpPool:
         stopping = [c for name, c in old.items() if name not in wanted or wanted[name] != c.spec]
         for connection in stopping:
             del self.connections[connection.spec.name]
-        await asyncio.gather(
-            *(c.aclose(why=_why_stopped(plan, c.spec.name)) for c in stopping),
-            return_exceptions=True,
-        )
+        for connection in stopping:  # calls in flight end first, saying why
+            scopes = self._scopes.pop(connection.spec.name, None)
+            if scopes is not None:
+                scopes.stop(_why_stopped(plan, connection.spec.name))
+        await asyncio.gather(*(c.aclose() for c in stopping), return_exceptions=True)
         if self._started:
             self.start()
         self._changed()
@@ -126,7 +130,8 @@ class McpPool:
             connection = self.connections[name]
             if connection.state != "ready":
                 continue
-            for tool in server_tools(connection, self.limits):
+            scopes = self._scopes.setdefault(name, CallScopes(server=name))
+            for tool in server_tools(connection, self.limits, scopes):
                 if tool.name in taken:  # two server names that normalise alike
                     log.warning("MCP tool %s of %s hidden: the name is taken", tool.name, name)
                     continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from lsp_agent.mcp.call_scopes import CallScopes
 from lsp_agent.mcp.connection import CallFailedError, ServerConnection
 from lsp_agent.mcp.limits import McpLimits
 from lsp_agent.mcp.names import normalize_schema, tool_names
@@ -39,9 +40,13 @@ class McpTool(Tool[McpArguments]):
     schema: ClassVar[dict[str, Any]]
     display_title: ClassVar[str]
 
-    def __init__(self, *, connection: ServerConnection, limits: McpLimits) -> None:
+    def __init__(
+        self, *, connection: ServerConnection, limits: McpLimits, scopes: CallScopes
+    ) -> None:
         self.connection = connection
         self.limits = limits
+        self.scopes = scopes
+        """The server's calls in flight (cancelled when it is turned off)."""
 
     def spec(self) -> ToolSpec:
         """Name, description and normalised input schema."""
@@ -67,7 +72,8 @@ class McpTool(Tool[McpArguments]):
             ctx.progress(f"[{amount}] {message}\n" if message else f"[{amount}]\n")
 
         try:
-            result = await self.connection.call(self.remote_name, inp.arguments, report=report)
+            with self.scopes.guard(self.remote_name):
+                result = await self.connection.call(self.remote_name, inp.arguments, report=report)
         except CallFailedError as exc:
             raise ToolError(str(exc)) from None
         converted = convert_result(result, limits=self.limits, tool=self.name)
@@ -79,8 +85,11 @@ class McpTool(Tool[McpArguments]):
         )
 
 
-def server_tools(connection: ServerConnection, limits: McpLimits) -> list[Tool[Any, Any]]:
-    """Agent tools for every tool ``connection`` lists now, sorted by model-facing name."""
+def server_tools(
+    connection: ServerConnection, limits: McpLimits, scopes: CallScopes
+) -> list[Tool[Any, Any]]:
+    """Agent tools for every tool ``connection`` lists now, sorted by model-facing name; their
+    calls run in ``scopes`` (:mod:`.call_scopes`)."""
     server = connection.spec.name
     listed = {t.name: t for t in connection.tools}
     names = tool_names(server, listed)
@@ -104,5 +113,5 @@ def server_tools(connection: ServerConnection, limits: McpLimits) -> list[Tool[A
                 "read_only": False,
             },
         )
-        out.append(cls(connection=connection, limits=limits))
+        out.append(cls(connection=connection, limits=limits, scopes=scopes))
     return out

@@ -2,7 +2,7 @@
 
 A turn offers the same tools to each of its model requests (byte-stable for prompt caching).
 When the user turns a server off in the middle of a turn, its connection closes for good
-(:attr:`ServerConnection.closed_why`); :class:`TurnTools` then leaves that server's tools out of
+(:attr:`.CallScopes.why`); :class:`TurnTools` then leaves that server's tools out of
 the *next* request's specs, so the model is not offered tools that can only fail. The cached
 prefix changes at that request and not before; until a server stops, the specs are the ones
 built once for the set.
@@ -32,7 +32,7 @@ class TurnTools(ToolRegistry):
     def specs(self) -> tuple[ToolSpec, ...]:
         """The specs of :meth:`ToolRegistry.specs` without the tools of servers that
         stopped since the set was built (a scan of the MCP tools per request)."""
-        gone = frozenset(t.name for t in self._mcp if t.connection.closed_why is not None)
+        gone = frozenset(t.name for t in self._mcp if t.scopes.why is not None)
         if not gone:
             return super().specs()
         if gone != self._gone or self._live is None:
