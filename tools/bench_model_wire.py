@@ -34,7 +34,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 _RESULT_BYTES = 2048
-_SYSTEM = ("You are a coding agent. " * 40, "Working directory: /work/project")
+_SYSTEM = ("You are a coding agent. " * 40, "Working directory: /home/dev/project")
 
 
 def _scenario(requests: int) -> dict[str, Any]:
@@ -49,7 +49,7 @@ def _scenario(requests: int) -> dict[str, Any]:
                     "type": "tool_use",
                     "id": f"toolu_{n:04d}",
                     "name": "Read",
-                    "input": {"file_path": f"/work/project/src/module_{n:03d}.py"},
+                    "input": {"file_path": f"/home/dev/project/src/module_{n:03d}.py"},
                 }
             )
         steps.append({"response": {"content": content}})
