@@ -242,12 +242,12 @@ async def test_hash_prompt_adds_a_note_to_the_open_unsaved_memory_buffer(launch:
     doc = editor.open(memory)
     editor.type_text(memory, "# Project\nUnsaved line.\n")
     session = await editor.new_session()
-    picks = ["project", "allow_once"]  # which memory file, then the write
+    picks = ["project"]  # which memory file: picking it approves the write
     editor.permission = lambda _p: {"outcome": {"outcome": "selected", "optionId": picks.pop(0)}}
 
     result = await editor.prompt(session, "# Always run the tests")
     assert result["stopReason"] == "end_turn"
-    assert len(editor.permission_requests) == 2  # the file is picked, then the write asks
+    assert len(editor.permission_requests) == 1  # one question: the file
     assert editor.docs[doc.uri].text == "# Project\nUnsaved line.\n- Always run the tests\n"
     assert memory.read_text() == "# Project\n"  # the buffer was edited, not the disk file
     assert editor.scripted.requests == []
