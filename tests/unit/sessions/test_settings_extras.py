@@ -15,6 +15,7 @@ from lsp_agent.context.memory.options import memory_options
 from lsp_agent.model.anthropic import AnthropicModel
 from lsp_agent.sessions.context_wiring import build_engine
 from lsp_agent.sessions.manager import SessionManager
+from lsp_agent.sessions.session import Session
 from lsp_agent.sessions.titles import background_requests
 from lsp_agent.tools.registry import default_tools
 
@@ -58,12 +59,11 @@ def test_validated_settings_keep_the_keys_others_read(
     assert options.excludes == ("**/vendor/CLAUDE.md",)
 
 
-def test_a_session_honours_them(
-    project: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _session(root: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Session:
+    """A session of ``root`` whose settings come from its files only (the environment's
+    switches for the same behaviour removed)."""
     monkeypatch.delenv("LSP_AGENT_BACKGROUND_REQUESTS", raising=False)
     monkeypatch.delenv("DISABLE_AUTO_COMPACT", raising=False)
-    root, home = project
     manager = SessionManager(
         host=RecordingHost(),
         model_factory=lambda: AnthropicModel(api_key="k", base_url="http://127.0.0.1:9"),
@@ -72,26 +72,23 @@ def test_a_session_honours_them(
         settings=lambda cwd: _store(cwd, home, tmp_path),
         managed_memory=tmp_path / "no-managed" / "CLAUDE.md",
     )
-    session = manager.new(cwd=root)
+    return manager.new(cwd=root)
+
+
+def test_a_session_honours_them(
+    project: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, home = project
+    session = _session(root, home, tmp_path, monkeypatch)
     assert background_requests(session).enabled is False
     assert build_engine(session).policy.auto is False
 
 
 def test_the_defaults_hold_without_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("LSP_AGENT_BACKGROUND_REQUESTS", raising=False)
-    monkeypatch.delenv("DISABLE_AUTO_COMPACT", raising=False)
     root = tmp_path / "proj"
     root.mkdir()
     home = tmp_path / "home"
     home.mkdir()
-    manager = SessionManager(
-        host=RecordingHost(),
-        model_factory=lambda: AnthropicModel(api_key="k", base_url="http://127.0.0.1:9"),
-        config=AgentConfig(model="claude-test"),
-        tools_factory=default_tools,
-        settings=lambda cwd: _store(cwd, home, tmp_path),
-        managed_memory=tmp_path / "no-managed" / "CLAUDE.md",
-    )
-    session = manager.new(cwd=root)
+    session = _session(root, home, tmp_path, monkeypatch)
     assert background_requests(session).enabled is True
     assert build_engine(session).policy.auto is True
