@@ -10,6 +10,7 @@ the edited region.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -71,6 +72,8 @@ def numbered(lines: list[str], first_line: int) -> str:
     literal, long lines clipped), one line per row. The number is not padded (Claude Code's
     current Read format): ``cat -n``'s six columns cost five bytes on most lines of every
     read, which the prompt then carries on every later request."""
+    if max(map(len, lines), default=0) <= MAX_LINE_CHARS:  # no line to clip: join in C
+        return "\n".join(map("{}\t{}".format, itertools.count(first_line), lines))
     return "\n".join(
         f"{number}\t{line if len(line) <= MAX_LINE_CHARS else clip_line(line)}"
         for number, line in enumerate(lines, start=first_line)
