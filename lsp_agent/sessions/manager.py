@@ -252,6 +252,7 @@ class SessionManager:
         host = self.host
         auto_file = auto_memory / "MEMORY.md" if auto_memory is not None else None
         kept: list[tuple[object, MemoryOptions]] = []  # the options of the settings load
+        made: list[tuple[tuple[object, ...], MemorySpec]] = []  # the last spec, its inputs
 
         def spec() -> MemorySpec:
             loaded = store.loaded if store is not None else None
@@ -259,17 +260,26 @@ class SessionManager:
                 env = store.env() if store is not None else None
                 kept[:] = [(loaded, memory_options(_layers(store), env))]
             options = kept[0][1]
-            return MemorySpec(
+            trusted = store.trusted if store is not None else False
+            imports = self.import_approvals.get(cwd)
+            # The same spec object while its inputs are the same: the store compares specs
+            # at every tool batch, where equal paths cost a comparison each and identity none.
+            key = (trusted, imports, options, self.managed_memory)
+            if made and made[0][0] == key:
+                return made[0][1]
+            built = MemorySpec(
                 cwd=cwd,
                 roots=roots,
                 home=home,
                 managed=self.managed_memory,
-                trusted=store.trusted if store is not None else False,
+                trusted=trusted,
                 excludes=options.excludes,
                 instruction_files=options.instruction_files,
-                external_imports=self.import_approvals.get(cwd),
+                external_imports=imports,
                 auto_memory=auto_file if options.auto_memory else None,
             )
+            made[:] = [(key, built)]
+            return built
 
         def overlay(path: Path) -> str | None:
             snapshot = host.buffer(path)

@@ -166,6 +166,10 @@ class FingerprintPlan:
     rules: tuple[Path, ...]
     parent: tuple[int, ...] = ()
     rule_parent: tuple[int, ...] = ()
+    names: tuple[str, ...] = ()
+    """``paths`` as strings, and ``folder_names`` ``folders``: what is stat'ed (a ``Path``
+    would be converted at every check)."""
+    folder_names: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, paths: Sequence[Path]) -> FingerprintPlan:
@@ -182,6 +186,8 @@ class FingerprintPlan:
             rules=tops,
             parent=tuple(index[p.parent] for p in paths),
             rule_parent=tuple(index.get(top.parent, -1) for top in tops),
+            names=tuple(map(str, paths)),
+            folder_names=tuple(map(str, ordered)),
         )
 
 
@@ -198,16 +204,17 @@ def fingerprint(
     candidate places of the load order, such as ``.claude/CLAUDE.md`` of every ancestor, are
     missing)."""
     plan = plan if plan is not None else FingerprintPlan.of(paths)
-    folders = tuple((f, _stat(f)) for f in plan.folders)
+    folder_stats = tuple(map(_stat, plan.folder_names))
+    folders = tuple(zip(plan.folders, folder_stats, strict=True))
     files: list[tuple[Path, str | tuple[int, int, int] | None]] = []
-    for p, i in zip(plan.paths, plan.parent or (-1,) * len(plan.paths), strict=True):
+    for p, name, i in zip(plan.paths, plan.names, plan.parent, strict=True):
         text = overlay(p)
         if text is not None:
             files.append((p, text))
-        elif i >= 0 and folders[i][1] is None:
+        elif folder_stats[i] is None:
             files.append((p, None))
         else:
-            files.append((p, _stat(p)))
+            files.append((p, _stat(name)))
     trees: list[tuple[str, tuple[int, int, int] | None]] = []
     for top, i in zip(plan.rules, plan.rule_parent or (-1,) * len(plan.rules), strict=True):
         if i >= 0 and folders[i][1] is None:
