@@ -481,7 +481,8 @@ class _Turn:
             )
             if loaded:
                 notes.append(TextBlock(text=loaded))
-        self.commit(Message(role="user", content=(*(self.results[u.id] for u in uses), *notes)))
+        content = (*(self.results[u.id] for u in uses), *notes)  # blocks built typed
+        self.commit(Message.model_construct(role="user", content=content))
         self.results = {}
         if self.env.rewrite is not None:
             rewritten = self.env.rewrite(self.state.messages)

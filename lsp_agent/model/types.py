@@ -146,7 +146,8 @@ class AssistantResponse(BaseModel):
 
     def message(self) -> Message:
         """The response as an assistant :class:`Message`."""
-        return Message(role="assistant", content=self.content)
+        # ``content`` was validated with the response: not again for every turn.
+        return Message.model_construct(role="assistant", content=self.content)
 
 
 class ToolSpec(BaseModel):
