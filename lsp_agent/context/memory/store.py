@@ -6,20 +6,20 @@ loaded file, made in the editor or on disk, applies from the next turn, and trus
 workspace loads its files without a restart. "Changed" is decided by a fingerprint taken before
 each load: the spec (trust, settings), the editor text or the stat (mtime, size, inode) of
 every path the last load consulted (missing candidates and imports included), of their folders
-(a file created there) and of every folder under a ``.claude/rules`` folder (a new rule).
-Parsing is cached by text too. Files added on demand are read again the same way
+(a file created there) and of every folder under a ``.claude/rules`` folder (a new rule); see
+:mod:`~lsp_agent.context.memory.fingerprint` for the system calls it spares. Parsing is
+cached by text too. Files added on demand are read again the same way
 (:meth:`MemoryStore.on_demand_now`, their own fingerprint), so an edit to one is seen too.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from lsp_agent.context.memory.fingerprint import Absent, FingerprintPlan, fingerprint
 from lsp_agent.context.memory.loader import (
     MemorySpec,
     ParseCache,
@@ -62,8 +62,9 @@ class MemoryStore:
     _key: object = None
     _added_now: tuple[object, tuple[MemoryFile, ...]] | None = None
     """The fingerprint of :attr:`added` and the files as :meth:`on_demand_now` read them."""
-    _plan: tuple[LoadedMemory, FingerprintPlan] | None = None
-    """The fingerprint plan of ``loaded`` (worked out again when ``loaded`` is replaced)."""
+    _plan: tuple[LoadedMemory, FingerprintPlan, Absent] | None = None
+    """The fingerprint plan of ``loaded`` (worked out again when ``loaded`` is replaced) and
+    what its checks found missing."""
     _reals: tuple[LoadedMemory, dict[Path, Path]] | None = None
     """The real paths of the known memory files for :meth:`touch` (per ``loaded``: a reload
     starts afresh, so a file's link that changed is resolved again with it)."""
@@ -75,9 +76,9 @@ class MemoryStore:
         spec = spec if spec is not None else self.spec()
         # Taken before the load: a change made while loading shows at the next call.
         if self._plan is None or self._plan[0] is not self.loaded:
-            self._plan = (self.loaded, FingerprintPlan.of(self.loaded.consulted))
-        plan = self._plan[1]
-        key = (spec, fingerprint(plan.paths, self.overlay, plan=plan))
+            self._plan = (self.loaded, FingerprintPlan.of(self.loaded.consulted), Absent())
+        _, plan, absent = self._plan
+        key = (spec, fingerprint(plan.paths, self.overlay, plan=plan, absent=absent))
         if key != self._key:
             self.loaded = load_memory(spec, overlay=self.overlay, cache=self.cache)
             self._key = key
@@ -143,88 +144,6 @@ class MemoryStore:
         """The message text for files that the finished tool calls ``calls`` (name, input,
         result text) bring in, or ``None``."""
         return render_on_demand(self.touch(batch_paths(calls)))
-
-
-def _stat(path: Path | str) -> tuple[int, int, int] | None:
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (info.st_mtime_ns, info.st_size, info.st_ino)
-
-
-@dataclass(frozen=True, kw_only=True)
-class FingerprintPlan:
-    """What :func:`fingerprint` stats for one list of consulted paths, worked out once per
-    load rather than once per check: the paths, their folders and the ``.claude/rules``
-    trees among them, in order. ``parent`` is each path's folder as an index into
-    ``folders``, ``rule_parent`` each rules tree's folder (``-1``: not among ``folders``):
-    nothing can exist below a folder that does not, so those are not stat'ed."""
-
-    paths: tuple[Path, ...]
-    folders: tuple[Path, ...]
-    rules: tuple[Path, ...]
-    parent: tuple[int, ...] = ()
-    rule_parent: tuple[int, ...] = ()
-    names: tuple[str, ...] = ()
-    """``paths`` as strings, and ``folder_names`` ``folders``: what is stat'ed (a ``Path``
-    would be converted at every check)."""
-    folder_names: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, paths: Sequence[Path]) -> FingerprintPlan:
-        """The plan for ``paths`` (absolute)."""
-        folders = {p.parent for p in paths}
-        rules = {f / "rules" for f in folders if f.name == ".claude"}
-        rules |= {f for f in folders if ".claude" in f.parts and "rules" in f.parts}
-        ordered = tuple(sorted(folders))
-        index = {f: i for i, f in enumerate(ordered)}
-        tops = tuple(sorted(rules))
-        return cls(
-            paths=tuple(paths),
-            folders=ordered,
-            rules=tops,
-            parent=tuple(index[p.parent] for p in paths),
-            rule_parent=tuple(index.get(top.parent, -1) for top in tops),
-            names=tuple(map(str, paths)),
-            folder_names=tuple(map(str, ordered)),
-        )
-
-
-def fingerprint(
-    paths: Sequence[Path], overlay: Overlay, *, plan: FingerprintPlan | None = None
-) -> tuple[Any, ...]:
-    """What the memory read from ``paths`` depends on: each path's editor text or stat, the
-    stat of each folder holding one, and of every folder under a ``.claude/rules`` folder
-    among them (new rule files). Equal fingerprints: the same memory would load. ``plan``:
-    :meth:`FingerprintPlan.of` ``paths``, when the caller kept it.
-
-    The folders are stat'ed first: a path in a folder that does not exist is missing too (its
-    stat would fail), and a rules tree there is empty, so neither costs a system call (most
-    candidate places of the load order, such as ``.claude/CLAUDE.md`` of every ancestor, are
-    missing)."""
-    plan = plan if plan is not None else FingerprintPlan.of(paths)
-    folder_stats = tuple(map(_stat, plan.folder_names))
-    folders = tuple(zip(plan.folders, folder_stats, strict=True))
-    files: list[tuple[Path, str | tuple[int, int, int] | None]] = []
-    for p, name, i in zip(plan.paths, plan.names, plan.parent, strict=True):
-        text = overlay(p)
-        if text is not None:
-            files.append((p, text))
-        elif folder_stats[i] is None:
-            files.append((p, None))
-        else:
-            files.append((p, _stat(name)))
-    trees: list[tuple[str, tuple[int, int, int] | None]] = []
-    for top, i in zip(plan.rules, plan.rule_parent or (-1,) * len(plan.rules), strict=True):
-        if i >= 0 and folders[i][1] is None:
-            continue
-        for folder, dirs, _ in os.walk(top, followlinks=True):
-            dirs.sort()
-            trees.append((folder, _stat(folder)))
-            if len(trees) > 1000:  # a pathological tree: the load itself caps it too
-                break
-    return (tuple(files), folders, tuple(trees))
 
 
 def touched_paths(uses: Sequence[tuple[str, dict[str, object]]]) -> tuple[Path, ...]:

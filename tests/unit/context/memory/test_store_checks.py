@@ -9,8 +9,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from lsp_agent.context.memory.fingerprint import FingerprintPlan, fingerprint
 from lsp_agent.context.memory.read import no_overlay
-from lsp_agent.context.memory.store import FingerprintPlan, MemoryStore, fingerprint
+from lsp_agent.context.memory.store import MemoryStore
 
 from .conftest import Tree
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lsp_agent.context.memory.fingerprint import FingerprintPlan, fingerprint
 from lsp_agent.context.memory.loader import MemorySpec
 from lsp_agent.context.memory.read import no_overlay
-from lsp_agent.context.memory.store import FingerprintPlan, MemoryStore, fingerprint
+from lsp_agent.context.memory.store import MemoryStore
 
 
 def make(tmp_path: Path, buffers: dict[Path, str]) -> tuple[MemoryStore, Path]:
