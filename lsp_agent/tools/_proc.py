@@ -12,6 +12,14 @@ any way — ``exit``, SIGTERM, SIGHUP, even SIGKILL — the kernel closes the wr
 reads end-of-file and kills the whole group. (``PR_SET_PDEATHSIG`` would reach only the direct
 child, not the commands it started.) Exit codes are kept: the supervisor exits with the
 program's status and dies of the same signal when the program did.
+
+A program that starts no processes of its own (ripgrep, for Glob and Grep) needs no
+supervisor: on Linux, util-linux's ``setpriv --pdeathsig KILL`` sets the parent-death signal
+and then executes the program in the same process, so the kernel kills it when the thread
+that started it (the event loop's) ends. That is one ``exec`` instead of a shell, its two
+``fork`` calls and its clean-up per run. Where ``setpriv`` is missing or cannot set the
+signal, the supervisor is used. (The signal is set a moment after the ``fork``: a server
+killed within that moment leaves the program to finish its run.)
 """
 
 from __future__ import annotations
@@ -23,8 +31,11 @@ import fcntl
 import os
 import shutil
 import signal
+import subprocess
+import sys
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -57,9 +68,37 @@ SIGKILL)."""
 _SH = "/bin/sh"
 
 
-async def _spawn(argv: Sequence[str], **kwargs: Any) -> asyncio.subprocess.Process:
-    """``create_subprocess_exec`` in a new session, under the supervisor when ``/bin/sh``
-    exists (stdin is then the lifeline; see the module docstring)."""
+@cache
+def pdeathsig_prefix() -> tuple[str, ...]:
+    """The command prefix that makes a program die with this server's starting thread:
+    ``(setpriv, "--pdeathsig", "KILL", "--")`` on Linux when util-linux's ``setpriv`` is on
+    ``PATH`` and can set the signal (checked once per process by running ``true`` under it,
+    ≈ 2 ms), else ``()``."""
+    setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    if setpriv is None:
+        return ()
+    prefix = (setpriv, "--pdeathsig", "KILL", "--")
+    try:
+        probe = subprocess.run(
+            [*prefix, "true"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return prefix if probe.returncode == 0 else ()
+
+
+async def _spawn(
+    argv: Sequence[str], *, starts_processes: bool = True, **kwargs: Any
+) -> asyncio.subprocess.Process:
+    """``create_subprocess_exec`` in a new session, made to die with the server: under the
+    supervisor when ``/bin/sh`` exists (stdin is then the lifeline), or, for a program that
+    starts no processes of its own (``starts_processes=False``), with the parent-death
+    signal where it can be set (stdin is then ``/dev/null``). See the module docstring."""
     program = argv[0]
     search = (kwargs.get("env") or os.environ).get("PATH")
     if not (
@@ -67,6 +106,11 @@ async def _spawn(argv: Sequence[str], **kwargs: Any) -> asyncio.subprocess.Proce
     ):
         # Under the supervisor a missing program would only exit 127: keep the early error.
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+    prefix = () if starts_processes else pdeathsig_prefix()
+    if prefix:
+        return await asyncio.create_subprocess_exec(
+            *prefix, *argv, stdin=asyncio.subprocess.DEVNULL, start_new_session=True, **kwargs
+        )
     if not os.access(_SH, os.X_OK):
         return await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.DEVNULL, start_new_session=True, **kwargs
@@ -212,6 +256,7 @@ async def run_streamed(
     timeout_s: float,
     on_lines: Callable[[bytes], bool],
     max_stderr_bytes: int = 16384,
+    starts_processes: bool = True,
 ) -> Streamed:
     """Run ``argv`` and hand its stdout to ``on_lines`` in runs of complete lines (joined by
     ``\\n``, without the last one; a final line without a newline is handed over at the end),
@@ -220,7 +265,9 @@ async def run_streamed(
     ``on_lines`` returns ``False`` to stop: the process group is killed and the result says
     ``"limit"``. After ``timeout_s`` seconds the group is killed and the result says
     ``"timeout"`` (lines handed over so far stay valid). ``CancelledError`` kills it and
-    propagates. Raises ``OSError`` if the program cannot start.
+    propagates. Raises ``OSError`` if the program cannot start. ``starts_processes=False``
+    (a program that never starts processes of its own, such as ripgrep) lets it run without
+    the supervisor where the parent-death signal can be set (see the module docstring).
 
     Output is read in batches (see :func:`_read_batched`), so a program that writes many
     small pieces (ripgrep writes each file's results at once) costs a few wake-ups per
@@ -231,7 +278,12 @@ async def run_streamed(
         try:
             _grow_pipe(write_fd)
             proc = await _spawn(
-                argv, cwd=cwd, env=None, stdout=write_fd, stderr=asyncio.subprocess.PIPE
+                argv,
+                starts_processes=starts_processes,
+                cwd=cwd,
+                env=None,
+                stdout=write_fd,
+                stderr=asyncio.subprocess.PIPE,
             )
         finally:
             os.close(write_fd)

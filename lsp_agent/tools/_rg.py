@@ -62,7 +62,11 @@ async def stream_rg(
     """
     rg = find_rg()
     try:
-        return await run_streamed([rg, *args], cwd=cwd, timeout_s=TIMEOUT_S, on_lines=on_lines)
+        # ripgrep starts no processes (no --pre, no --search-zip): the parent-death signal
+        # is enough to keep it from outliving the server.
+        return await run_streamed(
+            [rg, *args], cwd=cwd, timeout_s=TIMEOUT_S, on_lines=on_lines, starts_processes=False
+        )
     except OSError as exc:
         raise ToolError(f"Could not run ripgrep: {exc}") from None
 
