@@ -77,6 +77,11 @@ class ShadowStore:
         # libgit2 loads with the first store (a session), not with the server.
         import pygit2
 
+        # Strict creation reads back every object a new tree or commit names, to check it
+        # exists: a save would re-read each blob of its checkpoint (dozens of files after a
+        # turn of edits). Stores only name objects they have just written or read. (A
+        # libgit2 setting of the whole process; nothing else here creates git objects.)
+        pygit2.settings.enable_strict_object_creation(False)
         if (path / "HEAD").exists():
             self.repo = pygit2.Repository(str(path))
         else:

@@ -14,14 +14,17 @@ and the files that differ between them (edited, created, deleted, moved) join th
 files. The checkpoint is saved after every tool, so a crash loses at most the running one.
 
 Snapshots run in a worker thread. A failure never stops the tool: it is logged and the
-checkpoint is marked incomplete.
+checkpoint is marked incomplete. An edit of small files (up to :data:`INLINE_BYTES` of text in
+all) is recorded in the calling thread instead when the store is free at once: the work is a
+few small objects, and each hand-off to a thread and back costs a wake-up of both, which
+on a busy machine means waiting for a core.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +35,10 @@ from lsp_agent.protocol.host import Host
 from lsp_agent.workspace.textfile import encode_text
 
 log = logging.getLogger(__name__)
+
+INLINE_BYTES = 256 * 1024
+"""An edit whose texts (before and after, all files) hold at most this many characters is
+recorded without a worker thread (see the module docstring)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,8 +158,9 @@ class Checkpoints:
         turn = self._turn
         if turn is None:
             return
+        small = not shell and _text_size(changes) <= INLINE_BYTES
         try:
-            await asyncio.to_thread(self._take_before, turn, changes, shell)
+            await self._locked(lambda: self._take_before(turn, changes, shell), inline=small)
         except Exception as exc:
             log.warning("checkpoint before a change failed (rewind may miss files): %s", exc)
             turn.complete = False
@@ -162,35 +170,53 @@ class Checkpoints:
         if turn is None or turn.tree is None:
             return
         after = {p: current_bytes(self.host, p) for p in paths if str(p) in turn.files}
+        small = not shell and sum(len(data or b"") for data, _ in after.values()) <= INLINE_BYTES
         try:
-            await asyncio.to_thread(self._take_after, turn, after, shell)
+            await self._locked(lambda: self._take_after(turn, after, shell), inline=small)
         except Exception as exc:
             log.warning("checkpoint after a change failed (rewind may miss files): %s", exc)
             turn.complete = False
 
+    async def _locked(self, work: Callable[[], None], *, inline: bool) -> None:
+        """Run ``work`` holding the store's lock: in this thread when ``inline`` and the lock
+        is free at once (another session's snapshot may hold it for long: the loop must not
+        wait on it), else in a worker thread."""
+        if inline and self.store.lock.acquire(blocking=False):
+            try:
+                work()
+            finally:
+                self.store.lock.release()
+            return
+
+        def locked() -> None:
+            with self.store.lock:
+                work()
+
+        await asyncio.to_thread(locked)
+
     def _take_before(self, turn: _Turn, changes: Sequence[FileChange], shell: bool) -> None:
-        with self.store.lock:
-            if shell:
-                tree = self.store.snapshot()
-                turn.tree = turn.tree or tree
-                turn.shell_before = tree
-            elif turn.tree is None:
-                # An edit names its files: only they are read, no directory is walked.
-                turn.tree = self.store.snapshot_paths([c.path for c in changes])
-            for change in changes:
-                key = str(change.path)
-                if key in turn.files:
-                    continue
-                if change.base is None:
-                    turn.files[key] = FileRecord(before=None, after=None)
-                    continue
-                base = change.base
-                data = encode_text(base.text, encoding=base.encoding, bom=base.bom)
-                blob = self.store.put(data)
-                version = base.version if base.source == "buffer" else None
-                turn.files[key] = FileRecord(
-                    before=blob, after=blob, before_version=version, after_version=version
-                )
+        """Record the state before ``changes`` (or a shell command). Call holding the lock."""
+        if shell:
+            tree = self.store.snapshot()
+            turn.tree = turn.tree or tree
+            turn.shell_before = tree
+        elif turn.tree is None:
+            # An edit names its files: only they are read, no directory is walked.
+            turn.tree = self.store.snapshot_paths([c.path for c in changes])
+        for change in changes:
+            key = str(change.path)
+            if key in turn.files:
+                continue
+            if change.base is None:
+                turn.files[key] = FileRecord(before=None, after=None)
+                continue
+            base = change.base
+            data = encode_text(base.text, encoding=base.encoding, bom=base.bom)
+            blob = self.store.put(data)
+            version = base.version if base.source == "buffer" else None
+            turn.files[key] = FileRecord(
+                before=blob, after=blob, before_version=version, after_version=version
+            )
 
     def _take_after(
         self,
@@ -198,27 +224,28 @@ class Checkpoints:
         after: dict[Path, tuple[bytes | None, int | None]],
         shell: bool,
     ) -> None:
-        with self.store.lock:
-            for path, (data, version) in after.items():
-                blob = self.store.put(data) if data is not None else None
-                record = turn.files[str(path)]
-                turn.files[str(path)] = record.model_copy(
-                    update={"after": blob, "after_version": version}
-                )
-            if shell and turn.shell_before is not None:
-                tree = self.store.snapshot()
-                for change in self.store.changes(turn.shell_before, tree):
-                    key = str(self.store.root / change.path)
-                    old = turn.files.get(key)
-                    if old is None:
-                        turn.files[key] = FileRecord(before=change.before, after=change.after)
-                    else:
-                        turn.files[key] = old.model_copy(
-                            update={"after": change.after, "after_version": None}
-                        )
-                turn.shell_before = None
-                self.store.save_index()
-            self.store.save(self._checkpoint(turn))
+        """Record what the change (or shell command) left and save the checkpoint. Call
+        holding the lock."""
+        for path, (data, version) in after.items():
+            blob = self.store.put(data) if data is not None else None
+            record = turn.files[str(path)]
+            turn.files[str(path)] = record.model_copy(
+                update={"after": blob, "after_version": version}
+            )
+        if shell and turn.shell_before is not None:
+            tree = self.store.snapshot()
+            for change in self.store.changes(turn.shell_before, tree):
+                key = str(self.store.root / change.path)
+                old = turn.files.get(key)
+                if old is None:
+                    turn.files[key] = FileRecord(before=change.before, after=change.after)
+                else:
+                    turn.files[key] = old.model_copy(
+                        update={"after": change.after, "after_version": None}
+                    )
+            turn.shell_before = None
+            self.store.save_index()
+        self.store.save(self._checkpoint(turn))
 
     def _checkpoint(self, turn: _Turn) -> Checkpoint:
         return Checkpoint(
@@ -232,3 +259,11 @@ class Checkpoints:
             files=dict(turn.files),
             complete=turn.complete,
         )
+
+
+def _text_size(changes: Sequence[FileChange]) -> int:
+    """The characters of every change's new text and base text."""
+    return sum(
+        len(change.new_text) + (len(change.base.text) if change.base is not None else 0)
+        for change in changes
+    )

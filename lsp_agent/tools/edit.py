@@ -25,6 +25,10 @@ from lsp_agent.tools._text import dominant_eol, to_lf, with_eol
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 from lsp_agent.tools.diffing import diff_item
 
+# Files up to this many characters are matched in the event loop when old_string occurs in
+# them (≈ 1 ms for 1 MiB): handing such a small job to a thread costs a wake-up each way.
+_INLINE_CHARS = 1 << 20
+
 DESCRIPTION = """\
 Performs exact string replacements in files.
 
@@ -129,14 +133,16 @@ class EditTool(Tool[EditInput, EditPlan]):
                 new_text = with_eol(to_lf(inp.new_string), dominant_eol(snapshot.text))
                 plan = EditPlan(first_line=1, first_span=1, count=1, created=False)
             else:
-                # Matching is pure CPU work that can be slow on big files (closest-lines search).
-                result = await asyncio.to_thread(
-                    replace_exact,
-                    snapshot.text,
-                    inp.old_string,
-                    inp.new_string,
-                    replace_all=inp.replace_all,
-                )
+                # A replacement that finds its text is linear: done here for files up to
+                # _INLINE_CHARS. A miss searches the closest lines, slow on big files, so it
+                # runs in a worker thread (as does any big file), off the event loop.
+                args = (snapshot.text, inp.old_string, inp.new_string)
+                if len(snapshot.text) <= _INLINE_CHARS and to_lf(inp.old_string) in snapshot.text:
+                    result = replace_exact(*args, replace_all=inp.replace_all)
+                else:
+                    result = await asyncio.to_thread(
+                        replace_exact, *args, replace_all=inp.replace_all
+                    )
                 new_text = result.new_text
                 plan = EditPlan(
                     first_line=result.first_line,

@@ -4,6 +4,7 @@ edits since the checkpoint."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
@@ -255,3 +256,30 @@ async def test_checkpoints_survive_a_new_process_and_skip_big_files(
     assert (project / "src" / "b.py").read_text() == "print('b')\n"
     await again.start_turn(message_id="m2", prompt="next")
     assert [c.seq for c in again.list()] == [1, 2]
+
+
+async def test_a_small_edit_never_waits_for_a_busy_store_in_the_event_loop(
+    tmp_path: Path, project: Path
+) -> None:
+    host = DiskHost()
+    cp = _recorder(tmp_path, project, host)
+    a = project / "src" / "a.py"
+    await cp.start_turn(message_id="m1", prompt="edit")
+    change = FileChange(path=a, base=read_text_file(a), new_text="a = 10\n")
+    await cp.before_apply([change])
+    assert (await host.apply_changes([change], label="Edit")).applied
+
+    # Another session's snapshot holds the store (here: this thread, so waiting for it in
+    # the loop's thread would never end): the edit's record waits in a worker thread and
+    # the loop goes on.
+    cp.store.lock.acquire()
+    try:
+        pending = asyncio.ensure_future(cp.after_apply([a]))
+        await asyncio.sleep(0.05)
+        assert not pending.done()
+    finally:
+        cp.store.lock.release()
+    await asyncio.wait_for(pending, timeout=60)
+
+    [checkpoint] = cp.list()
+    assert cp.store.get(checkpoint.files[str(a)].after or "") == b"a = 10\n"
