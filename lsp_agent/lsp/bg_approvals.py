@@ -64,9 +64,9 @@ async def watch(ls: AgentLanguageServer, *, poll_s: float = POLL_S) -> None:
         try:
             found = [p for p in pending_requests(folder, now=time.time()) if p.id not in asked]
             running = (
-                {r.id for r in map(effective, list_runs(folder)) if r.state == "running"}
+                {r.id: r for r in map(effective, list_runs(folder)) if r.state == "running"}
                 if found
-                else set()
+                else {}
             )
         except Exception:  # a registry read never ends the watch
             logger.exception("could not read the background runs' requests")
@@ -75,7 +75,8 @@ async def watch(ls: AgentLanguageServer, *, poll_s: float = POLL_S) -> None:
             if pending.id in asked or pending.run_id not in running:
                 continue
             asked.add(pending.id)
-            task = asyncio.get_running_loop().create_task(_ask(ls, folder, pending))
+            question = message(pending, cwd=running[pending.run_id].cwd)
+            task = asyncio.get_running_loop().create_task(_ask(ls, folder, pending, question))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
 
@@ -113,22 +114,26 @@ def needs_listing(seen: Stamp | None, current: Stamp | None, *, now: float) -> b
     return current != seen or now - current[2] / 1e9 < COARSE_MTIME_S
 
 
-def message(pending: PendingApproval) -> str:
-    """The question shown to the user: the whole preview (a background run keeps it within
-    :data:`~lsp_agent.store.run_approvals.PREVIEW_CHARS` and denies a longer command without
-    asking), as :func:`shown` renders it."""
+def message(pending: PendingApproval, *, cwd: str) -> str:
+    """The question shown to the user: the run, its folder ``cwd`` (every editor window of
+    the user asks, whatever its workspace), the tool and the whole preview (a background run
+    keeps it within :data:`~lsp_agent.store.run_approvals.PREVIEW_CHARS` and denies a longer
+    command without asking), as :func:`shown` renders it."""
     summary = shown(pending.summary)
-    text = f"Background run {pending.run_id} asks to use {pending.tool}: {summary}"
+    where = shown(cwd).replace("\n", "\\n")  # one line: a folder name cannot fake a preview
+    text = f"Background run {pending.run_id} in {where} asks to use {pending.tool}: {summary}"
     preview = shown(pending.preview.strip())
     if preview and preview != summary:
         text += f"\n\n{preview}"
     return text
 
 
-async def _ask(ls: AgentLanguageServer, folder: Path, pending: PendingApproval) -> None:
+async def _ask(
+    ls: AgentLanguageServer, folder: Path, pending: PendingApproval, question: str
+) -> None:
     params = types.ShowMessageRequestParams(
         type=types.MessageType.Warning,
-        message=message(pending),
+        message=question,
         actions=[types.MessageActionItem(title=ALLOW), types.MessageActionItem(title=DENY)],
     )
     try:

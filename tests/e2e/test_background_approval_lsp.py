@@ -75,7 +75,9 @@ async def test_the_editor_allows_one_call_and_denies_another(
     assert not (editor.root / "denied.txt").exists()
     asked = editor.message_requests
     assert [[a.title for a in (p.actions or [])] for p in asked] == [["Allow once", "Deny"]] * 2
-    assert asked[0].message.startswith(f"Background run {run_id} asks to use Bash: ")
+    # Every editor window of the user asks: the question names the run's folder.
+    where = editor.root.resolve()
+    assert asked[0].message.startswith(f"Background run {run_id} in {where} asks to use Bash: ")
     assert "touch allowed.txt" in asked[0].message
     assert "touch denied.txt" in asked[1].message
     # The model was told the second call was denied in the editor.

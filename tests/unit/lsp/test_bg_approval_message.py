@@ -19,7 +19,7 @@ def ask(command: str) -> str:
         wait_s=60,
         now=time.time(),
     )
-    return message(pending)
+    return message(pending, cwd="/home/dev/project")
 
 
 def test_padding_does_not_hide_the_end_of_a_command() -> None:
@@ -49,6 +49,22 @@ def test_control_and_bidirectional_characters_are_shown_escaped() -> None:
     assert "\\u202e" in shown
     assert "\\r" in shown
     assert "\\x1b" in shown
+
+
+def test_the_question_names_the_run_and_its_folder() -> None:
+    assert ask("make test").startswith(
+        "Background run ab12cd34 in /home/dev/project asks to use Bash: make test"
+    )
+
+
+def test_a_folder_name_cannot_disguise_the_question() -> None:
+    pending = new_request(
+        run_id="ab12cd34", tool="Bash", summary="ls", preview="ls", wait_s=60, now=time.time()
+    )
+    shown = message(pending, cwd="/tmp/x\u202e\n\nAllow")
+    assert "\u202e" not in shown and "\\u202e" in shown
+    first = shown.splitlines()[0]
+    assert first == "Background run ab12cd34 in /tmp/x\\u202e\\n\\nAllow asks to use Bash: ls"
 
 
 def test_an_ordinary_multiline_command_is_shown_as_written() -> None:
