@@ -145,7 +145,8 @@ class LanguageQueries:
     ) -> dict[str, int]:
         lines = split_lines(text)
         if not 0 <= line < len(lines):
-            raise QueryError(f"Line {line + 1} is out of range: the file has {len(lines)} lines.")
+            count = f"{len(lines)} line{'' if len(lines) == 1 else 's'}"
+            raise QueryError(f"Line {line + 1} is out of range: the file has {count}.")
         return {
             "line": line,
             "character": from_code_points(lines[line], character, server.encoding),

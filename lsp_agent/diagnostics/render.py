@@ -114,7 +114,8 @@ def render_attachment(verdict: Verdict, *, cwd: Path, max_listed: int) -> str | 
                     code = code[: CODE_LINE_CHARS - 1] + "…"
                 lines.append(f"      {diagnostic.line + 1} | {code}")
         if shown < len(verdict_file.new):
-            lines.append(f"  ({len(verdict_file.new) - shown} more new problems not listed)")
+            hidden = _plural(len(verdict_file.new) - shown, "more new problem")
+            lines.append(f"  ({hidden} not listed)")
         for diagnostic in verdict_file.uncompared[: max(0, max_listed - listed)]:
             listed += 1
             lines.append(

@@ -141,7 +141,11 @@ async def _list(service: Any, options: McpCommandOptions, *, out: TextIO) -> Non
         out.write("No MCP servers are configured for this folder (see .mcp.json).\n")
         return
     for status in statuses:
-        tools = f" · {status['tools']} tools" if status["state"] == "ready" else ""
+        tools = (
+            f" · {status['tools']} tool{'' if status['tools'] == 1 else 's'}"
+            if status["state"] == "ready"
+            else ""
+        )
         out.write(
             plain(
                 f"{status['name']} ({status['scope']}, {status['transport']}): "

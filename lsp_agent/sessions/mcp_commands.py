@@ -48,7 +48,11 @@ def _listing(statuses: list[dict[str, Any]]) -> str:
     """The servers as a Markdown list: name, scope, transport, state, tools, why not."""
     lines = ["MCP servers of this project:", ""]
     for status in statuses:
-        tools = f" · {status['tools']} tools" if status["state"] == "ready" else ""
+        tools = (
+            f" · {status['tools']} tool{'' if status['tools'] == 1 else 's'}"
+            if status["state"] == "ready"
+            else ""
+        )
         line = (
             f"- **{status['name']}** ({status['scope']}, {status['transport']}): "
             f"{status['state'].replace('_', ' ')}{tools}"

@@ -112,7 +112,8 @@ def _position(
     text = read_snapshot(ctx, path).text
     lines = split_lines(text)
     if line > len(lines):
-        raise ToolError(f"line {line} is past the end of {path} ({len(lines)} lines).")
+        count = f"{len(lines)} line{'' if len(lines) == 1 else 's'}"
+        raise ToolError(f"line {line} is past the end of {path} ({count}).")
     source = lines[line - 1]
     if symbol is not None:
         column = source.find(symbol)

@@ -116,8 +116,9 @@ class ReadTool(Tool[ReadInput]):
             return ToolOutput(text="(file is empty)", raw_output=raw_output)
         start = max(inp.offset or 1, 1)
         if start > total:
+            count = f"{total} line{'' if total == 1 else 's'}"
             return ToolOutput(
-                text=f"(offset {start} is past the end of the file: it has {total} lines)",
+                text=f"(offset {start} is past the end of the file: it has {count})",
                 raw_output=raw_output,
             )
         end = min(total, start - 1 + (inp.limit or DEFAULT_LIMIT))

@@ -27,7 +27,7 @@ async def test_creates_a_new_file_with_parent_directories(env: Env) -> None:
     assert diff.unified_diff is not None and diff.unified_diff.startswith("--- /dev/null\n")
     out = await env.run(WRITE, {"file_path": str(path), "content": "x = 1\n"})
     assert path.read_text() == "x = 1\n"
-    assert "created" in out.text
+    assert out.text.endswith("created successfully at: " + str(path) + " (1 line)")
     assert env.ctx.read_state.digests[path] == env.ctx.workspace.read(path).digest
 
 

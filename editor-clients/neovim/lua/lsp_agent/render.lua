@@ -95,9 +95,12 @@ local function tool_lines(entry, opts)
         table.insert(lines, '    │ ' .. out[i])
       end
       if quiet then
-        table.insert(lines, ('    %d lines (<CR> shows them)'):format(#out))
+        local count = #out == 1 and '1 line (<CR> shows it)' or ('%d lines (<CR> shows them)'):format(#out)
+        table.insert(lines, '    ' .. count)
       elseif #out > shown then
-        table.insert(lines, ('    │ … %d more lines (<CR> shows them)'):format(#out - shown))
+        local more = #out - shown
+        table.insert(lines, more == 1 and '    │ … 1 more line (<CR> shows it)'
+          or ('    │ … %d more lines (<CR> shows them)'):format(more))
       end
     end
   end

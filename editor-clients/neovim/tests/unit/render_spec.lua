@@ -78,7 +78,7 @@ H.test('tool call lines show status icons, diff stats and output', function()
     '## You', '', 'go', '',
     '## Agent', '',
     '● Edit a.py', '    +2 -1 /p/a.py', '',
-    '✗ Bash: ls — failed', '    │ 1', '    │ 2', '    │ 3', '    │ … 1 more lines (<CR> shows them)', '',
+    '✗ Bash: ls — failed', '    │ 1', '    │ 2', '    │ 3', '    │ … 1 more line (<CR> shows it)', '',
   })
 end)
 
@@ -254,6 +254,22 @@ H.test('a failed read shows why; a refusal names its reason; <CR> expands output
   t.entries[#t.entries].expanded = true
   lines = render.lines(t, { tool_output_lines = 2 })
   H.eq(vim.list_slice(lines, #lines - 4), { '    │ 1', '    │ 2', '    │ 3', '    │ 4', '' })
+end)
+
+H.test('a quiet read counts its lines in words that fit the count', function()
+  local t = transcript_mod.new()
+  t:add_user('go')
+  for id, text in pairs({ one = 'x = 1\n', two = 'a\nb\n' }) do
+    t:apply({ sessionUpdate = 'tool_call', toolCallId = id, title = 'Read ' .. id .. '.py',
+      kind = 'read' })
+    t:apply({
+      sessionUpdate = 'tool_call_update', toolCallId = id, status = 'completed',
+      content = { { type = 'content', content = { type = 'text', text = text } } },
+    })
+  end
+  local text = table.concat(render.lines(t, {}), '\n')
+  H.ok(text:find('Read one.py\n    1 line (<CR> shows it)', 1, true), text)
+  H.ok(text:find('Read two.py\n    2 lines (<CR> shows them)', 1, true), text)
 end)
 
 H.finish()
