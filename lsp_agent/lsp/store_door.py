@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,13 +68,14 @@ def session_list(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
 
 def _mark_background_runs(sessions: list[dict[str, Any]], *, cwd: Path | None) -> None:
     """Mark the sessions a background run (``run -p --bg``) of this user is running with
-    ``backgroundRun`` (its id, from the registry beside the daemon's socket), busy; one that
-    has no transcript yet is added, newest first after the open ones."""
+    ``backgroundRun`` (its id, from the registry beside the daemon's socket), busy and not
+    ``interrupted`` (its turn is under way, not cut off); one that has no transcript yet is
+    added, newest first after the open ones, with the run's start as ``created``."""
     running = running_sessions(runs_dir(os.environ))
     for entry in sessions:
         record = running.pop(entry["sessionId"], None)
         if record is not None:
-            entry.update({"backgroundRun": record.id, "busy": True})
+            entry.update({"backgroundRun": record.id, "busy": True, "interrupted": False})
     live = sum(1 for entry in sessions if entry["live"])
     for session_id, record in running.items():
         if cwd is not None and Path(record.cwd) != cwd:
@@ -84,9 +86,32 @@ def _mark_background_runs(sessions: list[dict[str, Any]], *, cwd: Path | None) -
             "busy": True,
             "live": False,
             "title": record.prompt,
+            "created": _iso(record.started),
             "backgroundRun": record.id,
         }
         sessions.insert(live, entry)
+
+
+def _iso(seconds: float) -> str:
+    """``seconds`` since the epoch as the transcripts' ISO 8601 UTC timestamps."""
+    moment = datetime.fromtimestamp(seconds, tz=UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _held_by_background_run(session_id: str) -> str | None:
+    """Why ``session_id`` cannot be resumed when a background run of this user is running
+    it (naming the run and the commands that follow or stop it), else ``None``."""
+    try:
+        record = running_sessions(runs_dir(os.environ)).get(session_id)
+    except OSError:
+        return None
+    if record is None:
+        return None
+    return (
+        f"session {session_id} is in use by background run {record.id}: follow it with "
+        f"`lsp-agent attach {record.id}` in a terminal (or stop it with `lsp-agent kill "
+        f"{record.id}`); once it ends it can be resumed here"
+    )
 
 
 def session_load(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
@@ -96,7 +121,7 @@ def session_load(ls: AgentLanguageServer, raw: Any) -> dict[str, Any]:
     try:
         resumed = resume(ls.sessions, params.session_id, cwd=cwd, stream=True)
     except SessionError as exc:
-        raise invalid_params(str(exc)) from None
+        raise invalid_params(_held_by_background_run(params.session_id) or str(exc)) from None
     _replay(ls, resumed)
     return {
         "modes": modes_json(resumed.session),

@@ -89,10 +89,19 @@ async def test_the_editor_lists_a_running_background_run(
                 "backgroundRun": run_id,
             }
         ]
+        # A turn under way is not a turn cut off; the list has a time to show either way.
+        (entry,) = [e for e in entries if e.get("backgroundRun")]
+        assert not entry.get("interrupted"), entry
+        assert (entry.get("updated") or entry.get("created") or "").endswith("Z"), entry
         # The run holds the session (its first turn is not saved yet; once it is, the run
-        # holds the transcript's lock): the editor cannot open it meanwhile.
-        with pytest.raises(JsonRpcException, match=r"no saved session|in another lsp-agent"):
+        # holds the transcript's lock): the editor cannot open it meanwhile, and says which
+        # run has it and how to follow it (whether or not the transcript exists yet).
+        with pytest.raises(JsonRpcException) as refused:
             await editor.request(methods.SESSION_LOAD, {"sessionId": session_id})
+        assert f"is in use by background run {run_id}: follow it with `lsp-agent attach " in str(
+            refused.value
+        )
+        assert ".jsonl" not in str(refused.value)
         elsewhere = await editor.request(methods.SESSION_LIST, {"cwd": str(tmp_path)})
         assert all(e["sessionId"] != session_id for e in elsewhere["sessions"])
 

@@ -497,6 +497,26 @@ function M.mode_names()
   return #out > 0 and out or vim.list_slice(config.MODES)
 end
 
+--- `iso` (ISO 8601 UTC, as the server's session times) as local "YYYY-MM-DD HH:MM", as
+--- `lsp-agent sessions` shows it; nil when it is not such a time.
+--- @param iso string|nil
+--- @return string|nil
+local function local_time(iso)
+  if type(iso) ~= 'string' then
+    return nil
+  end
+  local y, mo, d, h, mi, sec = iso:match('^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)')
+  if not y then
+    return nil
+  end
+  local fields = { year = y, month = mo, day = d, hour = h, min = mi, sec = sec }
+  -- os.time reads the fields as local time: add the local zone's offset from UTC.
+  local now = os.time()
+  local offset = os.difftime(now, os.time(os.date('!*t', now) --[[@as osdateparam]]))
+  return os.date('%Y-%m-%d %H:%M', os.time(fields) + offset) --[[@as string]]
+end
+M._local_time = local_time
+
 --- :AgentSessions — list the server's sessions and resume one.
 function M.sessions()
   with_client(function(client)
@@ -515,8 +535,9 @@ function M.sessions()
           if item.title then
             table.insert(parts, item.sessionId)
           end
-          if item.updated then
-            table.insert(parts, (item.updated:gsub('T', ' '):sub(1, 16)))
+          local when = local_time(item.updated or item.created)
+          if when then
+            table.insert(parts, when)
           end
           if item.turns then
             table.insert(parts, item.turns .. (item.turns == 1 and ' prompt' or ' prompts'))
@@ -527,7 +548,7 @@ function M.sessions()
           table.insert(parts, vim.fn.fnamemodify(item.cwd or '', ':~'))
           if item.backgroundRun then
             -- Started in a terminal with `lsp-agent run -p --bg`, still running.
-            table.insert(parts, '(background run ' .. item.backgroundRun .. ')')
+            table.insert(parts, '(running: background run ' .. item.backgroundRun .. ')')
           elseif item.busy then
             table.insert(parts, '(busy)')
           end
