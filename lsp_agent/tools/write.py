@@ -109,12 +109,12 @@ class WriteTool(Tool[WriteInput, bool]):
         """Apply the change; raises :class:`ToolError` if the door refused it."""
         created = bool(prepared.data)
         snapshot, note = await apply_prepared(ctx, prepared)
-        count = len(split_lines(snapshot.text))
-        lines = f"{count} line{'' if count == 1 else 's'}"
+        lines = len(split_lines(snapshot.text))
+        counted = f"{lines} line{'' if lines == 1 else 's'}"
         if created:
-            text = f"File created successfully at: {snapshot.path} ({lines})"
+            text = f"File created successfully at: {snapshot.path} ({counted})"
         else:
-            text = f"The file {snapshot.path} has been overwritten ({lines}).{note}"
+            text = f"The file {snapshot.path} has been overwritten ({counted}).{note}"
         return ToolOutput(
             text=text,
             content=prepared.content,
