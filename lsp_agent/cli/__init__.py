@@ -288,30 +288,10 @@ def _daemon(args: argparse.Namespace) -> int:
         except (DaemonRunningError, PermissionError) as exc:
             print(f"lsp-agent: error: {exc}", file=sys.stderr)
             return 1
-    if args.action == "status":
-        info = client.status(os.environ)
-        if info is None:
-            print("lsp-agent daemon: not running")
-            return 1
-        state = "stopping once its runs end" if info.get("stopping") else "running"
-        print(
-            f"lsp-agent daemon: {state} (pid {info['pid']}, {info['running']} running, "
-            f"{info.get('background', 0)} in the background, {info['served']} served)"
-        )
-        return 0
-    if args.action == "stop":
-        info = client.status(os.environ)
-        waiting = int(info.get("background", 0)) if info else 0
-        if waiting:
-            client.stop(os.environ, timeout_s=0)
-            print(
-                f"lsp-agent daemon: stopping once its background runs end ({waiting} running; "
-                "see lsp-agent ps, end one with lsp-agent kill ID)"
-            )
-            return 0
-        stopped = client.stop(os.environ)
-        print("lsp-agent daemon: stopped" if stopped else "lsp-agent daemon: not running")
-        return 0
+    if args.action in ("status", "stop"):
+        from lsp_agent.cli.daemon_commands import daemon_status, daemon_stop
+
+        return (daemon_status if args.action == "status" else daemon_stop)(os.environ)
     from lsp_agent.cli.bg import start_daemon
 
     return start_daemon(args.idle_timeout, environ=os.environ)

@@ -24,6 +24,7 @@ __all__ = [
     "peer_uid",
     "private_dir_problem",
     "runtime_dir",
+    "socket_fix",
     "socket_path",
     "socket_problem",
 ]
@@ -69,3 +70,23 @@ def peer_uid(conn: socket.socket) -> int | None:
     raw = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
     _pid, uid, _gid = struct.unpack("3i", raw)
     return int(uid)
+
+
+def socket_fix(path: Path) -> str:
+    """What the user can do about a socket :func:`socket_problem` refuses (other than a
+    missing one): make the folder or the socket private again when they are this user's, else
+    leave them alone and use another runtime folder."""
+    try:
+        folder, sock = os.lstat(path.parent), os.lstat(path)
+    except OSError:
+        sock = None
+        folder = None
+    mine = os.getuid()
+    if folder is not None and folder.st_uid == mine and folder.st_mode & 0o077:
+        return f"make the folder private again: chmod 700 {path.parent}"
+    if sock is not None and sock.st_uid == mine and stat.S_IMODE(sock.st_mode) & 0o177:
+        return f"make the socket private again: chmod 600 {path}"
+    return (
+        "lsp-agent will not use a socket it cannot trust: remove it if you know where it comes "
+        "from, or set XDG_RUNTIME_DIR to a folder of your own"
+    )

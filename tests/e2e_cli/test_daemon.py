@@ -181,6 +181,28 @@ def test_a_socket_of_another_user_is_refused(project: Path, runtime: Path) -> No
     assert "belongs to uid 65534, not to this user" in proc.stderr
 
 
+def test_status_and_stop_name_a_folder_opened_to_others_and_the_fix(runtime: Path) -> None:
+    """A running daemon whose folder lost its 0700 is not "not running": status and stop say
+    why its socket is not used and how to make the folder private again."""
+    assert daemon("start", runtime).returncode == 0
+    folder = runtime / "lsp-agent"
+    os.chmod(folder, 0o755)
+    try:
+        for action in ("status", "stop"):
+            said = daemon(action, runtime)
+            assert said.returncode == 1, (action, said.stdout, said.stderr)
+            assert said.stdout == ""
+            assert said.stderr == (
+                f"lsp-agent: error: cannot use the daemon socket: {folder} is open to other "
+                "users (mode 755), so a daemon may be running without being reachable; make "
+                f"the folder private again: chmod 700 {folder}\n"
+            )
+    finally:
+        os.chmod(folder, 0o700)
+    assert daemon("status", runtime).stdout.startswith("lsp-agent daemon: running")
+    assert daemon("stop", runtime).stdout.strip() == "lsp-agent daemon: stopped"
+
+
 def test_no_daemon_means_a_silent_in_process_run(project: Path, runtime: Path) -> None:
     assert _fallback_run(project, runtime).stderr == ""
     assert daemon("status", runtime).stdout.strip() == "lsp-agent daemon: not running"
