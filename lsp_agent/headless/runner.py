@@ -247,7 +247,8 @@ async def _run(
         notices.remove()
         if diagnostics is not None:
             await diagnostics.aclose()
-        return ExitCode.USAGE
+        # Like every subcommand's "no such session/run/checkpoint/server": 1, not usage.
+        return ExitCode.ERROR if isinstance(exc, SessionError) else ExitCode.USAGE
     # The servers start in parallel; the model sees the tools of those ready in time.
     mcp_tools = [t.name for t in await mcp.tools()]
     notices.problems_shown(p.message for p in mcp.problems)

@@ -160,7 +160,7 @@ def _remove(
     saved: list[SessionInfo], *, options: SessionsOptions, out: TextIO, err: TextIO, stdin: TextIO
 ) -> int:
     wanted = options.session_id or ""
-    if len(wanted) < MIN_PREFIX:
+    if not wanted:
         print(
             f"lsp-agent: error: sessions rm needs a session id (or {MIN_PREFIX}+ characters of "
             "one) from `lsp-agent sessions`",

@@ -255,7 +255,7 @@ def test_no_key_names_offline_and_the_demo_and_saves_no_session(
     assert "lsp-agent demo" in proc.stderr
     assert transcripts(data_dir) == []
     again = run_plain(["-p", "hello again", "--continue"], project)
-    assert again.returncode == 2
+    assert again.returncode == 1
     assert "no saved session" in again.stderr
 
 

@@ -105,16 +105,17 @@ def test_fork_ids_are_uuids_and_resume_takes_what_was_shown(project: Path) -> No
         assert again.code == 0, (given, again.proc.stderr)
         assert json_result(again.proc.stdout)["session_id"] == fork_id
     short = run_cli(["run", "-p", "hi", "--resume", fork_id[:3]], scenario=scenario(), cwd=project)
-    assert short.code == 2
+    assert short.code == 1
     assert f"lsp-agent: error: no saved session '{fork_id[:3]}'" in short.proc.stderr
     assert "6+ characters" in short.proc.stderr
 
 
 def test_session_flags_errors(project: Path, data_dir: Path) -> None:
     nothing = run_cli(["run", "-p", "hi", "--continue"], scenario=scenario(), cwd=project)
-    assert nothing.code == 2 and "no saved session in" in nothing.proc.stderr
+    # A session that does not exist is "not found" (1), as for sessions rm, rewind, attach.
+    assert nothing.code == 1 and "no saved session in" in nothing.proc.stderr
     unknown = run_cli(["run", "-p", "hi", "--resume", "nope"], scenario=scenario(), cwd=project)
-    assert unknown.code == 2 and "no saved session 'nope'" in unknown.proc.stderr
+    assert unknown.code == 1 and "no saved session 'nope'" in unknown.proc.stderr
     assert "6+ characters" in unknown.proc.stderr
     bad = run_cli(["run", "-p", "hi", "--session-id", "x"], scenario=scenario(), cwd=project)
     assert bad.code == 2 and "--session-id must be a UUID" in bad.proc.stderr
@@ -169,7 +170,7 @@ def test_a_session_held_by_a_background_run_names_the_run(project: Path, data_di
         fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         for flags in (["--resume", session], ["-c"]):
             refused = run_cli(["run", "-p", "two", *flags], scenario=scenario(), cwd=project)
-            assert refused.code == 2
+            assert refused.code == 1
             line = refused.proc.stderr.strip()
             assert line.startswith(f"lsp-agent: error: session {session} is in use by background")
             assert f"background run {run_id}" in line

@@ -81,7 +81,9 @@ def test_sessions_lists_removes_and_refuses(project: Path, tmp_path: Path) -> No
     assert missing.returncode == 1
     assert f"lsp-agent: error: no saved session '{elsewhere}' in {project}" in missing.stderr
     short = _sessions(project, "rm", first[:3], "--yes")
-    assert short.returncode == 2 and "6+ characters" in short.stderr
+    assert short.returncode == 1 and "6+ characters" in short.stderr
+    nameless = _sessions(project, "rm", "--yes")
+    assert nameless.returncode == 2 and "sessions rm needs a session id" in nameless.stderr
 
     # A session open in a running lsp-agent holds its transcript locked: refused.
     [path] = [Path(s["path"]) for s in _index(tmp_path) if s["session_id"] == second]
