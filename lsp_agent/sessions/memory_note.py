@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from uuid import uuid4
 
-from lsp_agent.agent.executor import ExecutorEnv, execute_tool_uses
+from lsp_agent.agent.executor import ExecutorEnv, Unattended, execute_tool_uses
 from lsp_agent.context.commands import CommandOutcome
 from lsp_agent.context.memory.gitignore import needs_ignore
 from lsp_agent.context.memory.note_target import (
@@ -31,11 +31,15 @@ from lsp_agent.context.memory.note_target import (
     target_request,
 )
 from lsp_agent.model.types import ToolUseBlock
+from lsp_agent.protocol.permissions import PermissionRequest, Refusal
 from lsp_agent.tools.registry import ToolRegistry
 from lsp_agent.tools.write import WriteTool
 
 if TYPE_CHECKING:
     from lsp_agent.sessions.manager import Session
+
+_GENERIC_ADVICE = "Allow it with --allowedTools or --permission-mode"
+"""The headless door's advice in an unattended refusal, which a note's refusal makes exact."""
 
 # One "#" then the note; "##" and more (a pasted Markdown heading) stay ordinary prompts.
 _NOTE = re.compile(r"\A\s*#(?!#)[ \t]*(\S.*)\Z", re.DOTALL)
@@ -90,6 +94,7 @@ async def add_memory_note(session: Session, note: str) -> CommandOutcome:
         lambda old: with_bullet(old, note),
         # The user picked this file for this note: that answers the default mode's ask.
         approved=session.config.unattended is None,
+        unattended=naming_the_rule(session.config.unattended, note_rule(path, session.cwd)),
     )
     if problem is not None:
         return CommandOutcome(text=f"The note was not added to {path}: {problem}", is_error=True)
@@ -99,14 +104,47 @@ async def add_memory_note(session: Session, note: str) -> CommandOutcome:
     return CommandOutcome(text=text)
 
 
+def note_rule(path: Path, cwd: Path) -> str:
+    """The permission rule that allows writing ``path``, as a user would type it in
+    ``--allowedTools``: ``Edit(CLAUDE.md)`` for a file directly in ``cwd``, else
+    ``Edit(//absolute/path)`` (the rules' absolute form; ``Edit`` rules cover ``Write``)."""
+    return f"Edit({path.name})" if path.parent == cwd else f"Edit(/{path})"
+
+
+def naming_the_rule(refuse: Unattended | None, rule: str) -> Unattended | None:
+    """``refuse`` (the door's answer when nobody can approve a call) with its general advice
+    replaced by the one ``rule`` that allows a note (or ``acceptEdits``); other refusals, such
+    as a broken settings file's, are kept as they are."""
+    if refuse is None:
+        return None
+
+    def refuse_note(tool: str, request: PermissionRequest) -> Refusal | None:
+        refusal = refuse(tool, request)
+        if refusal is None or _GENERIC_ADVICE not in refusal.reason:
+            return refusal
+        advice = f"Allow notes with --allowedTools '{rule}' or --permission-mode acceptEdits"
+        return refusal.model_copy(
+            update={"reason": refusal.reason.replace(_GENERIC_ADVICE, advice)}
+        )
+
+    return refuse_note
+
+
 async def write_through_executor(
-    session: Session, path: Path, edit: Callable[[str], str], *, approved: bool = False
+    session: Session,
+    path: Path,
+    edit: Callable[[str], str],
+    *,
+    approved: bool = False,
+    unattended: Unattended | None = None,
 ) -> str | None:
     """Write ``edit(old text)`` to ``path`` (``old`` = ``""`` when missing) as a ``Write``
     call run by the tool executor (permission engine, workspace, edit card). ``approved``: the
     user already agreed to this write, so the default mode does not ask again (rules, ``plan``
-    and protected paths still decide, :meth:`PermissionEngine.approved`). ``None`` when
-    written, else why not (the file is not text, refused, rejected, the write failed)."""
+    and protected paths still decide, :meth:`PermissionEngine.approved`). ``unattended``
+    replaces the session's answer when nobody can be asked (``None``: the session's).
+    ``None`` when written, else why not (the file is not text, refused, rejected, the write
+    failed)."""
     ctx = session.tool_context()
     try:
         snapshot = session.workspace.read(path)
@@ -132,7 +170,7 @@ async def write_through_executor(
         permissions=permissions,
         ctx=ctx,
         hooks=session.hooks,
-        unattended=session.config.unattended,
+        unattended=unattended or session.config.unattended,
     )
     [result] = await execute_tool_uses([block], env=env, results={})
     if result.is_error:

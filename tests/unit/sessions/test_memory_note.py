@@ -20,7 +20,7 @@ from lsp_agent.model.anthropic import AnthropicModel
 from lsp_agent.protocol.permissions import PermissionRequest, PermissionResponse
 from lsp_agent.protocol.prompt import PromptText
 from lsp_agent.sessions.manager import Session, SessionManager
-from lsp_agent.sessions.memory_note import parse_memory_note, with_bullet
+from lsp_agent.sessions.memory_note import note_rule, parse_memory_note, with_bullet
 from lsp_agent.testing.scenario import reply, scenario, tool_use
 from lsp_agent.testing.scripted import ScriptedServer
 from lsp_agent.tools.registry import default_tools
@@ -259,3 +259,11 @@ async def test_init_asks_the_model_to_write_claude_md_through_the_write_tool(
         assert target.read_text() == "# CLAUDE.md\nRun make.\n"
         assert len(s.asked) == 1  # the file is written through the permission engine
         s.server.assert_done()
+
+
+def test_the_rule_named_for_a_refused_note_is_one_a_user_can_type() -> None:
+    project = Path("/home/dev/project")
+    assert note_rule(project / "CLAUDE.md", project) == "Edit(CLAUDE.md)"
+    # Outside the folder: the rules' absolute form (//path), not a pattern relative to it.
+    home_file = Path("/home/dev/.claude/CLAUDE.md")
+    assert note_rule(home_file, project) == "Edit(//home/dev/.claude/CLAUDE.md)"
