@@ -301,7 +301,15 @@ class McpDoor:
     ) -> tuple[str, Any]:
         """One ``lspAgent/mcp/elicit`` round trip: the editor's ``(action, content)``; an
         error, a malformed answer or no answer within the permission timeout is ``cancel``."""
-        params: dict[str, Any] = {"server": server, "message": message, "requestedSchema": schema}
+        properties = schema.get("properties")
+        params: dict[str, Any] = {
+            "server": server,
+            "message": message,
+            "requestedSchema": schema,
+            # The fields in the server's order: a client that decodes JSON objects into
+            # unordered tables (Neovim's Lua) asks them in this order.
+            "propertyOrder": list(properties) if isinstance(properties, dict) else [],
+        }
         if problems:
             params["problems"] = list(problems)
         protocol = self.server.protocol

@@ -314,12 +314,15 @@ class McpResourcesResult(BaseModel):
 class McpElicitParams(BaseModel):
     """``lspAgent/mcp/elicit``: MCP server ``server`` asks the user to fill a form.
     ``requestedSchema`` is a flat object schema (MCP 2025-06-18: string, number, integer,
-    boolean and string-enum fields; ``required``); ``problems`` lists what was wrong with the
-    previous answer to the same form (absent the first time)."""
+    boolean and string-enum fields; ``required``); ``propertyOrder`` names its fields in the
+    order the server listed them (the order to ask them in, which a JSON object decoded into an
+    unordered table loses); ``problems`` lists what was wrong with the previous answer to the
+    same form (absent the first time)."""
 
     model_config = ConfigDict(frozen=True, populate_by_name=True)
 
     server: str
     message: str
     requested_schema: dict[str, Any] = Field(alias="requestedSchema")
+    property_order: tuple[str, ...] = Field(default=(), alias="propertyOrder")
     problems: tuple[str, ...] | None = None

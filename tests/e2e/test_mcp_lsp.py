@@ -402,6 +402,8 @@ async def test_a_form_goes_to_a_client_that_shows_forms_and_is_checked(
     schema = first["requestedSchema"]
     assert schema["required"] == ["name", "age"]
     assert schema["properties"]["colour"]["enum"] == ["red", "green", "blue"]
+    # The server's field order, for clients whose decoded objects have none (Neovim).
+    assert first["propertyOrder"] == ["name", "age", "colour", "subscribe"]
     assert "problems" not in first
     assert again["problems"] == [
         "x: not a field of this form",

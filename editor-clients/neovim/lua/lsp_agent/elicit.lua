@@ -106,14 +106,21 @@ function M.handler(_, params, _)
   for _, name in ipairs(type(schema.required) == 'table' and schema.required or {}) do
     required[name] = true
   end
-  local names = vim.tbl_keys(type(schema.properties) == 'table' and schema.properties or {})
-  -- Required fields first, then by name (JSON objects carry no order once decoded).
-  table.sort(names, function(a, b)
-    if (required[a] or false) ~= (required[b] or false) then
-      return required[a] == true
+  local properties = type(schema.properties) == 'table' and schema.properties or {}
+  -- The server's order (a decoded JSON object has none: the server sends it as
+  -- propertyOrder); any field it leaves out comes after, by name.
+  local names, listed = {}, {}
+  for _, name in ipairs(type(params.propertyOrder) == 'table' and params.propertyOrder or {}) do
+    if properties[name] ~= nil and not listed[name] then
+      listed[name] = true
+      table.insert(names, name)
     end
-    return a < b
-  end)
+  end
+  local rest = vim.tbl_filter(function(name)
+    return not listed[name]
+  end, vim.tbl_keys(properties))
+  table.sort(rest)
+  vim.list_extend(names, rest)
   local content = vim.empty_dict()
   for _, name in ipairs(names) do
     local value, cancelled = ask_field(name, schema.properties[name], required[name])

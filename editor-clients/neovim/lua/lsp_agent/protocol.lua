@@ -234,12 +234,15 @@ M.commands = {
 
 --- `lspAgent/mcp/elicit`: MCP server `server` asks the user to fill a form.
 --- `requestedSchema` is a flat object schema (MCP 2025-06-18: string, number, integer,
---- boolean and string-enum fields; `required`); `problems` lists what was wrong with the
---- previous answer to the same form (absent the first time).
+--- boolean and string-enum fields; `required`); `propertyOrder` names its fields in the
+--- order the server listed them (the order to ask them in, which a JSON object decoded into an
+--- unordered table loses); `problems` lists what was wrong with the previous answer to the
+--- same form (absent the first time).
 ---@class lsp_agent.protocol.McpElicitParams
 ---@field server string
 ---@field message string
 ---@field requestedSchema table<string, any>
+---@field propertyOrder? string[]
 ---@field problems? string[]
 
 --- Answer to `lspAgent/mcp/elicit`: `accept` with the fields' `content`, or

@@ -15,11 +15,11 @@ local mcp = require('lsp_agent.mcp')
 -- The user's answers, in the order the plugin asks: prompts seen are recorded.
 local prompts = {}
 local answers = {
-  -- first form (required fields first, by name): age "-1" (below the minimum), name "A"
-  -- (too short)
-  'Fill in', '-1', 'A', 'blue', 'Yes',
+  -- first form (in the server's field order: name, age, colour, subscribe): name "A" (too
+  -- short), age "-1" (below the minimum)
+  'Fill in', 'A', '-1', 'blue', 'Yes',
   -- asked again with the problems: fill in properly
-  'Fill in', '36', 'Ada', 'blue', 'Yes',
+  'Fill in', 'Ada', '36', 'blue', 'Yes',
   -- second form: decline
   'Decline',
 }
@@ -70,8 +70,8 @@ H.test('a form is asked field by field, checked, and declined', function()
   H.eq(s.last_stop, 'end_turn')
   H.eq(#answers, 0, 'every answer was asked for')
   H.eq(prompts[1], 'MCP server ed asks: Create your profile')
-  H.eq(prompts[2], 'Age *: ')
-  H.eq(prompts[3], 'Name * (Your name): ')
+  H.eq(prompts[2], 'Name * (Your name): ')
+  H.eq(prompts[3], 'Age *: ')
   H.eq(prompts[4], 'Colour')
   H.eq(prompts[5], 'Subscribe')
   H.eq(prompts[6], 'MCP server ed asks: Create your profile\n'
