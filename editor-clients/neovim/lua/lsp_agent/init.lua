@@ -31,6 +31,36 @@ local function notify_error(message)
   log.error('%s', message)
 end
 
+--- Prompts given to :AgentChat while their session's turn ran: session id -> { client_id,
+--- texts }. Sent together as the next prompt when the turn ends, as Claude Code does.
+local queued = {}
+
+--- The turn of `session_id` ended: send its queued prompts as one, or (the turn was
+--- cancelled or failed) put them in the prompt window unsent, for the user to decide.
+local function flush_queue(session_id, stop_reason, failed)
+  local waiting = queued[session_id]
+  if not waiting then
+    return
+  end
+  queued[session_id] = nil
+  local text = table.concat(waiting.texts, '\n\n')
+  if failed or stop_reason == 'cancelled' then
+    local c = chat.ensure(waiting.client_id)
+    local kept = vim.api.nvim_buf_get_lines(c.prompt_buf, 0, -1, false)
+    if #kept == 1 and kept[1] == '' then
+      kept = {}
+    end
+    vim.list_extend(kept, vim.split(text, '\n', { plain = true }))
+    vim.api.nvim_buf_set_lines(c.prompt_buf, 0, -1, false, kept)
+    vim.notify('lsp-agent: the turn ended (' .. (failed and 'error' or 'cancelled')
+      .. '); the queued prompt was not sent: it is in the prompt window', vim.log.levels.WARN)
+    return
+  end
+  vim.schedule(function()
+    M.send_text(waiting.client_id, text)
+  end)
+end
+
 local function install_handlers()
   local handlers = server.handlers
   handlers[methods.SESSION_UPDATE] = function(err, params, ctx)
@@ -47,6 +77,7 @@ local function install_handlers()
   handlers[methods.MCP_DID_CHANGE] = mcp.handle_did_change
   handlers[methods.MCP_ELICIT] = require('lsp_agent.elicit').handler
   handlers['workspace/applyEdit'] = workspace.apply_edit
+  handlers['window/showMessageRequest'] = require('lsp_agent.ask').show_message_request
   handlers['$/cancelRequest'] = function(_, params, ctx)
     -- Request handlers are not told their request id, so a withdrawn prompt is matched only
     -- when unambiguous. The server withdraws prompts on timeout and cancel; everything else we
@@ -126,6 +157,9 @@ function M.setup(opts)
       permission.drop(function(p)
         return p.session_id == session_id
       end)
+      if session_id then
+        flush_queue(session_id, args.data.stop_reason, args.data.error ~= nil)
+      end
     end,
   })
   vim.api.nvim_create_autocmd('User', {
@@ -221,16 +255,28 @@ function M.send_text(client_id, text, on_done)
   M.send(client, blocks, { text = text, attachments = labels }, on_done)
 end
 
---- :AgentChat — open or focus the chat; with `opts.prompt`, send it.
+--- :AgentChat — open or focus the chat; with `opts.prompt`, send it (queued while a turn
+--- runs: sent when it ends).
 --- @param opts { prompt: string|nil }|nil
 function M.chat(opts)
   opts = opts or {}
   local prompt = opts.prompt and vim.trim(opts.prompt) or ''
   with_client(function(client)
     chat.open(client.id, { focus = true, insert = prompt == '' and opts.insert ~= false })
-    if prompt ~= '' then
-      M.send_text(client.id, prompt)
+    if prompt == '' then
+      return
     end
+    local current = session.current(client.id)
+    if current and current.running then
+      local waiting = queued[current.id] or { client_id = client.id, texts = {} }
+      queued[current.id] = waiting
+      table.insert(waiting.texts, prompt)
+      vim.notify(('lsp-agent: a turn is running; your prompt is queued (%d) and is sent when it '
+        .. 'ends (:AgentCancel stops the turn and keeps it unsent)'):format(#waiting.texts),
+        vim.log.levels.INFO)
+      return
+    end
+    M.send_text(client.id, prompt)
   end)
 end
 
