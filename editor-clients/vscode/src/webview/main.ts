@@ -353,7 +353,10 @@ function renderMcp(): void {
           h('span', { class: 'spacer' }),
           ...buttons,
         ),
-        server.state !== 'ready' && server.error ? h('p', { class: 'mcp-error' }, server.error) : null,
+        // Red only for a fault; why a server is off, waiting or denied is information.
+        server.state !== 'ready' && server.error
+          ? h('p', { class: server.state === 'failed' || server.state === 'invalid' ? 'mcp-error' : 'mcp-reason' }, server.error)
+          : null,
         server.state === 'needs_approval' ? h('p', { class: 'mcp-command' }, h('code', {}, server.description)) : null,
       ),
     );

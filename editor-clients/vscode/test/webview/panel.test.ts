@@ -671,6 +671,7 @@ describe('chat webview', () => {
     assert.equal(await text(p, '[data-mcp-server="github"] .mcp-tools'), '12 tools');
     assert.match(await text(p, '[data-mcp-server="tracker"] .mcp-command'), /npx -y tracker-server/);
     assert.match(await text(p, '[data-mcp-server="db"] .mcp-error'), /command not found: pg-mcp/);
+    assert.match(await text(p, '[data-mcp-server="tracker"] .mcp-reason'), /runs only after you approve it/);
     await p.screenshot('panel-mcp-servers.png');
     await page.locator('[data-mcp-server="tracker"] button', { hasText: 'Approve' }).click();
     assert.deepEqual(await p.waitForPost((m) => m.type === 'mcpAction', 'mcpAction'), { type: 'mcpAction', action: 'approve', name: 'tracker' });
@@ -753,7 +754,12 @@ describe('chat webview', () => {
     assert.equal(await text(p, '.mcp-summary'), '1/4 ready · 2 off');
     await page.locator('.mcp-toggle').click();
     await page.locator('.mcp-list li').first().waitFor();
-    assert.match(await text(p, '[data-mcp-server="db"] .mcp-error'), /disabledMcpServers/);
+    // Why a server is off is information, not a fault: the muted style, not the error red.
+    assert.match(await text(p, '[data-mcp-server="db"] .mcp-reason'), /disabledMcpServers/);
+    assert.equal(await page.locator('.mcp-list .mcp-error').count(), 0, 'no server here failed');
+    const colour = (selector: string): Promise<string> =>
+      page.locator(selector).first().evaluate((el) => getComputedStyle(el).color);
+    assert.equal(await colour('[data-mcp-server="db"] .mcp-reason'), await colour('[data-mcp-server="db"] .mcp-scope'));
     assert.equal(await page.locator('[data-mcp-server="db"] .codicon-circle-slash').count(), 1);
     assert.equal(await page.locator('[data-mcp-server="blocked"] button').count(), 0, 'managed deny: nothing to toggle');
     await p.screenshot('panel-mcp-disabled.png');
