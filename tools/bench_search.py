@@ -9,7 +9,10 @@ round and interleaved (the order rotates every round):
 ``tool``
     The tool in this process, as the executor calls it (parse → prepare → call).
 ``rg same``
-    Exactly the ripgrep argv the tool runs, output read to the end.
+    Exactly the ripgrep argv the tool runs, output read to the end — except that Glob's
+    ``--threads`` (one core fewer than the machine has, left to its stat thread) is left
+    out, so ripgrep lists with its own default thread count, the faster listing on an idle
+    machine: the stricter comparison.
 ``rg plain``
     The plain ripgrep command a user would type for the same question (Glob: ``rg --files
     --glob PATTERN``; Grep: the same flags without the tool's path markers).

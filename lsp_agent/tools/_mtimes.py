@@ -1,13 +1,12 @@
 """Modification times of many paths, read on worker threads while ripgrep's output streams in.
 
-Glob and Grep's files mode rank their matches newest first, so every match is stat'ed. On a
-large tree that is the tool's main cost (≈ 115,000 ``stat`` calls for ``**/*.py`` on a
-260,000-file tree). Done in the event loop, as each batch of output arrives, it blocked the
-loop and left ripgrep waiting on a full pipe, so listing and stat'ing ran one after the other.
-Here the calls run on a few threads (``os.stat`` releases the interpreter lock for the system
-call), so they overlap ripgrep's listing and each other, and the loop only hands out work and
-collects results.
-"""
+Grep's files mode ranks its matches newest first, so every match is stat'ed (Glob does the
+same on one thread of its own, see :mod:`lsp_agent.tools._newest`). On a large tree that is
+the tool's main cost (≈ 115,000 ``stat`` calls for ``**/*.py`` on a 260,000-file tree). Done
+in the event loop, as each batch of output arrives, it blocked the loop and left ripgrep
+waiting on a full pipe, so listing and stat'ing ran one after the other. Here the calls run on
+a few threads (``os.stat`` releases the interpreter lock for the system call), so they overlap
+ripgrep's listing and each other, and the loop only hands out work and collects results."""
 
 from __future__ import annotations
 

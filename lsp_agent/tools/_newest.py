@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import heapq
+import os
 import re
+import threading
 
-from lsp_agent.tools._mtimes import NO_MTIME, ParallelMtimes
+from lsp_agent.tools._mtimes import NO_MTIME
+
+READ_BYTES = 1 << 20
+"""Largest read from the listing's pipe (bytes)."""
 
 
 class NewestMatches:
@@ -15,10 +20,13 @@ class NewestMatches:
     ``matcher=None`` takes every listed path (the listing was already filtered exactly).
 
     Only matching paths are stat'ed (modification time in ns, symlinks followed), as bytes,
-    on worker threads (:class:`~lsp_agent.tools._mtimes.ParallelMtimes`) while the listing
-    streams in: no path is decoded unless the matcher needs it or it is kept. ``listed``
-    counts the paths seen, ``total`` the matching ones. Call :meth:`finish` after the last
-    :meth:`feed`, and :meth:`close` in a ``finally``.
+    and no path is decoded unless the matcher needs it or it is kept. ``listed`` counts the
+    paths seen, ``total`` the matching ones.
+
+    Everything happens on the thread that calls :meth:`drain` (or :meth:`feed`): one thread
+    that reads the pipe, splits, matches, stats and ranks costs less than handing batches
+    between threads, and on a machine with few cores the listing program needs the others.
+    :meth:`stop` (from any thread) makes :meth:`drain` return at its next batch.
     """
 
     def __init__(self, *, prefix: str, matcher: re.Pattern[str] | None, keep: int) -> None:
@@ -30,35 +38,58 @@ class NewestMatches:
         # The modification time of the keep-th newest path so far: an older one cannot be
         # kept, so it is not stored (equal times still compete by path).
         self._floor = NO_MTIME
-        self._mtimes = ParallelMtimes()
+        self._stopped = threading.Event()
         self.listed = 0
         self.total = 0
 
+    def drain(self, fd: int) -> bool:
+        """Read the listing from the pipe ``fd`` (blocking reads of up to
+        :data:`READ_BYTES`) until end of file, taking every complete line as :meth:`feed`
+        does and a last line without a newline at the end. ``False`` when :meth:`stop`
+        ended it early, else ``True``. Does not close ``fd``.
+
+        Raises ``OSError`` if reading fails.
+        """
+        buffer = bytearray(READ_BYTES)
+        view = memoryview(buffer)
+        rest = b""
+        while not self._stopped.is_set():
+            size = os.readv(fd, [buffer])
+            if not size:
+                if rest:
+                    self.feed(rest)
+                return True
+            data = rest + view[:size] if rest else bytes(view[:size])
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                rest = data
+                continue
+            rest = data[cut + 1 :]
+            self.feed(data[:cut])
+        return False
+
+    def stop(self) -> None:
+        """Make :meth:`drain` return before its next read. Safe from any thread, and twice."""
+        self._stopped.set()
+
     def feed(self, data: bytes) -> bool:
-        """Take a run of listing lines (see :func:`lsp_agent.tools._proc.run_streamed`);
-        always ``True`` (keep going)."""
+        """Take a run of listing lines joined by ``\\n``: match, stat and rank them; always
+        ``True`` (keep going)."""
         paths = data.split(b"\n")
         self.listed += len(paths)
         matched = [path for path in paths if path] if self._matcher is None else self._match(paths)
         self.total += len(matched)
-        self._mtimes.submit(matched)
-        for paths_, mtimes in self._mtimes.ready():
-            self._rank(paths_, mtimes)
+        self._rank(matched)
         return True
 
-    async def finish(self) -> None:
-        """Wait for the stat calls still running and rank their paths."""
-        for paths, mtimes in await self._mtimes.drain():
-            self._rank(paths, mtimes)
-        self._mtimes.close()
-
-    def close(self) -> None:
-        """Stop stat'ing (a search that failed or was cancelled). Safe to call twice."""
-        self._mtimes.close()
-
-    def _rank(self, paths: list[bytes], mtimes: list[int]) -> None:
+    def _rank(self, paths: list[bytes]) -> None:
         floor, ranked, prune_at = self._floor, self._ranked, self._prune_at
-        for path, mtime in zip(paths, mtimes, strict=True):
+        stat = os.stat
+        for path in paths:
+            try:
+                mtime = stat(path).st_mtime_ns
+            except (OSError, ValueError):
+                mtime = NO_MTIME
             if mtime < floor:
                 continue
             ranked.append((-mtime, path))
@@ -67,7 +98,7 @@ class NewestMatches:
                 floor = self._floor = -ranked[-1][0]
 
     def result(self) -> list[str]:
-        """The kept paths, newest first (after :meth:`finish`)."""
+        """The kept paths, newest first (after the listing ended)."""
         return [
             path.decode("utf-8", "replace") for _, path in heapq.nsmallest(self._keep, self._ranked)
         ]

@@ -33,6 +33,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -397,3 +398,115 @@ async def _readable(loop: asyncio.AbstractEventLoop, fd: int) -> None:
         await ready
     finally:
         loop.remove_reader(fd)
+
+
+async def run_drained(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    timeout_s: float,
+    drain: Callable[[int], bool],
+    thread_name: str,
+    max_stderr_bytes: int = 16384,
+    starts_processes: bool = True,
+) -> Streamed:
+    """Run ``argv`` with its stdout going to a pipe that ``drain`` reads on its own thread
+    (named ``thread_name``), with blocking reads, until end of file.
+
+    For output that costs more to consume than to produce (Glob stats every path it is
+    given): the event loop takes no part in reading, so the consumer keeps one core busy
+    while the program runs on the others, and a full pipe holds the program back, bounding
+    memory. ``drain(fd)`` returns ``False`` when it stopped reading early: the process group
+    is then killed and the result says ``"limit"``. It must not close ``fd``.
+
+    After ``timeout_s`` seconds the group is killed and the result says ``"timeout"``
+    (what ``drain`` collected stays valid once it has returned). ``CancelledError`` kills
+    the group and propagates at once; the thread then reads end of file and ends by itself
+    (it closes the pipe). Raises ``OSError`` if the program cannot start; an exception
+    raised by ``drain`` propagates. ``starts_processes`` as for :func:`run_streamed`.
+    """
+    read_fd, write_fd = os.pipe()
+    try:
+        try:
+            _grow_pipe(write_fd)
+            proc = await _spawn(
+                argv,
+                starts_processes=starts_processes,
+                cwd=cwd,
+                env=None,
+                stdout=write_fd,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        finally:
+            os.close(write_fd)
+    except BaseException:
+        os.close(read_fd)
+        raise
+    assert proc.stderr is not None
+    try:
+        drained = _drain_on_thread(read_fd, drain, thread_name)
+    except BaseException:
+        os.close(read_fd)
+        kill_group_now(proc)
+        raise
+    stderr_task = asyncio.ensure_future(_read_kept(proc.stderr, max_stderr_bytes))
+    exited = asyncio.ensure_future(proc.wait())
+    stopped: Literal["limit", "timeout"] | None = None
+    try:
+        try:
+            async with asyncio.timeout(timeout_s):
+                if not await asyncio.shield(drained):
+                    stopped = "limit"
+                    kill_group_now(proc)
+                returncode = await exited
+        except TimeoutError:
+            stopped = "timeout"
+            kill_group_now(proc)
+            returncode = await proc.wait()
+            await drained
+        err = await stderr_task
+    except asyncio.CancelledError:
+        kill_group_now(proc)
+        stderr_task.cancel()
+        exited.cancel()
+        raise
+    except BaseException:
+        # The drain failed: the killed program is reaped before the error goes on.
+        kill_group_now(proc)
+        await asyncio.wait((exited, stderr_task))
+        raise
+    return Streamed(stderr=err, returncode=returncode, stopped=stopped)
+
+
+def _drain_on_thread(
+    fd: int, drain: Callable[[int], bool], thread_name: str
+) -> asyncio.Future[bool]:
+    """Start ``drain(fd)`` on a new daemon thread, which closes ``fd`` when it returns; the
+    future gets its result or exception. Raises ``RuntimeError`` if the thread cannot start
+    (``fd`` is then still open)."""
+    loop = asyncio.get_running_loop()
+    drained: asyncio.Future[bool] = loop.create_future()
+    # A cancelled caller no longer waits for it: an error it ends with is not news.
+    drained.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+    def settle(outcome: bool | BaseException) -> None:
+        if drained.done():
+            return
+        if isinstance(outcome, BaseException):
+            drained.set_exception(outcome)
+        else:
+            drained.set_result(outcome)
+
+    def work() -> None:
+        outcome: bool | BaseException
+        try:
+            outcome = drain(fd)
+        except BaseException as exc:  # handed to the awaiting task
+            outcome = exc
+        finally:
+            os.close(fd)
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+            loop.call_soon_threadsafe(settle, outcome)
+
+    threading.Thread(target=work, name=thread_name, daemon=True).start()
+    return drained

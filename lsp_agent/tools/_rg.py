@@ -15,7 +15,7 @@ import sysconfig
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from lsp_agent.tools._proc import Streamed, run_streamed
+from lsp_agent.tools._proc import Streamed, run_drained, run_streamed
 from lsp_agent.tools.base import ToolError
 
 TIMEOUT_S = 30.0
@@ -66,6 +66,29 @@ async def stream_rg(
         # is enough to keep it from outliving the server.
         return await run_streamed(
             [rg, *args], cwd=cwd, timeout_s=TIMEOUT_S, on_lines=on_lines, starts_processes=False
+        )
+    except OSError as exc:
+        raise ToolError(f"Could not run ripgrep: {exc}") from None
+
+
+async def drain_rg(
+    args: Sequence[str], *, cwd: Path, drain: Callable[[int], bool], thread_name: str
+) -> Streamed:
+    """Run ``rg`` with ``args`` like :func:`stream_rg`, but its output is read from the pipe
+    by ``drain(fd)`` on a thread of its own (see :func:`lsp_agent.tools._proc.run_drained`).
+
+    Raises :class:`ToolError` if ``rg`` is missing or cannot start; ``CancelledError`` kills
+    it.
+    """
+    rg = find_rg()
+    try:
+        return await run_drained(
+            [rg, *args],
+            cwd=cwd,
+            timeout_s=TIMEOUT_S,
+            drain=drain,
+            thread_name=thread_name,
+            starts_processes=False,  # as in stream_rg
         )
     except OSError as exc:
         raise ToolError(f"Could not run ripgrep: {exc}") from None

@@ -111,18 +111,14 @@ async def test_close_drops_work_not_started(tree: tuple[Path, list[bytes]]) -> N
 
 
 @pytest.mark.parametrize("matcher", [None, re.compile(r"pkg0\d/.*")])
-async def test_newest_matches_ranks_like_a_full_sort(
+def test_newest_matches_ranks_like_a_full_sort(
     tree: tuple[Path, list[bytes]], matcher: re.Pattern[str] | None
 ) -> None:
     root, paths = tree
     prefix = str(root) + "/"
     newest = NewestMatches(prefix=prefix, matcher=matcher, keep=100)
-    try:
-        for start in range(0, len(paths), 257):
-            newest.feed(b"\n".join(paths[start : start + 257]))
-        await newest.finish()
-    finally:
-        newest.close()
+    for start in range(0, len(paths), 257):
+        newest.feed(b"\n".join(paths[start : start + 257]))
     wanted = [
         p
         for p in paths
@@ -131,6 +127,50 @@ async def test_newest_matches_ranks_like_a_full_sort(
     expected = sorted(wanted, key=lambda p: (-os.stat(p).st_mtime_ns, p))[:100]
     assert newest.result() == [os.fsdecode(p) for p in expected]
     assert newest.total == len(wanted)
+
+
+def test_draining_a_pipe_cut_anywhere_gives_the_same_answer(
+    tree: tuple[Path, list[bytes]],
+) -> None:
+    """Reads end mid-line and mid-path; the last line has no newline."""
+    root, paths = tree
+    listing = b"\n".join(paths)
+    newest = NewestMatches(prefix=str(root) + "/", matcher=None, keep=100)
+    read_fd, write_fd = os.pipe()
+
+    def write() -> None:
+        rng = random.Random(5)
+        at = 0
+        with os.fdopen(write_fd, "wb", buffering=0) as out:
+            while at < len(listing):
+                size = rng.randint(1, 300)
+                out.write(listing[at : at + size])
+                at += size
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        assert newest.drain(read_fd) is True
+    finally:
+        writer.join()
+        os.close(read_fd)
+    expected = sorted(paths, key=lambda p: (-os.stat(p).st_mtime_ns, p))[:100]
+    assert newest.result() == [os.fsdecode(p) for p in expected]
+    assert newest.total == newest.listed == len(paths)
+
+
+def test_a_stopped_drain_returns_before_reading_on(tmp_path: Path) -> None:
+    newest = NewestMatches(prefix=str(tmp_path) + "/", matcher=None, keep=100)
+    newest.stop()
+    newest.stop()
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, b"/nowhere/a\n")
+        assert newest.drain(read_fd) is False
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+    assert newest.listed == 0
 
 
 def _context(root: Path) -> ToolContext:
@@ -202,6 +242,35 @@ async def test_a_cancelled_search_leaves_no_stat_threads(
             break
         await asyncio.sleep(0.005)
     assert _stat_threads(), "the search never handed work to a stat thread"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await _stat_threads_gone()
+
+
+async def test_a_cancelled_glob_leaves_no_stat_thread(
+    tree: tuple[Path, list[bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, _ = tree
+    real = NewestMatches.feed
+    fed = threading.Event()
+
+    def slow(self: NewestMatches, data: bytes) -> bool:
+        fed.set()
+        time.sleep(0.05)
+        return real(self, data)
+
+    monkeypatch.setattr(NewestMatches, "feed", slow)
+    ctx = _context(root)
+    glob = GlobTool()
+    inp = glob.parse({"pattern": "**/*.py"})
+    task = asyncio.ensure_future(glob.call(inp, await glob.prepare(inp, ctx), ctx))
+    for _ in range(1000):
+        if fed.is_set() or task.done():
+            break
+        await asyncio.sleep(0.005)
+    assert fed.is_set(), "the listing never reached the stat thread"
+    assert _stat_threads()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

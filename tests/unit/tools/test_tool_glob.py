@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.tools.base import ToolError
-from lsp_agent.tools.glob import MAX_RESULTS, GlobTool
+from lsp_agent.tools.glob import MAX_RESULTS, GlobTool, listing_threads_args
 
 from .conftest import Env
 
@@ -132,3 +132,22 @@ def test_flags() -> None:
     assert not GLOB.reads_disk and not GLOB.writes_disk
     assert GLOB.kind == "search"
     assert GLOB.spec().input_schema["required"] == ["pattern"]
+
+
+@pytest.mark.parametrize(
+    "pattern", ["*.py", "**/*.py", "src/**/*.ts", "*", "src/**", "**/*.tar.gz"]
+)
+def test_dense_patterns_leave_one_core_to_the_stat_thread(pattern: str) -> None:
+    assert listing_threads_args(pattern, 1) == ["--threads=1"]
+    assert listing_threads_args(pattern, 2) == ["--threads=1"]
+    assert listing_threads_args(pattern, 8) == ["--threads=7"]
+    assert listing_threads_args(pattern, 64) == ["--threads=12"]
+    assert listing_threads_args(pattern)[0].startswith("--threads=")
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["**/test_*.py", "setup.py", "*.{ts,tsx}", "src/*_test.go", "a?.py", "[ab].py", "**/.env"],
+)
+def test_other_patterns_list_with_ripgreps_default_threads(pattern: str) -> None:
+    assert listing_threads_args(pattern, 2) == []
