@@ -83,8 +83,10 @@ def _decision(
     env: ExecutorEnv,
     raw_input: dict[str, Any],
     hook: HookOutcome | None,
+    resolved: bool = False,
 ) -> Decision:
-    """The engine's decision on ``paths``, combined with the PreToolUse hooks' answer."""
+    """The engine's decision on ``paths`` (``resolved``: as ``prepare`` just resolved them),
+    combined with the PreToolUse hooks' answer."""
     return _combine_with_hook(
         env.permissions.decide(
             tool=tool.name,
@@ -92,6 +94,7 @@ def _decision(
             kind=tool.kind,
             paths=paths,
             raw_input=raw_input,
+            resolved=resolved,
         ),
         hook,
     )
@@ -108,7 +111,14 @@ async def authorize(
 ) -> Refusal | PermissionResponse | None:
     """The refusal, or the user's approval (None: allowed by policy)."""
     raw_input = block.input if raw_input is None else raw_input
-    decision = _decision(tool, prepared.paths, env=env, raw_input=raw_input, hook=hook)
+    decision = _decision(
+        tool,
+        prepared.paths,
+        env=env,
+        raw_input=raw_input,
+        hook=hook,
+        resolved=tool.resolved_paths,
+    )
     if prepared.needs_approval is not None and decision.behavior == "allow":
         decision = Decision(
             behavior="ask",

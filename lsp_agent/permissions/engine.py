@@ -195,9 +195,12 @@ class PermissionEngine:
         kind: str,
         paths: Sequence[Path],
         raw_input: dict[str, Any],
+        resolved: bool = False,
     ) -> Decision:
         """Decide one call. ``paths`` are the absolute files it touches (from ``prepare``);
-        ``raw_input`` is the validated input (``command`` for Bash, ``url`` for WebFetch)."""
+        ``raw_input`` is the validated input (``command`` for Bash, ``url`` for WebFetch);
+        ``resolved``: ``paths`` are what ``Path.resolve`` gave just before (the files the call
+        will open), so they are decided on as they are instead of being resolved again."""
         policy = self.current_policy()
         grounds = self._grounds(policy)
         try:
@@ -219,6 +222,7 @@ class PermissionEngine:
                     kind=kind,
                     paths=paths,
                     raw_input=raw_input,
+                    paths_resolved=resolved,
                 )
         except RefusalError as refusal:
             decision = refusal.decision

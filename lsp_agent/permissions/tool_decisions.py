@@ -21,12 +21,13 @@ def decide_tool(
     kind: str,
     paths: Sequence[Path],
     raw_input: dict[str, Any],
+    paths_resolved: bool = False,
 ) -> Decision:
     """Decide one non-Bash call. ``paths`` are the absolute files it touches; deny and ask
     rules match if any path (as given or resolved) matches, allow rules only if every resolved
-    path does."""
-    resolved = [resolve(p, cwd=grounds.cwd) for p in paths]
-    candidates = [*resolved, *(p for p in paths if p.is_absolute() and p not in resolved)]
+    path does. ``paths_resolved``: the caller resolved ``paths`` just now (see
+    :meth:`PermissionEngine.decide`), so they are both."""
+    resolved, candidates = _candidates(paths, cwd=grounds.cwd, resolved=paths_resolved)
     suggestions = tool_suggestions(tool, resolved, raw_input)
     for rule in grounds.deny:
         if _hits(rule, tool, candidates, raw_input, loose=True):
@@ -64,6 +65,16 @@ def decide_tool(
         secrets=secrets,
         suggestions=suggestions,
     )
+
+
+def _candidates(
+    paths: Sequence[Path], *, cwd: Path, resolved: bool
+) -> tuple[list[Path], list[Path]]:
+    """The resolved ``paths``, and those plus the paths as given (for deny and ask rules)."""
+    if resolved:
+        return list(paths), list(paths)
+    out = [resolve(p, cwd=cwd) for p in paths]
+    return out, [*out, *(p for p in paths if p.is_absolute() and p not in out)]
 
 
 def _hits(

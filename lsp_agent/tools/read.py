@@ -80,6 +80,7 @@ class ReadTool(Tool[ReadInput]):
     concurrency_safe: ClassVar[bool] = True
     reads_disk: ClassVar[bool] = False
     writes_disk: ClassVar[bool] = False
+    resolved_paths: ClassVar[bool] = True
 
     def title(self, inp: ReadInput) -> str:
         """``Read <path>`` plus the line range when one was asked for."""

@@ -122,3 +122,17 @@ async def test_edit_deny_rules_cover_rename_before_the_language_server_is_asked(
         "Rename", file_path=str(secret / "m.py"), line=1, character=1, new_name="y"
     )
     assert result.is_error and "Permission denied" in str(result.content), result.content
+
+
+async def test_read_through_a_link_is_decided_on_the_file_it_opens(root: Path) -> None:
+    # Read resolves its path once, in prepare; the engine decides on that very path.
+    (root / "secret").mkdir()
+    (root / "secret" / "key.txt").write_text("k\n")
+    (root / "link.txt").symlink_to(root / "secret" / "key.txt")
+    denied = Probe(root, deny=(f"Read(/{root}/secret/**)",))
+    result = await denied.call("Read", file_path=str(root / "link.txt"))
+    assert result.is_error and "Permission denied" in str(result.content), result.content
+    refusal = denied.refusal()
+    assert refusal is not None and refusal["kind"] == "denied"
+    allowed = Probe(root)
+    assert (await allowed.call("Read", file_path=str(root / "link.txt"))).content == "1\tk"
