@@ -37,8 +37,9 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 _RUN_EPILOG = """\
 exit codes:
   0    success
-  1    error during execution (e.g. the model endpoint is unreachable)
-  2    usage error
+  1    error during execution (e.g. the model endpoint is unreachable), or not found
+       (no such session for --resume/--continue, or it is in use)
+  2    usage error (the command line itself is wrong)
   3    the turn stopped at --max-turns
   130  interrupted (SIGINT); the turn was cancelled cleanly
 

@@ -1,5 +1,6 @@
-"""``lsp-agent run -p`` exit codes: 3 at --max-turns, 1 when the model is unreachable,
-2 for usage errors, 130 after SIGINT (with the turn cancelled cleanly)."""
+"""``lsp-agent run -p`` exit codes: 3 at --max-turns, 1 when the model is unreachable (and,
+for every subcommand, when what it names is not found), 2 for usage errors, 130 after SIGINT
+(with the turn cancelled cleanly)."""
 
 from __future__ import annotations
 
@@ -191,3 +192,28 @@ def test_malformed_rule_is_a_usage_error(project: Path) -> None:
     assert "malformed permission rule" in proc.stderr
     assert "Ed!t" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_not_found_exits_1_in_every_subcommand_and_a_wrong_command_line_2(
+    project: Path, tmp_path: Path
+) -> None:
+    """Something named that does not exist (a session, a checkpoint, a background run) is
+    exit code 1 whichever command names it; a command line that is itself wrong is 2."""
+    missing = "abcdef12"
+    data = {"LSP_AGENT_DATA_DIR": str(tmp_path / "data")}
+    not_found = [
+        ["run", "-p", "hi", "--resume", missing],
+        ["run", "-p", "hi", "--continue"],
+        ["sessions", "rm", missing, "--yes"],
+        ["rewind", "--session", missing, "--to", missing],
+        ["attach", missing],
+        ["kill", missing],
+    ]
+    for args in not_found:
+        result = run_cli(args, scenario=scenario(), cwd=project, extra_env=data)
+        assert result.code == 1, (args, result.proc.stderr)
+        assert result.proc.stderr.startswith("lsp-agent: error: "), (args, result.proc.stderr)
+        assert result.server.requests == []
+    for args in (["run", "-p", "hi", "--no-such-flag"], ["sessions", "rm", "--yes"]):
+        result = run_cli(args, scenario=scenario(), cwd=project, extra_env=data)
+        assert result.code == 2, (args, result.proc.stderr)
