@@ -61,7 +61,9 @@ async def prepare_behind_rules(
     targets = tool.target_paths(inp, env.ctx)
     early: Decision | None = None
     if targets is not None:
-        early = _decision(tool, targets, env=env, raw_input=raw_input, hook=hook)
+        early = _decision(
+            tool, targets, env=env, raw_input=raw_input, hook=hook, resolved=tool.resolved_paths
+        )
         if early.behavior == "deny":
             return Refusal(kind="denied", reason=early.reason, rule=early.rule, source=early.source)
     try:

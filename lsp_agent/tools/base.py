@@ -166,9 +166,10 @@ class Tool(ABC, Generic[InputT, PlanT]):
     writes_disk: ClassVar[bool] = True
     """The tool may change files behind the editor: buffers are refreshed afterwards."""
     resolved_paths: ClassVar[bool] = False
-    """``prepare`` puts in ``Prepared.paths`` only what :func:`Path.resolve` just gave (symlinks
-    and ``..`` removed), so the permission engine decides on those very paths, the ones the
-    call then opens, instead of resolving them a second time."""
+    """``prepare`` puts in ``Prepared.paths`` (and ``target_paths`` returns) only what
+    :func:`Path.resolve` just gave (symlinks and ``..`` removed), so the permission engine
+    decides on those very paths, the ones the call then opens, instead of resolving them a
+    second time."""
     failure_cancels_siblings: ClassVar[bool] = False
     """When a call fails, the calls after it in the same assistant message are not run (they
     may depend on it): Bash."""

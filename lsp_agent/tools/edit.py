@@ -95,6 +95,7 @@ class EditTool(Tool[EditInput, EditPlan]):
     kind: ClassVar[ToolKind] = "edit"
     reads_disk: ClassVar[bool] = False
     writes_disk: ClassVar[bool] = False
+    resolved_paths: ClassVar[bool] = True
 
     def title(self, inp: EditInput) -> str:
         """``Edit <path>``."""

@@ -67,6 +67,7 @@ class WriteTool(Tool[WriteInput, bool]):
     kind: ClassVar[ToolKind] = "edit"
     reads_disk: ClassVar[bool] = False
     writes_disk: ClassVar[bool] = False
+    resolved_paths: ClassVar[bool] = True
 
     def title(self, inp: WriteInput) -> str:
         """``Write <path>``."""

@@ -136,3 +136,24 @@ async def test_read_through_a_link_is_decided_on_the_file_it_opens(root: Path) -
     assert refusal is not None and refusal["kind"] == "denied"
     allowed = Probe(root)
     assert (await allowed.call("Read", file_path=str(root / "link.txt"))).content == "1\tk"
+
+
+async def test_edit_through_a_link_is_decided_on_the_file_it_writes(root: Path) -> None:
+    (root / "secret").mkdir()
+    (root / "secret" / "key.txt").write_text("k\n")
+    (root / "link.txt").symlink_to(root / "secret" / "key.txt")
+    probe = Probe(root, mode="bypassPermissions", deny=(f"Edit(/{root}/secret/**)",))
+    result = await probe.call(
+        "Edit", file_path=str(root / "link.txt"), old_string="k", new_string="x"
+    )
+    assert result.is_error and "Permission denied" in str(result.content), result.content
+    assert (root / "secret" / "key.txt").read_text() == "k\n"
+    # A link to a protected file asks in every mode, bypassPermissions included.
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / "cfg").symlink_to(root / ".git" / "config")
+    asked = Probe(root, mode="bypassPermissions")
+    result = await asked.call("Write", file_path=str(root / "cfg"), content="x")
+    assert result.is_error, result.content
+    assert asked.requests, "the protected target was not asked about"
+    assert (root / ".git" / "config").read_text() == "[core]\n"
