@@ -276,8 +276,7 @@ async def _run(
             api_key_source=api_key_source(environ),
             version=__version__,
             mcp_servers=[
-                {"name": s["name"], "status": _INIT_STATUS.get(s["state"], s["state"])}
-                for s in mcp.statuses()
+                {"name": s["name"], "status": _init_status(s["state"])} for s in mcp.statuses()
             ],
             slash_commands=list(session.commands.names()),
         )
@@ -422,7 +421,15 @@ _INIT_STATUS = {
     "idle": "pending",
     "needs_login": "needs-auth",
 }
-"""Claude Code's names for MCP server states in the init event (others keep ours)."""
+"""Claude Code's names for MCP server states in the init event (its SDK's
+``McpServerStatus.status``: ``connected``, ``failed``, ``needs-auth``, ``pending``,
+``disabled``); our other states keep their names, spelt with hyphens like Claude Code's
+(``needs_approval`` is ``needs-approval``)."""
+
+
+def _init_status(state: str) -> str:
+    """A server's state as the init event's ``mcp_servers[].status`` (:data:`_INIT_STATUS`)."""
+    return _INIT_STATUS.get(state, state.replace("_", "-"))
 
 
 def _mcp(

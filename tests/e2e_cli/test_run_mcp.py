@@ -120,7 +120,7 @@ def test_project_servers_wait_for_approval_and_strict_ignores_them(
         ["run", "-p", "hi", "--output-format", "stream-json"], scenario=plain, cwd=project
     )
     assert result.code == 0, result.proc.stderr
-    assert result.events()[0]["mcp_servers"] == [{"name": "proj", "status": "needs_approval"}]
+    assert result.events()[0]["mcp_servers"] == [{"name": "proj", "status": "needs-approval"}]
     lines = [line for line in result.proc.stderr.splitlines() if "MCP server proj" in line]
     assert len(lines) == 1, result.proc.stderr  # one line, saying what to do
     assert "MCP server proj: needs_approval" in lines[0]
