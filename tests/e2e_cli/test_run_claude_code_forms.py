@@ -325,6 +325,12 @@ def test_verbose_is_one_line_per_model_request(project: Path) -> None:
     assert "anthropic._base_client" not in result.proc.stderr
     assert "[tool] Edit" in result.proc.stderr
     assert len(result.proc.stderr) < 4000, "no request bodies in the log"
+    # The permission decisions are log records: they read as the run's other lines, not as
+    # "INFO lsp_agent.agent.approval: ...".
+    lines = result.proc.stderr.splitlines()
+    assert any(ln.startswith("lsp-agent: permission allow for Edit") for ln in lines), lines
+    odd = [ln for ln in lines if not ln.startswith(("[model] ", "[tool] ", "lsp-agent: "))]
+    assert odd == [], odd
 
 
 def test_prompt_starting_like_a_flag_after_double_dash(project: Path) -> None:
