@@ -114,6 +114,13 @@ function M.act(client, action, name, callback)
       return callback(nil, err.message or vim.inspect(err))
     end
     remember(client.id, result)
+    if type(result) == 'table' and type(result.servers) == 'table' then
+      -- The answer is the list after the action: an open :AgentMcp shows it at once (the
+      -- server's didChange follows as the server starts or stops).
+      vim.schedule(function()
+        refresh_view(result)
+      end)
+    end
     callback(result)
   end)
 end

@@ -38,10 +38,25 @@ H.test('turn a server off and on again', function()
   H.ok(vim.tbl_contains(vim.fn.getcompletion('AgentMcp ', 'cmdline'), 'enable'), 'enable completes')
   H.eq(vim.fn.getcompletion('AgentMcp disable ', 'cmdline'), { 'ed' })
 
+  -- An open :AgentMcp list follows disable/enable in place (no second window).
+  vim.cmd('AgentMcp')
+  H.wait(E.WAIT, function()
+    return vim.bo.filetype == 'lsp_agent_mcp'
+  end, 'the :AgentMcp window')
+  local view = vim.api.nvim_get_current_buf()
+  local function view_text()
+    return table.concat(vim.api.nvim_buf_get_lines(view, 0, -1, false), '\n')
+  end
+  H.ok(view_text():find('ed  ready', 1, true), view_text())
+  vim.cmd('wincmd p')
+
   vim.cmd('AgentMcp disable ed')
   H.wait(E.WAIT, function()
     return state_of(client, 'ed') == 'disabled'
   end, 'ed to be disabled (didChange)')
+  H.wait(E.WAIT, function()
+    return view_text():find('ed  disabled', 1, true) ~= nil
+  end, 'the open :AgentMcp buffer to show ed disabled')
 
   vim.cmd('checkhealth lsp_agent')
   local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
@@ -59,6 +74,16 @@ H.test('turn a server off and on again', function()
   H.wait(WAIT_MCP, function()
     return state_of(client, 'ed') == 'ready'
   end, 'ed to be ready again')
+  H.wait(E.WAIT, function()
+    return view_text():find('ed  ready', 1, true) ~= nil
+  end, 'the open :AgentMcp buffer to show ed ready again')
+  local windows = 0
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == view then
+      windows = windows + 1
+    end
+  end
+  H.eq(windows, 1)
 end)
 
 E.finish()
