@@ -229,13 +229,18 @@ class Rule:
         if self.kind != "path" or self.path_base is None or self.path_spec is None:
             return False
         base = self.path_base.parts
-        if _POSIX and path.parts[: len(base)] != base:
-            return False  # what relative_to refuses on POSIX, without raising and catching
-        try:
-            rel = path.relative_to(self.path_base)
-        except ValueError:
-            return False
-        text = rel.as_posix()
+        if _POSIX:
+            parts = path.parts
+            if parts[: len(base)] != base:
+                return False  # what relative_to refuses on POSIX, without raising and catching
+            # relative_to(...).as_posix() without making the relative path ("" for the base).
+            text = "/".join(parts[len(base) :])
+        else:
+            try:
+                rel = path.relative_to(self.path_base)
+            except ValueError:
+                return False
+            text = rel.as_posix()
         if text in ("", "."):
             return False
         return self.path_spec.match_file(text) or self.path_spec.match_file(text + "/")

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from lsp_agent.tools.base import ToolError
 
+_POSIX = os.name == "posix"
+
 
 def _refuse_nul(value: str, name: str) -> None:
     if "\x00" in value:
@@ -62,6 +64,12 @@ def search_target(path: str | None, cwd: Path) -> Path:
 
 def display_path(path: Path, cwd: Path) -> str:
     """``path`` relative to ``cwd`` when it lies inside it, else the absolute path (for titles)."""
+    if _POSIX:
+        # What relative_to gives on POSIX, without making (and printing) a relative path.
+        parts, base = path.parts, cwd.parts
+        if parts[: len(base)] != base or len(parts) == len(base):
+            return str(path)
+        return "/".join(parts[len(base) :])
     try:
         relative = path.relative_to(cwd)
     except ValueError:

@@ -73,7 +73,8 @@ class DiskHost:
 
     def buffer(self, path: Path) -> TextSnapshot | None:
         """The simulated buffer of ``path``, if any."""
-        return self.buffers.get(path)
+        # Asked for every memory path at every tool batch; hashing a Path is not free.
+        return self.buffers.get(path) if self.buffers else None
 
     async def apply_changes(self, changes: Sequence[FileChange], *, label: str) -> ApplyResult:
         """Check every change's base first, then apply them in order.

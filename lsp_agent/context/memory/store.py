@@ -81,7 +81,9 @@ class MemoryStore:
         key = (spec, fingerprint(plan.paths, self.overlay, plan=plan, absent=absent))
         if key != self._key:
             self.loaded = load_memory(spec, overlay=self.overlay, cache=self.cache)
-            self._key = key
+        # Kept even when equal: a key taken with the plan of an earlier ``loaded`` holds other
+        # (equal) path objects, and each later comparison would compare them path by path.
+        self._key = key
         return self.loaded
 
     def on_demand_now(self) -> tuple[MemoryFile, ...]:
@@ -152,8 +154,10 @@ def touched_paths(uses: Sequence[tuple[str, dict[str, object]]]) -> tuple[Path, 
     for name, data in uses:
         for key in TOUCHING_TOOLS.get(name, ()):
             value = data.get(key)
-            if isinstance(value, str) and "\0" not in value and Path(value).is_absolute():
-                out.append(Path(value))
+            if isinstance(value, str) and "\0" not in value:
+                path = Path(value)
+                if path.is_absolute():
+                    out.append(path)
     return tuple(dict.fromkeys(out))
 
 
