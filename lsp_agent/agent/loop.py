@@ -331,9 +331,7 @@ class _Turn:
                 max_tokens=self.state.max_tokens,
             )
             self.adopt(prepared)
-        # Built from validated parts (the history's messages, the registry's specs): no
-        # validation pass over the whole history per request.
-        request = ModelRequest.model_construct(
+        request = ModelRequest(
             model=env.config.model,
             system=env.system,
             messages=self.state.messages,
