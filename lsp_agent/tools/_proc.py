@@ -274,23 +274,7 @@ async def run_streamed(
     small pieces (ripgrep writes each file's results at once) costs a few wake-ups per
     :data:`_BATCH_S`, not one per write.
     """
-    read_fd, write_fd = os.pipe()
-    try:
-        try:
-            _grow_pipe(write_fd)
-            proc = await _spawn(
-                argv,
-                starts_processes=starts_processes,
-                cwd=cwd,
-                env=None,
-                stdout=write_fd,
-                stderr=asyncio.subprocess.PIPE,
-            )
-        finally:
-            os.close(write_fd)
-    except BaseException:
-        os.close(read_fd)
-        raise
+    proc, read_fd = await _spawn_piped(argv, cwd=cwd, starts_processes=starts_processes)
     assert proc.stderr is not None
     stderr = proc.stderr
 
@@ -331,6 +315,32 @@ async def run_streamed(
     finally:
         os.close(read_fd)
     return Streamed(stderr=err, returncode=returncode, stopped=stopped)
+
+
+async def _spawn_piped(
+    argv: Sequence[str], *, cwd: Path, starts_processes: bool
+) -> tuple[asyncio.subprocess.Process, int]:
+    """Start ``argv`` (see :func:`_spawn`) with its stdout on a grown pipe and its stderr on
+    an asyncio pipe; the process and the pipe's read end, which the caller closes. Raises
+    ``OSError`` if the program cannot start (no descriptor is left open then)."""
+    read_fd, write_fd = os.pipe()
+    try:
+        try:
+            _grow_pipe(write_fd)
+            proc = await _spawn(
+                argv,
+                starts_processes=starts_processes,
+                cwd=cwd,
+                env=None,
+                stdout=write_fd,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        finally:
+            os.close(write_fd)
+    except BaseException:
+        os.close(read_fd)
+        raise
+    return proc, read_fd
 
 
 async def _read_kept(stream: asyncio.StreamReader, max_bytes: int) -> bytes:
@@ -425,23 +435,7 @@ async def run_drained(
     (it closes the pipe). Raises ``OSError`` if the program cannot start; an exception
     raised by ``drain`` propagates. ``starts_processes`` as for :func:`run_streamed`.
     """
-    read_fd, write_fd = os.pipe()
-    try:
-        try:
-            _grow_pipe(write_fd)
-            proc = await _spawn(
-                argv,
-                starts_processes=starts_processes,
-                cwd=cwd,
-                env=None,
-                stdout=write_fd,
-                stderr=asyncio.subprocess.PIPE,
-            )
-        finally:
-            os.close(write_fd)
-    except BaseException:
-        os.close(read_fd)
-        raise
+    proc, read_fd = await _spawn_piped(argv, cwd=cwd, starts_processes=starts_processes)
     assert proc.stderr is not None
     try:
         drained = _drain_on_thread(read_fd, drain, thread_name)
