@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from lsp_agent.lsp import methods
 from lsp_agent.testing.scenario import reply, scenario, tool_use
+from tests.procs import live_pids_mentioning
 
 from .conftest import VSCODE_ONLY, WAIT_S, Editor, Launch
 
@@ -41,22 +42,6 @@ def _rss_kb(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise AssertionError("no VmRSS")
-
-
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_bytes()
-        except OSError:
-            continue
-        running = state[state.rfind(b")") + 2 :][:1] not in (b"Z", b"X")
-        if marker.encode() in cmdline and running:
-            found.append(int(entry))
-    return found
 
 
 async def _live(editor: Editor) -> list[str]:
@@ -90,14 +75,14 @@ async def test_close_ends_the_turn_kills_its_command_and_forgets_the_session(
     session = await editor.new_session(mode="bypassPermissions")
     other = await editor.new_session()
     turn = asyncio.ensure_future(editor.prompt(session, "run it"))
-    await _until(lambda: _processes_with(marker), "the Bash command started")
+    await _until(lambda: live_pids_mentioning(marker), "the Bash command started")
 
     assert await editor.request(methods.SESSION_CLOSE, {"sessionId": session}) == {}
 
     result = await asyncio.wait_for(turn, WAIT_S)
     assert result["stopReason"] == "cancelled"
     # SIGKILL was sent to the command's group; the kernel ends it asynchronously.
-    await _until(lambda: not _processes_with(marker), "the Bash command was killed")
+    await _until(lambda: not live_pids_mentioning(marker), "the Bash command was killed")
     assert await _live(editor) == [other]
     for method, params in (
         (methods.SESSION_PROMPT, {"sessionId": session, "prompt": [{"type": "text", "text": "x"}]}),

@@ -12,24 +12,10 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.testing.scenario import reply, scenario, tool_use
+from tests.procs import live_pids_mentioning
 
 from .scripted_process import ScriptedProcess
 from .wire import WAIT_S, RawServer
-
-
-def _running(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            stat = Path(f"/proc/{entry}/stat").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in cmdline and stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X"):
-            found.append(int(entry))
-    return found
 
 
 def _until(predicate: object) -> bool:
@@ -46,7 +32,7 @@ def _until(predicate: object) -> bool:
     [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGKILL],
     ids=lambda s: signal.Signals(s).name,
 )
-def test_a_signalled_server_leaves_no_command_running(tmp_path: Path, sig: int) -> None:
+def test_a_signalled_server_leaves_no_commandlive_pids_mentioning(tmp_path: Path, sig: int) -> None:
     marker = f"signal-marker-{uuid.uuid4().hex[:8]}"
     root = tmp_path / "ws"
     root.mkdir()
@@ -66,12 +52,14 @@ def test_a_signalled_server_leaves_no_command_running(tmp_path: Path, sig: int) 
                     "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]},
                 }
             )
-            assert _until(lambda: _running(marker)), "the command never started: " + server.stderr()
+            assert _until(lambda: live_pids_mentioning(marker)), (
+                "the command never started: " + server.stderr()
+            )
 
             os.kill(server.proc.pid, sig)
             server.proc.wait(WAIT_S)
-            assert _until(lambda: not _running(marker)), (
-                f"still running after {sig}: {_running(marker)}"
+            assert _until(lambda: not live_pids_mentioning(marker)), (
+                f"still running after {sig}: {live_pids_mentioning(marker)}"
             )
         finally:
             server.close()

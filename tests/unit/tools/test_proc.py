@@ -15,29 +15,15 @@ from pathlib import Path
 import pytest
 
 from lsp_agent.tools._proc import pdeathsig_prefix, run_streamed
+from tests.procs import live_pids
 
 from .test_tool_bash import assert_all_gone
 
 
 def _pids_with(marker: str) -> list[int]:
     """Live Python processes (not a supervisor shell) whose last argument is ``marker``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            stat = Path(f"/proc/{entry}/stat").read_bytes()
-        except OSError:
-            continue
-        args = cmdline.split(b"\0")
-        if (
-            args[0] == sys.executable.encode()
-            and args[-2:] == [marker.encode(), b""]
-            and stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X")
-        ):
-            found.append(int(entry))
-    return found
+    tail = [marker.encode(), b""]
+    return live_pids(lambda args: args[0] == sys.executable.encode() and args[-2:] == tail)
 
 
 def _parent(pid: int) -> int:
