@@ -82,6 +82,20 @@ function E.lines(bufnr)
 end
 
 --- Text of a file on disk.
+--- Open :AgentMcp, wait for its list window and go back to the previous window; returns a
+--- the list's buffer and a function giving its current text (it keeps following the server).
+function E.open_mcp_view()
+  vim.cmd('AgentMcp')
+  H.wait(E.WAIT, function()
+    return vim.bo.filetype == 'lsp_agent_mcp'
+  end, 'the :AgentMcp window')
+  local view = vim.api.nvim_get_current_buf()
+  vim.cmd('wincmd p')
+  return view, function()
+    return table.concat(vim.api.nvim_buf_get_lines(view, 0, -1, false), '\n')
+  end
+end
+
 function E.read(rel)
   local fd = assert(io.open(E.path(rel), 'rb'))
   local text = fd:read('*a')

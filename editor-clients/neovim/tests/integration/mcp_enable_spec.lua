@@ -39,16 +39,8 @@ H.test('turn a server off and on again', function()
   H.eq(vim.fn.getcompletion('AgentMcp disable ', 'cmdline'), { 'ed' })
 
   -- An open :AgentMcp list follows disable/enable in place (no second window).
-  vim.cmd('AgentMcp')
-  H.wait(E.WAIT, function()
-    return vim.bo.filetype == 'lsp_agent_mcp'
-  end, 'the :AgentMcp window')
-  local view = vim.api.nvim_get_current_buf()
-  local function view_text()
-    return table.concat(vim.api.nvim_buf_get_lines(view, 0, -1, false), '\n')
-  end
+  local view, view_text = E.open_mcp_view()
   H.ok(view_text():find('ed  ready', 1, true), view_text())
-  vim.cmd('wincmd p')
 
   vim.cmd('AgentMcp disable ed')
   H.wait(E.WAIT, function()

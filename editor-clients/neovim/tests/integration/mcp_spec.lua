@@ -23,16 +23,8 @@ H.test('approve a project server and use its tool', function()
   H.eq(listed.servers[1].state, 'needs_approval')
 
   -- :AgentMcp opened before the approval follows the server's state (didChange) in place.
-  vim.cmd('AgentMcp')
-  H.wait(E.WAIT, function()
-    return vim.bo.filetype == 'lsp_agent_mcp'
-  end, 'the :AgentMcp window')
-  local view = vim.api.nvim_get_current_buf()
-  local function view_text()
-    return table.concat(vim.api.nvim_buf_get_lines(view, 0, -1, false), '\n')
-  end
+  local view, view_text = E.open_mcp_view()
   H.ok(view_text():find('fx  needs_approval', 1, true), view_text())
-  vim.cmd('wincmd p')
 
   vim.cmd('AgentMcp approve fx')
   H.wait(WAIT_MCP, function()
