@@ -190,6 +190,11 @@ def command(args: argparse.Namespace) -> int:
         for path, stream in ((record.log, sys.stdout), (record.err_log, sys.stderr)):
             _copy_new(path, 0, stream.buffer)
         return 0
+    # Ctrl-C detaches even when SIGINT arrived ignored: Python installs its handler only over
+    # the default disposition, and a background job of a non-interactive shell (an agent's
+    # shell, `make test &`) starts with SIGINT ignored, which left `attach` deaf to the
+    # interrupt (`run -p` answers it in the same case: its event loop sets its own handler).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         final = _follow(folder, record)
     except KeyboardInterrupt:

@@ -211,6 +211,38 @@ def test_attach_detaches_on_ctrl_c_and_kill_ends_the_run(
     assert not socket_file.exists()  # the daemon ended once its last run did
 
 
+def test_attach_detaches_on_ctrl_c_when_started_with_sigint_ignored(
+    project: Path, runtime: Path, server: Servers
+) -> None:
+    # A background job of a non-interactive shell (a script's `cmd &`, an agent's shell) starts
+    # with SIGINT ignored; Python then installs no handler of its own, and attach ignored the
+    # interrupt it is documented to detach on.
+    _scripted, url = server(_stalled())
+    env = cli_env(url, XDG_RUNTIME_DIR=str(runtime))
+    args = ["run", "-p", "think", "--output-format", "stream-json"]
+    run_id, _session = _start_bg(args, env=env, cwd=project)
+    ignoring = ["/bin/sh", "-c", 'trap "" INT; exec "$@"', "sh"]
+    attach = subprocess.Popen(
+        [*ignoring, sys.executable, "-m", "lsp_agent", "attach", run_id],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert attach.stdout is not None
+    assert json.loads(attach.stdout.readline())["type"] == "system"  # attached
+    attach.send_signal(signal.SIGINT)
+    try:
+        _out, err = attach.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        attach.kill()
+    assert attach.returncode == 130, err
+    assert f"detached from run {run_id}; it goes on" in err
+    (record,) = _ps_records(env)
+    assert record["state"] == "running"
+
+
 def test_unknown_and_ambiguous_ids_are_named(project: Path, runtime: Path, server: Servers) -> None:
     _scripted, url = server(scenario(reply("one"), reply("two")))
     env = cli_env(url, XDG_RUNTIME_DIR=str(runtime))
