@@ -3,6 +3,7 @@ sink for session updates, and a permission policy with nobody to ask."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
@@ -20,22 +21,36 @@ HEADLESS_REJECTION = (
 
 def refuse_unattended(tool: str, request: PermissionRequest) -> Refusal:
     """The run's answer instead of a permission prompt (``AgentConfig.unattended``): a denial
-    telling the model how the user could allow the call."""
-    # A broken settings file's stand-in rules (permissions.decision.by_rule) ask whatever the
-    # flags say: the way out is fixing the file.
-    how = (
-        "No flag can allow it: the settings file must be fixed first"
-        if request.reason.endswith("has errors, so every change asks until it is fixed")
-        else "Allow it with --allowedTools or --permission-mode"
-    )
+    telling the model how the user could allow the call: the request's suggested rules as
+    ``--allowedTools`` values when allowing them would let it in, and ``acceptEdits`` for an
+    edit only the default mode asked about."""
     return Refusal(
         kind="denied",
         reason=(
-            f"{tool} needs approval ({request.reason}) and this is a non-interactive run. {how}"
+            f"{tool} needs approval ({request.reason}) and this is a non-interactive run. "
+            f"{_advice(request)}"
         ),
         rule=request.rule,
         source=request.source,
     )
+
+
+def _advice(request: PermissionRequest) -> str:
+    """How the user running ``run -p`` could let ``request``'s call in (one sentence, no
+    final full stop)."""
+    # A broken settings file's stand-in rules (permissions.decision.by_rule) ask whatever the
+    # flags say: the way out is fixing the file.
+    if request.reason.endswith("has errors, so every change asks until it is fixed"):
+        return "No flag can allow it: the settings file must be fixed first"
+    # "Always allow" is offered only when the suggested rules, allowed, would let the call in
+    # (not past an ask rule or a protected path): only then are they worth naming.
+    rules_help = any(option.kind == "allow_always" for option in request.options)
+    if not (rules_help and request.suggested_rules):
+        return "Allow it with --allowedTools or --permission-mode"
+    rules = " ".join(shlex.quote(rule) for rule in request.suggested_rules)
+    if request.source == "default" and request.tool_call.kind == "edit":
+        return f"Allow it with --allowedTools {rules} or --permission-mode acceptEdits"
+    return f"Allow it with --allowedTools {rules}"
 
 
 class HeadlessHost:

@@ -38,9 +38,6 @@ from lsp_agent.tools.write import WriteTool
 if TYPE_CHECKING:
     from lsp_agent.sessions.manager import Session
 
-_GENERIC_ADVICE = "Allow it with --allowedTools or --permission-mode"
-"""The headless door's advice in an unattended refusal, which a note's refusal makes exact."""
-
 # One "#" then the note; "##" and more (a pasted Markdown heading) stay ordinary prompts.
 _NOTE = re.compile(r"\A\s*#(?!#)[ \t]*(\S.*)\Z", re.DOTALL)
 
@@ -112,20 +109,17 @@ def note_rule(path: Path, cwd: Path) -> str:
 
 
 def naming_the_rule(refuse: Unattended | None, rule: str) -> Unattended | None:
-    """``refuse`` (the door's answer when nobody can approve a call) with its general advice
-    replaced by the one ``rule`` that allows a note (or ``acceptEdits``); other refusals, such
-    as a broken settings file's, are kept as they are."""
+    """``refuse`` (the door's answer when nobody can approve a call) asked with ``rule`` as the
+    request's one suggested rule, so that whatever advice the door gives names the rule that
+    lets notes in rather than the written file's absolute path."""
     if refuse is None:
         return None
 
     def refuse_note(tool: str, request: PermissionRequest) -> Refusal | None:
-        refusal = refuse(tool, request)
-        if refusal is None or _GENERIC_ADVICE not in refusal.reason:
-            return refusal
-        advice = f"Allow notes with --allowedTools '{rule}' or --permission-mode acceptEdits"
-        return refusal.model_copy(
-            update={"reason": refusal.reason.replace(_GENERIC_ADVICE, advice)}
+        named = request.model_copy(
+            update={"suggested_rules": (rule,), "suggested_rule_labels": (rule,)}
         )
+        return refuse(tool, named)
 
     return refuse_note
 

@@ -103,7 +103,7 @@ def test_a_refused_memory_note_is_reported_on_stderr_only(project: Path) -> None
     assert line.startswith(f"lsp-agent: error: The note was not added to {project / 'CLAUDE.md'}")
     # The advice names the exact rule that lets notes in (the test below uses it).
     assert line.endswith(
-        "Allow notes with --allowedTools 'Edit(CLAUDE.md)' or --permission-mode acceptEdits."
+        "Allow it with --allowedTools 'Edit(CLAUDE.md)' or --permission-mode acceptEdits."
     ), line
     assert not (project / "CLAUDE.md").exists()
     assert run.server.requests == []

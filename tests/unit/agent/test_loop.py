@@ -283,9 +283,7 @@ async def test_allow_always_is_remembered_for_the_session(harness: HarnessFactor
 async def test_an_unattended_ask_becomes_the_doors_denial(harness: HarnessFactory) -> None:
     from lsp_agent.headless.host import refuse_unattended
 
-    wording = (
-        ") and this is a non-interactive run. Allow it with --allowedTools or --permission-mode."
-    )
+    wording = ") and this is a non-interactive run. Allow it with --allowedTools 'Bash(make)'."
     h = await harness(
         scenario(
             reply(tool_use("Bash", {"command": "make"}, id="h1")),
