@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from lsp_agent.headless.mcp_notices import shown_state
 from lsp_agent.headless.terminal import plain
 
 Action = Literal["list", "approve", "deny", "enable", "disable", "login", "logout"]
@@ -149,7 +150,7 @@ async def _list(service: Any, options: McpCommandOptions, *, out: TextIO) -> Non
         out.write(
             plain(
                 f"{status['name']} ({status['scope']}, {status['transport']}): "
-                f"{status['state']}{tools} - {status['description']}"
+                f"{shown_state(status['state'])}{tools} - {status['description']}"
             )
             + "\n"
         )
@@ -226,7 +227,8 @@ def _set_enabled(service: Any, options: McpCommandOptions, *, out: TextIO) -> No
     if enabled and after is not None and after.status != "enabled":
         status = {"name": spec.name, "state": after.status, "scope": spec.scope}
         hint = _hint(status)
-        out.write(f"  it is {after.status}: {after.reason}\n" + (f"  {hint}\n" if hint else ""))
+        state = shown_state(after.status)
+        out.write(f"  it is {state}: {after.reason}\n" + (f"  {hint}\n" if hint else ""))
 
 
 def _oauth_spec(service: Any, name: str | None) -> Any:

@@ -16,6 +16,15 @@ from collections.abc import Iterable
 # before a run's first model request, which a run without MCP servers never needs.
 connection_log = logging.getLogger("lsp_agent.mcp.connection")
 
+
+def shown_state(state: str) -> str:
+    """A server state as the command line shows it to a person (``mcp list``, a run's stderr
+    lines): the stream-json ``init`` event's hyphens (``needs_approval`` → ``needs-approval``),
+    so one name reads the same in every output of the command; ``--json`` and the editor
+    protocol keep the identifiers with underscores."""
+    return state.replace("_", "-")
+
+
 FIXES = {
     "needs_approval": ": approve it once with `lsp-agent mcp approve {name}`, "
     "or pass --mcp-config .mcp.json to this run",
@@ -70,5 +79,5 @@ class McpFailureNotices(logging.Filter):
         fix = FIXES.get(state, "").format(name=argument)
         if error:
             self._shown.add((name, error))
-            return f"lsp-agent: MCP server {name}: {state}: {error}{fix}\n"
-        return f"lsp-agent: MCP server {name}: {state}{fix}\n"
+            return f"lsp-agent: MCP server {name}: {shown_state(state)}: {error}{fix}\n"
+        return f"lsp-agent: MCP server {name}: {shown_state(state)}{fix}\n"

@@ -54,7 +54,7 @@ def test_approve_and_deny_pin_the_definition_and_list_shows_the_state(project: P
     write_mcp_json(project, fx=stdio_entry("--name", "fx"))
     listed = mcp(project, "list")
     assert listed.returncode == 0, listed.stderr
-    assert "fx (project, stdio): needs_approval" in listed.stdout
+    assert "fx (project, stdio): needs-approval" in listed.stdout
     assert "lsp-agent mcp approve fx" in listed.stdout
 
     approved = mcp(project, "approve", "fx")

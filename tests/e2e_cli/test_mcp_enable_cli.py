@@ -61,7 +61,7 @@ def test_a_project_server_turned_on_still_needs_approval(project: Path) -> None:
     assert statuses(project)["fx"]["state"] == "disabled"
     on = mcp(project, "enable", "fx")
     assert on.returncode == 0, on.stderr
-    assert "it is needs_approval" in on.stdout
+    assert "it is needs-approval" in on.stdout
     assert "lsp-agent mcp approve fx" in on.stdout
 
 

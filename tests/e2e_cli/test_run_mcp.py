@@ -123,7 +123,7 @@ def test_project_servers_wait_for_approval_and_strict_ignores_them(
     assert result.events()[0]["mcp_servers"] == [{"name": "proj", "status": "needs-approval"}]
     lines = [line for line in result.proc.stderr.splitlines() if "MCP server proj" in line]
     assert len(lines) == 1, result.proc.stderr  # one line, saying what to do
-    assert "MCP server proj: needs_approval" in lines[0]
+    assert "MCP server proj: needs-approval" in lines[0]  # the init event's spelling
     assert "`lsp-agent mcp approve proj`" in lines[0] and "--mcp-config .mcp.json" in lines[0]
     cfg = config(tmp_path, fx=stdio_entry("--name", "fx"))
     strict = run_cli(
@@ -255,7 +255,7 @@ def test_run_p_reports_a_server_needing_login_and_uses_a_stored_token(
         first = run_cli(args, scenario=scenario(reply("No tools for that.")), cwd=project)
         assert first.code == 0, first.proc.stderr
         assert first.events()[0]["mcp_servers"] == [{"name": "secure", "status": "needs-auth"}]
-        assert "MCP server secure: needs_login" in first.proc.stderr
+        assert "MCP server secure: needs-login" in first.proc.stderr
         assert ":AgentMcp login secure" in first.proc.stderr
 
         async def log_in() -> None:
