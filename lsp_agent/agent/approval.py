@@ -129,14 +129,14 @@ async def authorize(
             hard=True,
             can_allow_always=False,
         )
-    log.info(
-        "permission %s for %s (%s; rule=%s source=%s)",
-        decision.behavior,
-        tool.name,
-        decision.reason,
-        decision.rule,
-        decision.source,
-    )
+    if log.isEnabledFor(logging.INFO):
+        log.info(
+            "permission %s for %s (%s; %s)",
+            decision.behavior,
+            tool.name,
+            decision.reason,
+            decision.decided_by(),
+        )
     if decision.behavior == "allow":
         return None
     if decision.behavior == "deny":

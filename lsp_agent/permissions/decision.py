@@ -37,6 +37,24 @@ class Decision:
     suggestions: tuple[str, ...] = ()
     can_allow_always: bool = True
 
+    def decided_by(self) -> str:
+        """What decided, in the user's words, for the log (``--verbose``): ``rule Bash(make)``
+        when a rule matched (the reason already names its settings layer), else what decided
+        without one (``no rule matched; default for this mode``)."""
+        if self.rule is not None:
+            return f"rule {self.rule}"
+        match self.source:
+            case "default":
+                return "no rule matched; default for this mode"
+            case "mode":
+                return "no rule matched; the permission mode decided"
+            case "sandbox":
+                return "the workspace's safety checks decided"
+            case "hook":
+                return "a hook decided"
+            case _:
+                return "no rule matched"
+
     def prompt_options(self) -> tuple[PermissionOption, ...]:
         """The options of the prompt for this ask. "Always" answers are offered only with the
         exact rules they save (``suggestions``, sent as ``suggestedRules``): without them an

@@ -328,7 +328,11 @@ def test_verbose_is_one_line_per_model_request(project: Path) -> None:
     # The permission decisions are log records: they read as the run's other lines, not as
     # "INFO lsp_agent.agent.approval: ...".
     lines = result.proc.stderr.splitlines()
-    assert any(ln.startswith("lsp-agent: permission allow for Edit") for ln in lines), lines
+    # In the user's words: what decided, not the decision's fields (rule=None source=mode).
+    assert (
+        "lsp-agent: permission allow for Edit (acceptEdits mode: edits inside the workspace; "
+        "no rule matched; the permission mode decided)"
+    ) in lines, lines
     odd = [ln for ln in lines if not ln.startswith(("[model] ", "[tool] ", "lsp-agent: "))]
     assert odd == [], odd
 

@@ -371,8 +371,12 @@ def test_always_allow_in_project(run_integration: RunIntegration) -> None:
     assert (run.root / "made.txt").is_file()
     # The server logged which rule and source decided each call.
     log = run.server_log_text()
-    assert re.search(r"permission ask for Bash .*source=default", log), log[-2000:]
-    assert re.search(r"permission allow for Bash .*rule=Bash\(touch made\.txt\)", log), log[-2000:]
+    assert re.search(r"permission ask for Bash .*no rule matched; default for this mode", log), log[
+        -2000:
+    ]
+    assert re.search(r"permission allow for Bash .*; rule Bash\(touch made\.txt\)\)", log), log[
+        -2000:
+    ]
 
 
 def test_mcp(run_integration: RunIntegration, tmp_path: Path) -> None:
