@@ -75,7 +75,8 @@ async def watch(ls: AgentLanguageServer, *, poll_s: float = POLL_S) -> None:
             if pending.id in asked or pending.run_id not in running:
                 continue
             asked.add(pending.id)
-            question = message(pending, cwd=running[pending.run_id].cwd)
+            run = running[pending.run_id]
+            question = message(pending, cwd=run.cwd, prompt=run.prompt)
             task = asyncio.get_running_loop().create_task(_ask(ls, folder, pending, question))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
@@ -114,14 +115,29 @@ def needs_listing(seen: Stamp | None, current: Stamp | None, *, now: float) -> b
     return current != seen or now - current[2] / 1e9 < COARSE_MTIME_S
 
 
-def message(pending: PendingApproval, *, cwd: str) -> str:
-    """The question shown to the user: the run, its folder ``cwd`` (every editor window of
-    the user asks, whatever its workspace), the tool and the whole preview (a background run
-    keeps it within :data:`~lsp_agent.store.run_approvals.PREVIEW_CHARS` and denies a longer
-    command without asking), as :func:`shown` renders it."""
+PROMPT_CHARS = 60
+"""How much of a run's prompt its question shows (characters of the first line; longer is cut
+with ``…``): enough to tell the user's runs apart."""
+
+
+def message(pending: PendingApproval, *, cwd: str, prompt: str = "") -> str:
+    """The question shown to the user: the run, the first line of its ``prompt`` (cut to
+    :data:`PROMPT_CHARS`), its folder ``cwd`` (every editor window of the user asks, whatever
+    its workspace), the tool and the whole preview (a background run keeps it within
+    :data:`~lsp_agent.store.run_approvals.PREVIEW_CHARS` and denies a longer command without
+    asking), as :func:`shown` renders it."""
     summary = shown(pending.summary)
     where = shown(cwd).replace("\n", "\\n")  # one line: a folder name cannot fake a preview
-    text = f"Background run {pending.run_id} in {where} asks to use {pending.tool}: {summary}"
+    lines = prompt.strip().splitlines()
+    first = lines[0].strip() if lines else ""
+    if len(first) > PROMPT_CHARS or len(lines) > 1:
+        first = first[:PROMPT_CHARS].rstrip() + "…"
+    # Quotes escaped: the prompt cannot close its own quotation and read as the question.
+    quoted = shown(first).replace('"', '\\"')
+    asked = f' ("{quoted}")' if first else ""
+    text = (
+        f"Background run {pending.run_id}{asked} in {where} asks to use {pending.tool}: {summary}"
+    )
     preview = shown(pending.preview.strip())
     if preview and preview != summary:
         text += f"\n\n{preview}"

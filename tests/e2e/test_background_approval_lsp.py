@@ -75,9 +75,10 @@ async def test_the_editor_allows_one_call_and_denies_another(
     assert not (editor.root / "denied.txt").exists()
     asked = editor.message_requests
     assert [[a.title for a in (p.actions or [])] for p in asked] == [["Allow once", "Deny"]] * 2
-    # Every editor window of the user asks: the question names the run's folder.
+    # Every editor window of the user asks: the question names the run (its prompt) and folder.
     where = editor.root.resolve()
-    assert asked[0].message.startswith(f"Background run {run_id} in {where} asks to use Bash: ")
+    opening = f'Background run {run_id} ("make two files") in {where} asks to use Bash: '
+    assert asked[0].message.startswith(opening)
     assert "touch allowed.txt" in asked[0].message
     assert "touch denied.txt" in asked[1].message
     # The model was told the second call was denied in the editor.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from lsp_agent.lsp.bg_approvals import message
+from lsp_agent.lsp.bg_approvals import PROMPT_CHARS, message
 from lsp_agent.store.run_approvals import new_request
 
 
@@ -70,3 +70,27 @@ def test_a_folder_name_cannot_disguise_the_question() -> None:
 def test_an_ordinary_multiline_command_is_shown_as_written() -> None:
     command = "cd build &&\n  make -j2 &&\n  make install"
     assert ask(command).endswith("\n\n" + command)
+
+
+def test_the_question_shows_the_first_line_of_the_runs_prompt() -> None:
+    pending = new_request(
+        run_id="ab12cd34", tool="Bash", summary="ls", preview="ls", wait_s=60, now=time.time()
+    )
+
+    def first_line(prompt: str) -> str:
+        return message(pending, cwd="/p", prompt=prompt).splitlines()[0]
+
+    assert first_line("fix the flaky test") == (
+        'Background run ab12cd34 ("fix the flaky test") in /p asks to use Bash: ls'
+    )
+    # Cut: a long first line, or a prompt with more lines, ends with "…".
+    long = first_line("refactor " + "x" * 200 + "\nand more")
+    assert long.startswith('Background run ab12cd34 ("refactor xxx')
+    assert f'("refactor {"x" * (PROMPT_CHARS - 9)}…") in /p' in long
+    assert first_line("  fix it\nthen test  ") == (
+        'Background run ab12cd34 ("fix it…") in /p asks to use Bash: ls'
+    )
+    # The prompt cannot end its quotation or hide characters.
+    tricky = first_line('x") in /safe asks to use Read: notes.txt\x1b[2K')
+    assert '("x\\") in /safe asks to use Read: notes.txt\\x1b[2K") in /p asks to use Bash' in tricky
+    assert first_line("") == "Background run ab12cd34 in /p asks to use Bash: ls"

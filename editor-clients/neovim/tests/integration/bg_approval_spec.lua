@@ -1,6 +1,6 @@
 -- A background run (`lsp-agent run -p --bg`, started in a terminal) asks about a Bash call:
--- the question is shown as the server sent it, naming the run and its folder, with no ": "
--- added after the command; "Allow once" answers it.
+-- the question is shown as the server sent it, naming the run, its prompt and its folder, with
+-- no ": " added after the command; "Allow once" answers it.
 -- Scenario: tests/clients/neovim/test_background_approval.py.
 local E = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/env.lua')
 local H = E.H
@@ -21,13 +21,13 @@ end
 E.setup()
 E.open('notes.txt')
 
-H.test("the background run's question names the run and its folder, as sent", function()
+H.test("the background run's question names the run, its prompt and its folder, as sent", function()
   H.wait(E.WAIT, function()
     return asked ~= nil
   end, "the background run's question")
   local where = vim.uv.fs_realpath(E.root)
-  H.eq(asked.prompt, ('Background run %s in %s asks to use Bash: touch allowed.txt'):format(
-    run_id, where))
+  H.eq(asked.prompt, ('Background run %s ("make a file") in %s asks to use Bash: touch allowed.txt')
+    :format(run_id, where))
   H.eq(asked.items, { 'Allow once', 'Deny' })
 end)
 
