@@ -166,4 +166,6 @@ async def apply_prepared(ctx: ToolContext, prepared: Prepared[Any]) -> tuple[Tex
 
 def model_safe(text: str) -> str:
     """``text`` without lone surrogates (from undecodable bytes), which JSON cannot carry."""
+    if text.isascii():  # a flag of the string: no surrogate, and no scan of every character
+        return text
     return _LONE_SURROGATE.sub("\ufffd", text)

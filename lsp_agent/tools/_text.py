@@ -28,7 +28,8 @@ def split_lines(text: str) -> list[str]:
     """
     if not text:
         return []
-    lines = _BREAK.split(text)
+    # Without a CR every break is a LF: str.split gives the same list, without the regex.
+    lines = text.split("\n") if "\r" not in text else _BREAK.split(text)
     if lines[-1] == "":
         lines.pop()
     return lines

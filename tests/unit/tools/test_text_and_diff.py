@@ -19,6 +19,9 @@ from lsp_agent.tools.diffing import unified_diff
         ("a", ["a"]),
         ("a\nb\n", ["a", "b"]),
         ("a\r\nb\rc\n\n", ["a", "b", "c", ""]),
+        ("a\n\nb", ["a", "", "b"]),
+        ("\n\n", ["", ""]),
+        ("a\rb", ["a", "b"]),
         ("form\x0cfeed\u2028sep\n", ["form\x0cfeed\u2028sep"]),
     ],
 )
