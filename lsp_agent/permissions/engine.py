@@ -115,6 +115,7 @@ class PermissionEngine:
             *parse_rules(self.allowed_tools, behavior="allow", origin=origin),
         )
         self._shell_analyzer: ShellAnalyzer | None = None
+        self._last_grounds: tuple[tuple[object, ...], Grounds] | None = None
 
     def _shell(self) -> ShellAnalyzer:
         """The session's shell analyzer, made on first use."""
@@ -172,6 +173,29 @@ class PermissionEngine:
     # -- decisions ---------------------------------------------------------------------------
 
     def _grounds(self, policy: Policy) -> Grounds:
+        """What a decision reads, built again only when something it is built from changed:
+        the policy (the same object while the settings are), the mode, the session rules
+        (a list that grows), the roots, cwd, home and auto-memory folder. Not kept while
+        settings add folders: their real paths are resolved at every decision."""
+        if policy.additional_roots:
+            return self._build_grounds(policy)
+        key = (
+            policy,
+            self.mode,
+            tuple(self.session_rules),
+            self.roots,
+            self.cwd,
+            self.home,
+            self.auto_memory,
+        )
+        last = self._last_grounds
+        if last is not None and last[0] == key:
+            return last[1]
+        grounds = self._build_grounds(policy)
+        self._last_grounds = (key, grounds)
+        return grounds
+
+    def _build_grounds(self, policy: Policy) -> Grounds:
         assert self.cwd is not None and self.home is not None
         return Grounds(
             deny=tuple(self._rules(policy, "deny")),
