@@ -39,28 +39,81 @@ function M.format(server)
   return line
 end
 
+--- The one-line notice for the servers that newly need the user (`approve`: servers needing
+--- approval, `login`: servers asking for a login), or nil. One line that fits the command line
+--- (shortened step by step; one server's shortest form is kept even when it does not fit):
+--- two notices at once, or one that wraps, make Neovim stop at "Press ENTER".
+--- @param approve table[]
+--- @param login table[]
+--- @param width integer the columns a message may take without wrapping (v:echospace)
+--- @return string|nil
+function M.notice(approve, login, width)
+  local function names(servers)
+    return table.concat(vim.tbl_map(function(s)
+      return s.name
+    end, servers), ', ')
+  end
+  local function parts(describe)
+    local said = {}
+    if #approve == 1 then
+      local s = approve[1]
+      local what = describe and s.description and s.description ~= vim.NIL
+        and s.description ~= '' and (' (' .. s.description .. ')') or ''
+      table.insert(said, ('MCP server %s needs your approval%s: :AgentMcp approve %s')
+        :format(s.name, what, s.name))
+    elseif #approve > 1 then
+      table.insert(said, ('MCP servers %s need your approval: :AgentMcp approve NAME')
+        :format(names(approve)))
+    end
+    if #login == 1 then
+      table.insert(said, ('MCP server %s asks you to log in: :AgentMcp login %s')
+        :format(login[1].name, login[1].name))
+    elseif #login > 1 then
+      table.insert(said, ('MCP servers %s ask you to log in: :AgentMcp login NAME')
+        :format(names(login)))
+    end
+    return #said > 0 and ('lsp-agent: ' .. table.concat(said, '; ')) or nil
+  end
+  local text = parts(true)
+  if text == nil or vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  text = parts(false)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  if #approve + #login == 1 then
+    -- The command alone; it names the server, so a narrow screen still learns what to type.
+    local s, action = approve[1] or login[1], #approve == 1 and 'approve' or 'login'
+    return ('lsp-agent: MCP server %s: :AgentMcp %s %s'):format(s.name, action, s.name)
+  end
+  return ('lsp-agent: %d MCP servers need your approval or a login: :AgentMcp'):format(
+    #approve + #login)
+end
+
 local function remember(client_id, result)
   if type(result) ~= 'table' or type(result.servers) ~= 'table' then
     return
   end
   known[client_id] = { cwd = result.cwd, servers = result.servers }
   noticed[client_id] = noticed[client_id] or {}
+  local approve, login = {}, {}
   for _, server in ipairs(result.servers) do
     if server.state == 'needs_approval' and not noticed[client_id][server.name] then
       noticed[client_id][server.name] = true
-      vim.schedule(function()
-        vim.notify(('lsp-agent: MCP server %s needs your approval (%s). :AgentMcp approve %s')
-          :format(server.name, server.description or '', server.name), vim.log.levels.WARN)
-      end)
+      table.insert(approve, server)
     elseif server.state == 'needs_login' and not noticed[client_id][server.name] then
       noticed[client_id][server.name] = true
-      vim.schedule(function()
-        vim.notify(('lsp-agent: MCP server %s asks you to log in. :AgentMcp login %s')
-          :format(server.name, server.name), vim.log.levels.WARN)
-      end)
+      table.insert(login, server)
     elseif server.state == 'ready' and noticed[client_id][server.name] then
       noticed[client_id][server.name] = nil -- a later needs_login is worth a notice again
     end
+  end
+  if #approve + #login > 0 then
+    vim.schedule(function()
+      -- One notice for all of them (see M.notice); v:echospace is read when it is shown.
+      vim.notify(M.notice(approve, login, vim.v.echospace), vim.log.levels.WARN)
+    end)
   end
 end
 
