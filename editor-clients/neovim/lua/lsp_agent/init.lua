@@ -255,6 +255,27 @@ function M.send_text(client_id, text, on_done)
   M.send(client, blocks, { text = text, attachments = labels }, on_done)
 end
 
+--- The notice for `count` prompts queued behind a running turn: the longest wording that fits
+--- `width` columns (v:echospace; a wrapped message stops Neovim at "Press ENTER").
+--- @param count integer
+--- @param width integer
+--- @return string
+function M.queued_notice(count, width)
+  local wordings = {
+    'lsp-agent: a turn is running; your prompt is queued (%d) and is sent when it ends '
+      .. '(:AgentCancel stops the turn and keeps it unsent)',
+    'lsp-agent: prompt queued (%d): sent when the turn ends (:AgentCancel keeps it)',
+    'lsp-agent: prompt queued (%d)',
+  }
+  for _, wording in ipairs(wordings) do
+    local text = wording:format(count)
+    if vim.fn.strdisplaywidth(text) <= width then
+      return text
+    end
+  end
+  return wordings[#wordings]:format(count)
+end
+
 --- :AgentChat — open or focus the chat; with `opts.prompt`, send it (queued while a turn
 --- runs: sent when it ends).
 --- @param opts { prompt: string|nil }|nil
@@ -271,9 +292,18 @@ function M.chat(opts)
       local waiting = queued[current.id] or { client_id = client.id, texts = {} }
       queued[current.id] = waiting
       table.insert(waiting.texts, prompt)
-      vim.notify(('lsp-agent: a turn is running; your prompt is queued (%d) and is sent when it '
-        .. 'ends (:AgentCancel stops the turn and keeps it unsent)'):format(#waiting.texts),
-        vim.log.levels.INFO)
+      if not waiting.noticing then
+        -- One notice for the prompts queued at once (a mapping, a script), said when they are
+        -- all in: two notices in a row stop Neovim at "Press ENTER".
+        waiting.noticing = true
+        local session_id = current.id
+        vim.schedule(function()
+          waiting.noticing = false
+          if queued[session_id] == waiting then -- not sent (or put back) meanwhile
+            vim.notify(M.queued_notice(#waiting.texts, vim.v.echospace), vim.log.levels.INFO)
+          end
+        end)
+      end
       return
     end
     M.send_text(client.id, prompt)
