@@ -463,11 +463,13 @@ class AnthropicModel:
         from anthropic import AsyncStream
         from anthropic.types import RawMessageStreamEvent
 
+        from lsp_agent.model.anthropic_sse import PlainEvents
+
         headers = {**call.headers, "x-stainless-retry-count": str(retries)}
         if call.body is None:
             return await client.messages.create(**call.params, extra_headers=headers, stream=True)
         stream_cls: type[AsyncStream[Any]] = (
-            AsyncStream[object] if self.raw_events is None else AsyncStream[RawMessageStreamEvent]
+            PlainEvents if self.raw_events is None else AsyncStream[RawMessageStreamEvent]
         )
         return await client.post(
             "/v1/messages",
