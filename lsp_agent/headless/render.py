@@ -30,6 +30,7 @@ Renderers take plain JSON-able dicts so they depend on nothing but the standard 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from typing import Any, Protocol, TextIO
@@ -225,14 +226,45 @@ def _dump(event: Event) -> str:
 
 
 class StreamJsonRenderer:
-    """``stream-json``: every event as one JSON line on ``out``, flushed at once."""
+    """``stream-json``: every event as one JSON line on ``out``.
+
+    The lines of one burst (the events a step of the event loop emits: an answer's message and
+    its tool calls' progress, say) are flushed together when the loop takes its next step, so a
+    turn makes one or two writes instead of one per line; a reader still has every line as soon
+    as the run next waits in the event loop (for the model, a tool's process). Without a
+    running event loop, and
+    for the ``result`` line, each line is flushed at once. A line written but not flushed yet
+    sits in ``out``'s buffer, which the process flushes at exit whatever ends the run.
+    """
 
     def __init__(self, *, out: TextIO) -> None:
         self._out = out
+        self._flush_due = False
+        self._failed: OSError | ValueError | None = None
+        """What the last deferred flush raised (a reader gone away): raised by the next write,
+        where the caller can handle it, instead of in an event-loop callback."""
 
     def _write(self, event: Event) -> None:
+        if self._failed is not None:
+            failed, self._failed = self._failed, None
+            raise failed
         self._out.write(_dump(event) + "\n")
-        self._out.flush()
+        if self._flush_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._out.flush()
+            return
+        self._flush_due = True
+        loop.call_soon(self._deferred_flush)
+
+    def _deferred_flush(self) -> None:
+        self._flush_due = False
+        try:
+            self._out.flush()
+        except (OSError, ValueError) as exc:
+            self._failed = exc
 
     def init(self, event: Event) -> None:
         """Write the init line."""
@@ -255,8 +287,10 @@ class StreamJsonRenderer:
         self._write(event)
 
     def result(self, event: Event) -> None:
-        """Write the result line."""
-        self._write(event)
+        """Write the result line (flushed at once: it is the last)."""
+        self._flush_due = False
+        self._out.write(_dump(event) + "\n")
+        self._out.flush()
 
 
 class JsonRenderer:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 
@@ -141,3 +142,68 @@ def test_message_event_rejects_other_roles() -> None:
 def test_unknown_format() -> None:
     with pytest.raises(ValueError, match="unknown output format"):
         make_renderer("xml", out=io.StringIO(), err=io.StringIO(), verbose=False)
+
+
+class Flushes(io.StringIO):
+    """A stdout that records what each flush made visible (the text up to that flush), and can
+    be told to fail its flushes as a pipe whose reader went away does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.visible: list[str] = []
+        self.broken = False
+
+    def flush(self) -> None:
+        if self.broken:
+            raise BrokenPipeError("the reader went away")
+        self.visible.append(self.getvalue())
+
+
+def progress(n: int) -> dict:
+    return {"type": "tool_progress", "tool_use_id": f"t{n}", "status": "in_progress"}
+
+
+def test_stream_json_flushes_a_burst_of_lines_once_when_the_loop_steps() -> None:
+    out = Flushes()
+    renderer = make_renderer("stream-json", out=out, err=io.StringIO(), verbose=False)
+    seen: list[list[str]] = []
+
+    async def run() -> None:
+        for n in range(3):
+            renderer.progress(progress(n))
+        seen.append(list(out.visible))  # nothing flushed inside the burst
+        await asyncio.sleep(0)
+        seen.append(list(out.visible))
+        renderer.progress(progress(3))
+        renderer.result(result())  # the last line is flushed at once
+        seen.append(list(out.visible))
+        await asyncio.sleep(0)
+
+    asyncio.run(run())
+    assert seen[0] == []
+    assert [len(v.splitlines()) for v in seen[1]] == [3]
+    assert [len(v.splitlines()) for v in seen[2]] == [3, 5]
+    assert out.visible[-1] == out.getvalue()
+    assert json.loads(out.getvalue().splitlines()[-1])["type"] == "result"
+
+
+def test_stream_json_without_an_event_loop_flushes_every_line() -> None:
+    out = Flushes()
+    renderer = make_renderer("stream-json", out=out, err=io.StringIO(), verbose=False)
+    renderer.progress(progress(0))
+    renderer.progress(progress(1))
+    assert [len(v.splitlines()) for v in out.visible] == [1, 2]
+
+
+def test_stream_json_raises_a_failed_deferred_flush_at_the_next_line() -> None:
+    out = Flushes()
+    renderer = make_renderer("stream-json", out=out, err=io.StringIO(), verbose=False)
+
+    async def run() -> None:
+        out.broken = True
+        renderer.progress(progress(0))
+        await asyncio.sleep(0)  # the deferred flush fails here, inside the loop's callback
+        with pytest.raises(BrokenPipeError):
+            renderer.progress(progress(1))
+
+    asyncio.run(run())
