@@ -443,7 +443,12 @@ class AnthropicModel:
             # Encoded once, reusing the text of the messages already sent (see
             # anthropic_body); the clouds' clients rewrite the body, so they get the params.
             params["stream"] = True
-            body = self._body.encode(params, keep=request.background is None)
+            body = self._body.encode(
+                params,
+                keep=request.background is None,
+                # The tools and system prompt of a session are the same tuples every request.
+                sources={"tools": request.tools, "system": request.system},
+            )
             size = check_size(len(body), self.endpoint)
         else:
             size = refuse_oversized(params, self.endpoint)

@@ -45,18 +45,32 @@ def _utf8(text: str) -> bytes:
 
 class BodyEncoder:
     """Encodes request parameters as a JSON body, reusing the bytes of each message seen in the
-    previous request (same object: the converted messages are shared and never modified)."""
+    previous request (same object: the converted messages are shared and never modified), and
+    of the tools and system prompt while they come from the same objects."""
 
     def __init__(self) -> None:
         self._done: dict[int, tuple[Mapping[str, Any], bytes]] = {}
         """UTF-8 JSON by ``id`` of the message dict; the dict is held so its id stays unique."""
+        self._fixed: dict[str, tuple[object, bytes]] = {}
+        """UTF-8 JSON of a parameter (``tools``, ``system``) by name, with the object it was
+        made from (held, so that its identity means the same value)."""
 
-    def encode(self, params: Mapping[str, Any], *, keep: bool = True) -> bytes:
+    def encode(
+        self,
+        params: Mapping[str, Any],
+        *,
+        keep: bool = True,
+        sources: Mapping[str, object] | None = None,
+    ) -> bytes:
         """``params`` (the keyword arguments of ``messages.create`` without ``extra_headers``,
-        plus ``stream``) as UTF-8 JSON bytes. ``keep``: remember this request's messages for
-        the next call (a background request passes ``False`` so as not to replace those of
-        the user's turn). Lone surrogates (which the converter already replaces in messages)
-        become U+FFFD. Raises ``ValueError``/``TypeError`` like :func:`encode_json`."""
+        plus ``stream``) as UTF-8 JSON bytes. ``keep``: remember this request's messages (and
+        fixed parts) for the next call (a background request passes ``False`` so as not to
+        replace those of the user's turn). ``sources``: for a parameter named here, the
+        immutable object its value was made from (the request's tuple of tool specs, of system
+        parts); while a later call names the same object, the parameter's JSON is reused
+        instead of encoded again. Lone surrogates (which the converter already replaces in
+        messages) become U+FFFD. Raises ``ValueError``/``TypeError`` like
+        :func:`encode_json`."""
         done: dict[int, tuple[Mapping[str, Any], bytes]] = {}
         parts: list[bytes] = []
         for message in params.get("messages", ()):
@@ -67,10 +81,22 @@ class BodyEncoder:
             parts.append(entry[1])
         if keep:
             self._done = done
-        rest = _utf8(_ENCODER.encode({k: v for k, v in params.items() if k != "messages"}))
-        if "messages" not in params:
-            return rest
+        fixed: list[bytes] = []
+        for name, source in (sources or {}).items():
+            if name not in params or name == "messages":
+                continue
+            known = self._fixed.get(name)
+            if known is None or known[0] is not source:
+                known = (source, _utf8(_ENCODER.encode(params[name])))
+                if keep:
+                    self._fixed[name] = known
+            fixed.append(_utf8(_ENCODER.encode(name)) + b":" + known[1])
+        skip = {"messages", *(sources or {})}
+        rest = _utf8(_ENCODER.encode({k: v for k, v in params.items() if k not in skip}))
+        members = [b'"messages":[' + b",".join(parts) + b"]"] if "messages" in params else []
+        members += fixed
+        if rest != b"{}":
+            members.append(rest[1:-1])
         # Bytes, not text: joining them copies memory; one non-ASCII character in a str would
         # widen the whole body before it is encoded again.
-        tail = b"}" if rest == b"{}" else b"," + rest[1:]
-        return b'{"messages":[' + b",".join(parts) + b"]" + tail
+        return b"{" + b",".join(members) + b"}"

@@ -85,3 +85,26 @@ async def test_a_request_over_the_limit_is_refused_unsent_naming_its_exact_size(
     size = int(str(refused.value).split(" bytes")[0].rsplit(" ", 1)[1].replace(",", ""))
     assert REQUEST_LIMIT_BYTES < size < REQUEST_LIMIT_BYTES + 2_000
     assert server.requests == []
+
+
+def test_tools_and_system_are_encoded_again_only_when_their_source_changes() -> None:
+    encoder = BodyEncoder()
+    tools_source, system_source = ("tool specs",), ("system parts",)
+    tools = [{"name": "Read", "description": "Reads.", "input_schema": {"type": "object"}}]
+
+    def body(source: object, tools: list[dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+        params = {**_params(_user("hi")), "tools": tools}
+        sources = {"tools": source, "system": system_source}
+        return json.loads(encoder.encode(params, sources=sources, **kwargs))
+
+    first = body(tools_source, tools)
+    assert first == {**_params(_user("hi")), "tools": tools}
+    # Same source object: the JSON sent before is reused (the change below is not seen).
+    tools[0]["description"] = "changed"
+    assert body(tools_source, tools)["tools"][0]["description"] == "Reads."
+    # A background request with other tools does not replace what the user's turn reuses.
+    other = [{"name": "Other", "description": "", "input_schema": {}}]
+    assert body(("other specs",), other, keep=False)["tools"] == other
+    assert body(tools_source, tools)["tools"][0]["description"] == "Reads."
+    # Another source object: encoded from the params.
+    assert body(("new specs",), tools)["tools"][0]["description"] == "changed"
