@@ -20,8 +20,9 @@ Sending (Claude API): the body is encoded once per request, reusing the JSON tex
 message the previous request sent (:mod:`lsp_agent.model.anthropic_body`), and goes out with the
 SDK's lower-level ``client.post(..., content=...)``, which keeps the SDK's headers,
 authentication, timeouts and error mapping but skips ``messages.create``'s copy and re-encoding of
-the whole history on every request; events come back as the plain JSON of each server-sent event
-(typed SDK events only for ``raw_events``, whose output keeps the SDK's shape). Bedrock and
+the whole history on every request; events come back as the plain JSON of each server-sent event,
+decoded by :class:`~lsp_agent.model.anthropic_sse.PlainEvents` (typed SDK events only for
+``raw_events``, whose output keeps the SDK's shape). Bedrock and
 Vertex rewrite the body in their clients, so they get ``messages.create``.
 
 Response mapping (decoded in :mod:`lsp_agent.model.anthropic_stream`): text, thinking (with

@@ -5,9 +5,10 @@ encodes it, and encodes it again on each request; both walks grow with the conve
 history only grows between the requests of a session and the converted messages are shared
 between them (:func:`~lsp_agent.model.anthropic_request.convert_messages`), so each message's
 JSON text is kept and a request encodes only what is new: the messages it adds and the two
-that carry a moving cache breakpoint. The bytes are sent with the SDK's documented lower-level
-call (``client.post(..., content=...)``), which keeps the SDK's headers, authentication and
-error mapping.
+that carry a moving cache breakpoint. The tools and the system prompt come from the same tuples
+for a whole session, so their JSON is kept too while the request names the same tuples. The
+bytes are sent with the SDK's documented lower-level call (``client.post(..., content=...)``),
+which keeps the SDK's headers, authentication and error mapping.
 
 The encoding is the SDK's own (``ensure_ascii=False``, no spaces, ``NaN`` refused), so the
 bytes are what the SDK would have sent; keys come in a different order, which JSON ignores.
