@@ -14,12 +14,14 @@ child, not the commands it started.) Exit codes are kept: the supervisor exits w
 program's status and dies of the same signal when the program did.
 
 A program that starts no processes of its own (ripgrep, for Glob and Grep) needs no
-supervisor: on Linux, util-linux's ``setpriv --pdeathsig KILL`` sets the parent-death signal
-and then executes the program in the same process, so the kernel kills it when the thread
-that started it (the event loop's) ends. That is one ``exec`` instead of a shell, its two
-``fork`` calls and its clean-up per run. Where ``setpriv`` is missing or cannot set the
-signal, the supervisor is used. (The signal is set a moment after the ``fork``: a server
-killed within that moment leaves the program to finish its run.)
+supervisor. On Linux it joins the process group of this server's one sentinel (see
+:mod:`lsp_agent.tools._leaf`), which kills the group when the server ends: one ``exec`` per
+run, and its exit watched through a pidfd rather than a thread. Where the sentinel cannot
+run, util-linux's ``setpriv --pdeathsig KILL`` sets the parent-death signal and then executes
+the program in the same process, so the kernel kills it when the thread that started it (the
+event loop's) ends. (That signal is set a moment after the ``fork``: a server killed within
+that moment leaves the program to finish its run.) Where ``setpriv`` is missing or cannot set
+the signal, the supervisor is used.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
+
+from lsp_agent.tools._leaf import read_kept, start_leaf
 
 _CHUNK = 65536
 # Large reads keep the per-batch Python work (split, decode) small relative to the data.
@@ -243,11 +247,14 @@ def kill_group_now(proc: asyncio.subprocess.Process) -> None:
 class Streamed:
     """How a streamed run ended. ``stopped`` says why it was ended early: ``"limit"`` (the
     consumer asked to stop, e.g. too much output) or ``"timeout"``; ``None`` when the process
-    ran to completion. ``returncode`` is negative for a signal."""
+    ran to completion. ``returncode`` is negative for a signal. ``cpu_ms`` is the program's
+    user + system CPU time (ms) where it is known (a program started through the sentinel,
+    see :mod:`lsp_agent.tools._leaf`), else ``None``."""
 
     stderr: bytes
     returncode: int
     stopped: Literal["limit", "timeout"] | None
+    cpu_ms: float | None = None
 
 
 async def run_streamed(
@@ -268,15 +275,18 @@ async def run_streamed(
     ``"timeout"`` (lines handed over so far stay valid). ``CancelledError`` kills it and
     propagates. Raises ``OSError`` if the program cannot start. ``starts_processes=False``
     (a program that never starts processes of its own, such as ripgrep) lets it run without
-    the supervisor where the parent-death signal can be set (see the module docstring).
+    the supervisor, guarded by the sentinel or the parent-death signal (see the module
+    docstring); only the program itself is then killed, and the result carries its CPU time
+    when the sentinel guarded it.
 
     Output is read in batches (see :func:`_read_batched`), so a program that writes many
     small pieces (ripgrep writes each file's results at once) costs a few wake-ups per
     :data:`_BATCH_S`, not one per write.
     """
-    proc, read_fd = await _spawn_piped(argv, cwd=cwd, starts_processes=starts_processes)
-    assert proc.stderr is not None
-    stderr = proc.stderr
+    child, read_fd = await _spawn_piped(
+        argv, cwd=cwd, starts_processes=starts_processes, max_stderr_bytes=max_stderr_bytes
+    )
+    exited = child.exited
 
     async def read_stdout() -> bool:
         rest = b""
@@ -289,58 +299,105 @@ async def run_streamed(
                     continue
                 rest = data[cut + 1 :]
                 if not on_lines(data[:cut]):
-                    kill_group_now(proc)
+                    child.kill()
                     return False
         return not rest or on_lines(rest)
 
-    stderr_task = asyncio.ensure_future(_read_kept(stderr, max_stderr_bytes))
-    exited = asyncio.ensure_future(proc.wait())
     stopped: Literal["limit", "timeout"] | None = None
     try:
         try:
             async with asyncio.timeout(timeout_s):
                 if not await read_stdout():
                     stopped = "limit"
-                returncode = await exited
+                returncode = await asyncio.shield(exited)
         except TimeoutError:
             stopped = "timeout"
-            kill_group_now(proc)
-            returncode = await proc.wait()
-        err = await stderr_task
+            child.kill()
+            returncode = await asyncio.shield(exited)
+        err = await child.stderr
     except BaseException:
-        kill_group_now(proc)
-        stderr_task.cancel()
+        child.kill()
+        child.stderr.cancel()
         exited.cancel()
         raise
     finally:
         os.close(read_fd)
-    return Streamed(stderr=err, returncode=returncode, stopped=stopped)
+    return Streamed(stderr=err, returncode=returncode, stopped=stopped, cpu_ms=child.cpu_ms())
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Child:
+    """A started program as :func:`run_streamed` and :func:`run_drained` use it. ``exited``
+    (its return code) and ``stderr`` (the first bytes it wrote there) complete by themselves;
+    await ``exited`` through ``asyncio.shield`` (a cancelled wait must not cancel it).
+    ``kill`` SIGKILLs it (its whole group where it leads one); ``cpu_ms`` gives its CPU time
+    once it exited, where known."""
+
+    exited: asyncio.Future[int]
+    stderr: asyncio.Future[bytes]
+    kill: Callable[[], None]
+    cpu_ms: Callable[[], float | None]
 
 
 async def _spawn_piped(
-    argv: Sequence[str], *, cwd: Path, starts_processes: bool
-) -> tuple[asyncio.subprocess.Process, int]:
-    """Start ``argv`` (see :func:`_spawn`) with its stdout on a grown pipe and its stderr on
-    an asyncio pipe; the process and the pipe's read end, which the caller closes. Raises
-    ``OSError`` if the program cannot start (no descriptor is left open then)."""
+    argv: Sequence[str], *, cwd: Path, starts_processes: bool, max_stderr_bytes: int
+) -> tuple[_Child, int]:
+    """Start ``argv`` with its stdout on a grown pipe and its stderr kept up to
+    ``max_stderr_bytes``: a program that starts no processes through the sentinel (see
+    :mod:`lsp_agent.tools._leaf`) where it runs, else as :func:`_spawn` does. Returns the
+    child and the stdout pipe's read end, which the caller closes. Raises ``OSError`` if the
+    program cannot start (no descriptor is left open then)."""
     read_fd, write_fd = os.pipe()
     try:
         try:
             _grow_pipe(write_fd)
-            proc = await _spawn(
-                argv,
-                starts_processes=starts_processes,
-                cwd=cwd,
-                env=None,
-                stdout=write_fd,
-                stderr=asyncio.subprocess.PIPE,
-            )
+            child = None if starts_processes else _start_leaf(argv, cwd, write_fd, max_stderr_bytes)
+            if child is None:
+                proc = await _spawn(
+                    argv,
+                    starts_processes=starts_processes,
+                    cwd=cwd,
+                    env=None,
+                    stdout=write_fd,
+                    stderr=asyncio.subprocess.PIPE,
+                )
+                assert proc.stderr is not None
+                child = _Child(
+                    exited=asyncio.ensure_future(proc.wait()),
+                    stderr=asyncio.ensure_future(_read_kept(proc.stderr, max_stderr_bytes)),
+                    kill=lambda: kill_group_now(proc),
+                    cpu_ms=lambda: None,
+                )
         finally:
             os.close(write_fd)
     except BaseException:
         os.close(read_fd)
         raise
-    return proc, read_fd
+    return child, read_fd
+
+
+def _start_leaf(
+    argv: Sequence[str], cwd: Path, stdout: int, max_stderr_bytes: int
+) -> _Child | None:
+    """:func:`lsp_agent.tools._leaf.start_leaf` with stderr on a pipe read in the event loop;
+    ``None`` where the sentinel cannot guard it."""
+    err_read, err_write = os.pipe()
+    try:
+        leaf = start_leaf(argv, cwd=cwd, stdout=stdout, stderr=err_write)
+    except BaseException:
+        os.close(err_read)
+        raise
+    finally:
+        os.close(err_write)
+    if leaf is None:
+        os.close(err_read)
+        return None
+    return _Child(
+        exited=leaf.exited,
+        stderr=read_kept(err_read, max_stderr_bytes),
+        kill=leaf.kill,
+        cpu_ms=lambda: leaf.cpu_ms,
+    )
 
 
 async def _read_kept(stream: asyncio.StreamReader, max_bytes: int) -> bytes:
@@ -435,41 +492,41 @@ async def run_drained(
     (it closes the pipe). Raises ``OSError`` if the program cannot start; an exception
     raised by ``drain`` propagates. ``starts_processes`` as for :func:`run_streamed`.
     """
-    proc, read_fd = await _spawn_piped(argv, cwd=cwd, starts_processes=starts_processes)
-    assert proc.stderr is not None
+    child, read_fd = await _spawn_piped(
+        argv, cwd=cwd, starts_processes=starts_processes, max_stderr_bytes=max_stderr_bytes
+    )
     try:
         drained = _drain_on_thread(read_fd, drain, thread_name)
     except BaseException:
         os.close(read_fd)
-        kill_group_now(proc)
+        child.kill()
         raise
-    stderr_task = asyncio.ensure_future(_read_kept(proc.stderr, max_stderr_bytes))
-    exited = asyncio.ensure_future(proc.wait())
+    exited = child.exited
     stopped: Literal["limit", "timeout"] | None = None
     try:
         try:
             async with asyncio.timeout(timeout_s):
                 if not await asyncio.shield(drained):
                     stopped = "limit"
-                    kill_group_now(proc)
-                returncode = await exited
+                    child.kill()
+                returncode = await asyncio.shield(exited)
         except TimeoutError:
             stopped = "timeout"
-            kill_group_now(proc)
-            returncode = await proc.wait()
+            child.kill()
+            returncode = await asyncio.shield(exited)
             await drained
-        err = await stderr_task
+        err = await child.stderr
     except asyncio.CancelledError:
-        kill_group_now(proc)
-        stderr_task.cancel()
+        child.kill()
+        child.stderr.cancel()
         exited.cancel()
         raise
     except BaseException:
         # The drain failed: the killed program is reaped before the error goes on.
-        kill_group_now(proc)
-        await asyncio.wait((exited, stderr_task))
+        child.kill()
+        await asyncio.wait((exited, child.stderr))
         raise
-    return Streamed(stderr=err, returncode=returncode, stopped=stopped)
+    return Streamed(stderr=err, returncode=returncode, stopped=stopped, cpu_ms=child.cpu_ms())
 
 
 def _drain_on_thread(
