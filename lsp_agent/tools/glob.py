@@ -15,7 +15,14 @@ from lsp_agent.protocol.events import ContentItem, Location, TextContent, ToolKi
 from lsp_agent.tools._globmatch import compile_glob, name_prefilter_args, prefilter_is_exact
 from lsp_agent.tools._newest import NewestMatches
 from lsp_agent.tools._paths import display_path, resolve_search_path, search_target
-from lsp_agent.tools._rg import base_args, drain_rg, exclude_args, timeout_note
+from lsp_agent.tools._rg import (
+    SmallRoots,
+    base_args,
+    drain_rg,
+    exclude_args,
+    stream_rg,
+    timeout_note,
+)
 from lsp_agent.tools._schema import tidy_schema
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 
@@ -88,6 +95,9 @@ class GlobTool(Tool[GlobInput, GlobPlan]):
     reads_disk: ClassVar[bool] = False
     writes_disk: ClassVar[bool] = False
 
+    def __init__(self) -> None:
+        self._small = SmallRoots()
+
     def title(self, inp: GlobInput) -> str:
         """``Glob <pattern>``."""
         return f"Glob {inp.pattern}"
@@ -116,7 +126,8 @@ class GlobTool(Tool[GlobInput, GlobPlan]):
     async def call(
         self, inp: GlobInput, prepared: Prepared[GlobPlan], ctx: ToolContext
     ) -> ToolOutput:
-        """List with ripgrep (unsorted, in parallel), keep the matches, and format the newest
+        """List with ripgrep (unsorted, in parallel unless the directory is known to be small,
+        see :class:`~lsp_agent.tools._rg.SmallRoots`), keep the matches, and format the newest
         :data:`MAX_RESULTS` of them."""
         plan = prepared.data
         assert plan is not None  # prepare always makes one
@@ -126,20 +137,27 @@ class GlobTool(Tool[GlobInput, GlobPlan]):
             matcher=None if prefilter_is_exact(pattern) else matcher,
             keep=MAX_RESULTS,
         )
+        small = self._small.threads_args(root)
         args = [
             *base_args(),
-            *listing_threads_args(pattern),
+            *(small or listing_threads_args(pattern)),
             "--files",
             *name_prefilter_args(pattern),
             *exclude_args(),
             str(root),
         ]
         try:
-            result = await drain_rg(
-                args, cwd=root, drain=newest.drain, thread_name=STAT_THREAD_NAME
-            )
+            if small:
+                # A listing that is known to be short is read in the event loop: a thread
+                # of its own costs more than its few stat calls.
+                result = await stream_rg(args, cwd=root, on_lines=newest.feed)
+            else:
+                result = await drain_rg(
+                    args, cwd=root, drain=newest.drain, thread_name=STAT_THREAD_NAME
+                )
         finally:
             newest.stop()
+        self._small.note(root, result)
         stderr = result.stderr.decode("utf-8", "replace").strip()
         paths = newest.result()
         incomplete: list[str] = []

@@ -12,7 +12,7 @@ from lsp_agent.protocol.events import Location, ToolKind
 from lsp_agent.tools._files import model_safe
 from lsp_agent.tools._mtimes import ParallelMtimes
 from lsp_agent.tools._paths import display_path, resolve_search_path, search_target
-from lsp_agent.tools._rg import base_args, exclude_args, stream_rg, timeout_note
+from lsp_agent.tools._rg import SmallRoots, base_args, exclude_args, stream_rg, timeout_note
 from lsp_agent.tools._rgorder import CONTENT_ARGS, COUNT_ARGS, Ordered, PathOrdered
 from lsp_agent.tools._schema import tidy_schema
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
@@ -142,6 +142,9 @@ class GrepTool(Tool[GrepInput]):
     reads_disk: ClassVar[bool] = True
     writes_disk: ClassVar[bool] = False
 
+    def __init__(self) -> None:
+        self._small = SmallRoots()
+
     def title(self, inp: GrepInput) -> str:
         """``Grep <pattern>``."""
         return f"Grep {inp.pattern}"
@@ -170,22 +173,31 @@ class GrepTool(Tool[GrepInput]):
         path order of content and count output is restored in-process."""
         (root,) = prepared.paths
         mode: OutputMode = inp.output_mode or "files_with_matches"
-        cwd = root if root.is_dir() else root.parent
+        is_dir = root.is_dir()
+        cwd = root if is_dir else root.parent
+        # A single file is searched by one thread anyway.
+        args = (
+            [*self._small.threads_args(root), *rg_args(inp, mode, root)]
+            if is_dir
+            else rg_args(inp, mode, root)
+        )
         ordered: Ordered | None = None
         if mode == "files_with_matches":
             listing = _Listing(max_bytes=_MAX_RG_BYTES)
             try:
-                result = await stream_rg(rg_args(inp, mode, root), cwd=cwd, on_lines=listing.feed)
+                result = await stream_rg(args, cwd=cwd, on_lines=listing.feed)
                 lines = await listing.finish()
             finally:
                 listing.close()
         else:
             collector = PathOrdered(count=mode == "count", budget_bytes=_MAX_RG_BYTES)
             read = _ReadCap(max_bytes=_MAX_READ_BYTES, then=collector.feed)
-            result = await stream_rg(rg_args(inp, mode, root), cwd=cwd, on_lines=read.feed)
+            result = await stream_rg(args, cwd=cwd, on_lines=read.feed)
             # Only what the answer can show is decoded (it is cut at MAX_OUTPUT_CHARS).
             ordered = collector.result(max_lines=inp.head_limit, max_chars=MAX_OUTPUT_CHARS)
             lines = ordered.lines
+        if is_dir:
+            self._small.note(root, result)
         stderr = result.stderr.decode("utf-8", "replace").strip()
         if result.returncode == 2 and not lines and not result.stopped:
             raise ToolError(f"Grep failed: {stderr or 'ripgrep exited with status 2'}")

@@ -1,0 +1,160 @@
+"""Glob and Grep run ripgrep with one thread on folders an earlier search found small: the
+bookkeeping, and that both paths give the same answers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_agent.tools import glob as glob_module
+from lsp_agent.tools import grep as grep_module
+from lsp_agent.tools._leaf import sentinel
+from lsp_agent.tools._proc import Streamed
+from lsp_agent.tools._rg import SMALL_CPU_MS, SmallRoots
+from lsp_agent.tools.glob import GlobTool
+from lsp_agent.tools.grep import GrepTool
+
+from .conftest import Env
+
+ONE = ["--threads=1"]
+
+
+def _ended(*, cpu_ms: float | None, stopped: Any = None) -> Streamed:
+    return Streamed(stderr=b"", returncode=0, stopped=stopped, cpu_ms=cpu_ms)
+
+
+def test_a_folder_is_small_after_a_cheap_search_and_so_are_folders_inside_it() -> None:
+    small = SmallRoots()
+    root = Path("/work/project")
+    assert small.threads_args(root) == []
+    small.note(root, _ended(cpu_ms=SMALL_CPU_MS))
+    assert small.threads_args(root) == ONE
+    assert small.threads_args(root / "src" / "app") == ONE
+    assert small.threads_args(root.parent) == []
+    assert small.threads_args(Path("/work/project-two")) == []
+
+
+def test_a_costly_or_stopped_search_makes_a_folder_large_again() -> None:
+    small = SmallRoots()
+    root = Path("/p")
+    small.note(root, _ended(cpu_ms=1.0))
+    small.note(root, _ended(cpu_ms=SMALL_CPU_MS + 0.1))
+    assert small.threads_args(root) == []
+    small.note(root, _ended(cpu_ms=1.0))
+    small.note(root, _ended(cpu_ms=None, stopped="timeout"))
+    assert small.threads_args(root) == []
+    # A large folder inside a small one is large; its CPU time unknown changes nothing.
+    small.note(root, _ended(cpu_ms=1.0))
+    small.note(root / "big", _ended(cpu_ms=500.0))
+    small.note(root / "big", _ended(cpu_ms=None))
+    assert small.threads_args(root / "big" / "x") == []
+    assert small.threads_args(root / "other") == ONE
+
+
+def test_the_filesystem_root_counts_as_an_ancestor() -> None:
+    small = SmallRoots()
+    small.note(Path("/"), _ended(cpu_ms=1.0))
+    assert small.threads_args(Path("/a/b")) == ONE
+
+
+def test_only_the_latest_64_folders_are_remembered() -> None:
+    small = SmallRoots()
+    for index in range(65):
+        small.note(Path(f"/f{index}"), _ended(cpu_ms=1.0))
+    assert small.threads_args(Path("/f0")) == []
+    assert small.threads_args(Path("/f1")) == ONE
+    assert small.threads_args(Path("/f64")) == ONE
+
+
+@pytest.fixture
+def project(env: Env) -> Env:
+    for index in range(30):
+        env.write_text(
+            f"pkg/mod_{index:02d}.py",
+            f"def f{index}():\n    return {index}  # marker\n" + "x = 1\n" * index,
+        )
+    env.write_text("README.md", "marker in prose\n")
+    env.write_text(".ignore", "ignored.py\n")  # ripgrep honours it outside git too
+    env.write_text("ignored.py", "marker\n")
+    return env
+
+
+def _recording(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[list[str]]:
+    """Wrap ``module.name`` (a function running ripgrep) so the arguments of each run are
+    kept; the real function still runs."""
+    calls: list[list[str]] = []
+    real = getattr(module, name)
+
+    async def recorded(args: Sequence[str], **kwargs: Any) -> Streamed:
+        calls.append(list(args))
+        result: Streamed = await real(args, **kwargs)
+        return result
+
+    monkeypatch.setattr(module, name, recorded)
+    return calls
+
+
+needs_sentinel = pytest.mark.skipif(
+    sentinel().group() is None, reason="CPU times come with the sentinel's runs (Linux 5.3+)"
+)
+
+
+@needs_sentinel
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"pattern": "marker"},
+        {"pattern": "marker", "output_mode": "content", "-n": True},
+        {"pattern": "marker", "output_mode": "count"},
+        {"pattern": "return", "output_mode": "content", "-C": 1, "head_limit": 20},
+    ],
+    ids=["files", "content", "count", "context"],
+)
+async def test_grep_answers_the_same_with_one_thread(
+    project: Env, monkeypatch: pytest.MonkeyPatch, raw: dict[str, Any]
+) -> None:
+    calls = _recording(monkeypatch, grep_module, "stream_rg")
+    grep = GrepTool()
+    first = await project.run(grep, raw)
+    second = await project.run(grep, raw)
+    inside = await project.run(grep, {**raw, "path": "pkg"})
+    assert "--threads=1" not in calls[0]
+    assert calls[1][0] == "--threads=1"
+    assert calls[2][0] == "--threads=1"
+    assert first.text == second.text
+    assert first.raw_output == second.raw_output
+    assert "ignored.py" not in first.text
+    fresh = await project.run(GrepTool(), {**raw, "path": "pkg"})
+    assert inside.text == fresh.text
+
+
+@needs_sentinel
+async def test_grep_of_one_file_never_asks_for_threads(
+    project: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _recording(monkeypatch, grep_module, "stream_rg")
+    grep = GrepTool()
+    for _ in range(2):
+        out = await project.run(grep, {"pattern": "marker", "path": "pkg/mod_03.py"})
+        assert out.text.endswith("mod_03.py")
+    assert all("--threads=1" not in call for call in calls)
+
+
+@needs_sentinel
+@pytest.mark.parametrize("pattern", ["**/*.py", "pkg/mod_1*.py", "README.md"])
+async def test_glob_answers_the_same_when_it_reads_in_the_event_loop(
+    project: Env, monkeypatch: pytest.MonkeyPatch, pattern: str
+) -> None:
+    threaded = _recording(monkeypatch, glob_module, "drain_rg")
+    inline = _recording(monkeypatch, glob_module, "stream_rg")
+    glob = GlobTool()
+    first = await project.run(glob, {"pattern": pattern})
+    second = await project.run(glob, {"pattern": pattern})
+    assert len(threaded) == 1 and len(inline) == 1
+    assert "--threads=1" in inline[0]
+    assert first.text == second.text
+    assert first.raw_output == second.raw_output
+    assert first.text != "No files found"
