@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsp_agent.checkpoints.objects import ShadowStore, now
 from lsp_agent.checkpoints.records import Checkpoint, FileRecord
-from lsp_agent.protocol.documents import FileChange
+from lsp_agent.protocol.documents import FileChange, TextSnapshot
 from lsp_agent.protocol.host import Host
 from lsp_agent.workspace.textfile import encode_text
 
@@ -50,10 +50,14 @@ class Content:
     version: int | None = None
 
 
-def current_bytes(host: Host, path: Path) -> tuple[bytes | None, int | None]:
+def current_bytes(
+    host: Host, path: Path, *, written: TextSnapshot | None = None
+) -> tuple[bytes | None, int | None]:
     """What the user sees of ``path`` now: the open buffer's text encoded as its file would be
     saved (with its version; UTF-8 when that encoding cannot hold the text), else the file's
-    bytes, else ``(None, None)`` when it does not exist or is not a regular file."""
+    bytes, else ``(None, None)`` when it does not exist or is not a regular file.
+    ``written`` is the disk snapshot of a write that just happened to ``path``: its bytes are
+    encoded from it (decoding and encoding give back the same bytes) instead of read."""
     buffered = host.buffer(path)
     if buffered is not None:
         try:
@@ -63,6 +67,8 @@ def current_bytes(host: Host, path: Path) -> tuple[bytes | None, int | None]:
             # so); a checkpoint must never fail the edit, so it keeps the text as UTF-8.
             data = buffered.text.encode("utf-8", "surrogatepass")
         return data, buffered.version
+    if written is not None:
+        return encode_text(written.text, encoding=written.encoding, bom=written.bom), None
     try:
         return (path.read_bytes(), None) if path.is_file() else (None, None)
     except OSError:
@@ -139,10 +145,15 @@ class Checkpoints:
         version) unless the turn changed it already."""
         await self._before(changes, shell=False)
 
-    async def after_apply(self, paths: Sequence[Path]) -> None:
+    async def after_apply(
+        self, paths: Sequence[Path], snapshots: Sequence[TextSnapshot] = ()
+    ) -> None:
         """After edits to ``paths`` were applied (or refused): their current content is what
-        the turn left, and the checkpoint is saved."""
-        await self._after(paths, shell=False)
+        the turn left, and the checkpoint is saved. ``snapshots`` are what the door returned
+        for the changes it applied: a file it wrote on disk is taken from its snapshot (the
+        bytes just written) instead of being read back."""
+        written = {s.path: s for s in snapshots if s.source == "disk"}
+        await self._after(paths, shell=False, written=written)
 
     async def before_shell(self) -> None:
         """Before a command that may change any file runs (a shell command): the folder is
@@ -165,11 +176,21 @@ class Checkpoints:
             log.warning("checkpoint before a change failed (rewind may miss files): %s", exc)
             turn.complete = False
 
-    async def _after(self, paths: Sequence[Path], *, shell: bool) -> None:
+    async def _after(
+        self,
+        paths: Sequence[Path],
+        *,
+        shell: bool,
+        written: Mapping[Path, TextSnapshot] | None = None,
+    ) -> None:
         turn = self._turn
         if turn is None or turn.tree is None:
             return
-        after = {p: current_bytes(self.host, p) for p in paths if str(p) in turn.files}
+        after = {
+            p: current_bytes(self.host, p, written=(written or {}).get(p))
+            for p in paths
+            if str(p) in turn.files
+        }
         small = not shell and sum(len(data or b"") for data, _ in after.values()) <= INLINE_BYTES
         try:
             await self._locked(lambda: self._take_after(turn, after, shell), inline=small)

@@ -84,10 +84,12 @@ class DiskHost:
         atomically after re-checking the bytes. A failure gives ``applied=False`` with the
         reason; if a write fails midway, earlier changes stay applied and the reason says so.
         """
+        read: list[TextSnapshot | None] = []
         for change in changes:
-            problem = self._check(change)
+            problem, on_disk = self._check(change)
             if problem is not None:
                 return ApplyResult(applied=False, failure=problem)
+            read.append(on_disk)
         snapshots: list[TextSnapshot] = []
         for index, change in enumerate(changes):
             try:
@@ -98,7 +100,9 @@ class DiskHost:
                     )
                     self.buffers[change.path] = snapshot
                 else:
-                    snapshot = apply_change_to_disk(change)
+                    # The first file was read by the check just now (no await since): not
+                    # read again. Later ones are, since earlier writes came in between.
+                    snapshot = apply_change_to_disk(change, current=read[0] if not index else None)
             except (StaleChangeError, NotTextError, OSError, UnicodeEncodeError) as exc:
                 failure = str(exc)
                 if index:
@@ -107,12 +111,14 @@ class DiskHost:
             snapshots.append(snapshot)
         return ApplyResult(applied=True, snapshots=tuple(snapshots))
 
-    def _check(self, change: FileChange) -> str | None:
+    def _check(self, change: FileChange) -> tuple[str | None, TextSnapshot | None]:
+        """Why ``change`` cannot be applied (``None``: it can), and the file as read from disk
+        for the check (``None`` for a buffer, a new file or a problem)."""
         path, base = change.path, change.base
         current = self.buffers.get(path)
         if current is not None:
             if base is None:
-                return f"{path} is already open in the editor; read it before overwriting it"
+                return f"{path} is already open in the editor; read it before overwriting it", None
             moved = (
                 base.version != current.version
                 if base.source == "buffer"
@@ -122,21 +128,22 @@ class DiskHost:
                 return (
                     f"{path} was changed in the editor since it was read "
                     f"(version {base.version} → {current.version}); read it again"
-                )
-            return None
+                ), None
+            return None, None
         if base is None:
+            exists = path.exists()
             return (
-                f"{path} already exists; read it before overwriting it" if path.exists() else None
-            )
+                f"{path} already exists; read it before overwriting it" if exists else None
+            ), None
         try:
             on_disk = read_text_file(path)
         except FileNotFoundError:
-            return f"{path} was deleted since it was read"
+            return f"{path} was deleted since it was read", None
         except (NotTextError, OSError, UnicodeDecodeError) as exc:
-            return f"cannot check {path} before writing: {exc}"
+            return f"cannot check {path} before writing: {exc}", None
         if on_disk.text != base.text:
-            return f"{path} changed on disk since it was read; read it again"
-        return None
+            return f"{path} changed on disk since it was read; read it again", None
+        return None, on_disk
 
     async def request_permission(self, request: PermissionRequest) -> PermissionResponse:
         """Ask the configured handler."""

@@ -128,12 +128,19 @@ def write_text_atomic(path: Path, text: str, *, encoding: str = "utf-8", bom: bo
     writable with the user's approval first), ``OSError`` on other failures, leaving the
     original file untouched. Raises ``UnicodeEncodeError`` if ``text`` cannot be encoded.
     """
-    data = encode_text(text, encoding=encoding, bom=bom)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _replace_atomic(path, encode_text(text, encoding=encoding, bom=bom))
+
+
+def _replace_atomic(path: Path, data: bytes) -> int:
+    """Write ``data`` to ``path`` as :func:`write_text_atomic` does; returns the new file's
+    modification time (ns), which the rename keeps."""
     mode: int | None = None
     with contextlib.suppress(FileNotFoundError):
         mode = path.stat().st_mode & 0o7777
-    if mode is not None and not (mode & 0o222 and os.access(path, os.W_OK)):
+    if mode is None:
+        # Only a new file's folder may be missing (an existing file's folder exists).
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not (mode & 0o222 and os.access(path, os.W_OK)):
         # The rename below needs only the folder's write permission: without this check a
         # read-only file would be replaced where the shell's `>` is refused.
         raise PermissionError(
@@ -142,12 +149,17 @@ def write_text_atomic(path: Path, text: str, *, encoding: str = "utf-8", bom: bo
     # os.open with 0o666 lets the umask decide a new file's mode, as any editor's save would
     # (mkstemp would make every new file 0600).
     tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            # The file a tool reports written is on disk before it replaces the old one.
+            os.fsync(fd)
+            mtime_ns = os.fstat(fd).st_mtime_ns
+        finally:
+            os.close(fd)
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
@@ -155,16 +167,23 @@ def write_text_atomic(path: Path, text: str, *, encoding: str = "utf-8", bom: bo
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    return mtime_ns
 
 
-def apply_change_to_disk(change: FileChange) -> TextSnapshot:
+def apply_change_to_disk(
+    change: FileChange, *, current: TextSnapshot | None = None
+) -> TextSnapshot:
     """Write one change to disk after checking its base still matches the file.
 
+    ``current`` is the file as the caller read it from disk just before (nothing ran in
+    between), so it is not read again; ``None`` reads it here.
     Raises :class:`StaleChangeError` when the file was created, deleted or modified since the
     base was read, or when its path no longer resolves to itself (a directory on the way was
     swapped for a symbolic link since the write was approved: see
-    :func:`lsp_agent.permissions.paths.check_write_path`); ``OSError`` when writing fails.
-    Returns the new disk snapshot.
+    :func:`lsp_agent.permissions.paths.check_write_path`); :class:`NotTextError` when the
+    written bytes would not read back as text (NUL bytes, over :data:`MAX_TEXT_BYTES`);
+    ``OSError`` when writing fails. Returns the new disk snapshot: the written bytes decoded by
+    the rules a read uses (no read back), with the file's modification time.
     """
     path = change.path
     if change.base is None:
@@ -172,17 +191,30 @@ def apply_change_to_disk(change: FileChange) -> TextSnapshot:
             raise StaleChangeError(f"{path} already exists; read it before overwriting it")
         encoding, bom = "utf-8", False
     else:
-        try:
-            current = read_text_file(path)
-        except FileNotFoundError:
-            raise StaleChangeError(f"{path} was deleted since it was read") from None
+        if current is None:
+            try:
+                current = read_text_file(path)
+            except FileNotFoundError:
+                raise StaleChangeError(f"{path} was deleted since it was read") from None
         if current.text != change.base.text:
             raise StaleChangeError(f"{path} changed on disk since it was read; read it again")
         # The disk's codec, not the base's: a base read from an editor buffer knows none.
         encoding, bom = current.encoding, current.bom
+    data = encode_text(change.new_text, encoding=encoding, bom=bom)
     guard_write(path)
-    write_text_atomic(path, change.new_text, encoding=encoding, bom=bom)
-    return read_text_file(path)
+    mtime_ns = _replace_atomic(path, data)
+    # What reading the file back would give (the same size limit and decoding rules), from
+    # the bytes just written: a read would cost five system calls and could see someone
+    # else's later write as the agent's.
+    if len(data) > MAX_TEXT_BYTES:
+        raise NotTextError(f"file is too large (over the limit of {MAX_TEXT_BYTES} bytes)")
+    try:
+        text, encoding, bom = decode_bytes(data)
+    except NotTextError as exc:
+        raise NotTextError(f"{path}: {exc}") from None
+    return TextSnapshot(
+        path=path, text=text, source="disk", encoding=encoding, bom=bom, mtime_ns=mtime_ns
+    )
 
 
 def guard_write(path: Path) -> None:

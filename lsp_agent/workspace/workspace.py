@@ -34,7 +34,9 @@ class ChangeObserver(Protocol):
 
     async def before_apply(self, changes: Sequence[FileChange]) -> None: ...
 
-    async def after_apply(self, paths: Sequence[Path]) -> None: ...
+    async def after_apply(
+        self, paths: Sequence[Path], snapshots: Sequence[TextSnapshot] = ()
+    ) -> None: ...
 
     async def before_shell(self) -> None: ...
 
@@ -99,7 +101,9 @@ class Workspace:
             await self.checkpoints.before_apply(changes)
         result = await self.host.apply_changes(changes, label=label)
         if self.checkpoints is not None:
-            await self.checkpoints.after_apply([change.path for change in changes])
+            await self.checkpoints.after_apply(
+                [change.path for change in changes], result.snapshots
+            )
         if result.applied:
             self.edited.update(change.path for change in changes)
             if merged:

@@ -54,7 +54,8 @@ async def _edit(cp: Checkpoints, host: DiskHost, path: Path, new_text: str) -> N
     await cp.before_apply([change])
     result = await host.apply_changes([change], label="Edit")
     assert result.applied, result.failure
-    await cp.after_apply([path])
+    # As the workspace does: the door's snapshots stand for the files it wrote.
+    await cp.after_apply([path], result.snapshots)
 
 
 async def _shell(cp: Checkpoints, action: object) -> None:
@@ -283,3 +284,23 @@ async def test_a_small_edit_never_waits_for_a_busy_store_in_the_event_loop(
 
     [checkpoint] = cp.list()
     assert cp.store.get(checkpoint.files[str(a)].after or "") == b"a = 10\n"
+
+
+async def test_the_content_after_an_edit_is_the_bytes_on_disk(
+    project: Path, tmp_path: Path
+) -> None:
+    # The recorder takes a written file's content from the door's snapshot, not from a read:
+    # it must be the file's bytes, also when they read back in another codec (an escaped
+    # byte that is not UTF-8 makes the file latin-1), and a rewind must give back the old.
+    host = DiskHost()
+    cp = _recorder(tmp_path, project, host)
+    path = project / "src" / "b.py"
+    await cp.start_turn(message_id="m1", prompt="edit")
+    await _edit(cp, host, path, "print('b')\n# caf\udce9\n")
+    record = cp.list()[-1].files[str(path)]
+    assert record.after is not None
+    assert cp.store.get(record.after) == path.read_bytes() == b"print('b')\n# caf\xe9\n"
+    cp.end_turn()
+    result = await _rewind(cp, host, "m1")
+    assert result.failure is None
+    assert path.read_bytes() == b"print('b')\n"

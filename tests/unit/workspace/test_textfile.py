@@ -146,3 +146,47 @@ async def test_buffers_are_saved_once_per_agent_edit(tmp_path: Path) -> None:
     buffers[path] = TextSnapshot(path=path, text="agent\nmy wip\n", version=9, source="buffer")
     await workspace.before_disk_read()
     assert path.read_text() == "agent\n"
+
+
+@pytest.mark.parametrize("old_bytes", SAMPLES)
+@pytest.mark.parametrize("added", ["more\n", "\ufeff", "\udce9 escaped\n"])
+def test_the_snapshot_after_a_write_is_what_reading_the_file_gives(
+    tmp_path: Path, old_bytes: bytes, added: str
+) -> None:
+    # The snapshot is decoded from the bytes written, not read back: it must not differ, also
+    # where the bytes read back in another codec (only a U+FEFF: an empty file with a BOM; an
+    # escaped byte that is not UTF-8: latin-1).
+    path = tmp_path / "f.txt"
+    path.write_bytes(old_bytes)
+    base = read_text_file(path)
+    new_text = (base.text + added) if base.text else added
+    try:
+        expected = encode_text(new_text, encoding=base.encoding, bom=base.bom)
+    except UnicodeEncodeError:
+        return  # this codec cannot hold the added text (the Edit tool refuses it)
+    written = apply_change_to_disk(FileChange(path=path, base=base, new_text=new_text))
+    assert path.read_bytes() == expected
+    assert written == read_text_file(path)
+
+
+def test_a_write_that_does_not_read_back_as_text_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "f.txt"
+    path.write_text("x\n")
+    change = FileChange(path=path, base=read_text_file(path), new_text="nul \x00 here\n")
+    with pytest.raises(NotTextError, match="NUL"):
+        apply_change_to_disk(change)
+    assert path.read_bytes() == b"nul \x00 here\n"  # written, as a read-back found before
+
+
+def test_a_read_given_by_the_caller_is_checked_like_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("one\n")
+    base = read_text_file(path)
+    path.write_text("two\n")
+    moved = read_text_file(path)
+    with pytest.raises(StaleChangeError, match="changed on disk"):
+        apply_change_to_disk(FileChange(path=path, base=base, new_text="3\n"), current=moved)
+    assert path.read_text() == "two\n"
+    current = read_text_file(path)
+    apply_change_to_disk(FileChange(path=path, base=current, new_text="3\n"), current=current)
+    assert path.read_text() == "3\n"
