@@ -98,3 +98,70 @@ def test_tidy_schema_collapses_optional_fields() -> None:
         "b": {"type": "boolean", "default": False},
         "c": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
     }
+
+
+def _apply(old: str, diff: str) -> str:
+    """``diff`` applied to ``old`` (LF texts), checking every context and removed line."""
+    old_lines = old.splitlines(keepends=True)
+    out: list[str] = []
+    at = 0
+    rows = diff.splitlines(keepends=True)[2:]
+    for row in rows:
+        if row.startswith("@@"):
+            first, _, count = row.split()[1][1:].partition(",")
+            start = int(first) - 1 if count != "0" else int(first)
+            out += old_lines[at:start]
+            at = start
+        elif row[0] in " -":
+            assert old_lines[at] == row[1:]
+            at += 1
+            if row[0] == " ":
+                out.append(row[1:])
+        else:
+            out.append(row[1:])
+    return "".join(out + old_lines[at:])
+
+
+def test_unified_diff_of_a_long_file_numbers_the_hunks_from_the_file_start() -> None:
+    old = "".join(f"line {i}\n" for i in range(1, 1001))
+    new = old.replace("line 500\n", "line five hundred\n").replace("line 990\n", "")
+    diff = unified_diff(old, new, label="f")
+    assert diff.splitlines()[2:] == [
+        "@@ -497,7 +497,7 @@",
+        " line 497",
+        " line 498",
+        " line 499",
+        "-line 500",
+        "+line five hundred",
+        " line 501",
+        " line 502",
+        " line 503",
+        "@@ -987,7 +987,6 @@",
+        " line 987",
+        " line 988",
+        " line 989",
+        "-line 990",
+        " line 991",
+        " line 992",
+        " line 993",
+    ]
+    assert _apply(old, diff) == new
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("a\nb\nc\n", "a\nb\nc\nd\n"),  # appended
+        ("a\nb\nc\n", "z\na\nb\nc\n"),  # prepended
+        ("x\ny\n", "x\nz\ny\n"),  # inserted between shared ends
+        ("a\nb\n", "a\nb"),  # only the final newline goes
+        ("p\nq\nr\ns\n", "p\nq\nr\ns\n" * 2),  # the old text is all shared start
+        ("k\nk\nk\nk\n", "k\nk\nk\n"),  # repeated lines
+        ("abc\n", "abd\n"),  # shared characters, not a shared line
+    ],
+)
+def test_unified_diff_applies_back_whatever_the_texts_share(old: str, new: str) -> None:
+    diff = unified_diff(old, new, label="f")
+    if new.endswith("\n") and old.endswith("\n"):
+        assert _apply(old, diff) == new
+    assert diff.startswith("--- f\n+++ f\n@@ ")
