@@ -18,7 +18,9 @@ itself is not trusted and its file is hashed again.
 A checkpoint is a commit whose tree holds ``manifest.json`` (a :class:`~.records.Checkpoint`),
 ``tree`` (the folder's tree before the turn's first change) and ``blobs/`` (every other
 content the manifest names, so that all of it stays reachable); it is referenced by
-``refs/lsp-agent/<session id>/<seq>-<message id>``.
+``refs/lsp-agent/<session id>/<seq>-<message id>``. Its later states within the prompt's turn
+are lines of the session's pending file (:meth:`ShadowStore.save_pending`), read over the
+commit until :meth:`ShadowStore.fold` makes them commits.
 
 All methods block (disk I/O); callers run them in a worker thread, one at a time per store
 (:attr:`ShadowStore.lock`).
@@ -26,6 +28,7 @@ All methods block (disk I/O); callers run them in a worker thread, one at a time
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -35,8 +38,12 @@ import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsp_agent.checkpoints.records import Checkpoint
+
+if TYPE_CHECKING:
+    import pygit2
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """Files larger than this (bytes) are not snapshotted (opencode's cap: 2 MiB)."""
@@ -198,6 +205,10 @@ class ShadowStore:
     def save(self, checkpoint: Checkpoint) -> None:
         """Write ``checkpoint`` as a commit and point its reference at it (replacing an
         earlier state of the same checkpoint)."""
+        name = checkpoint_ref(checkpoint.session_id, checkpoint.seq, checkpoint.message_id)
+        self.repo.references.create(name, self._commit(checkpoint), force=True)
+
+    def _commit(self, checkpoint: Checkpoint) -> pygit2.Oid:
         import pygit2
         from pygit2.enums import FileMode
 
@@ -215,47 +226,106 @@ class ShadowStore:
             top.insert("tree", pygit2.Oid(hex=checkpoint.tree), FileMode.TREE)
         when = int(checkpoint.created)
         author = pygit2.Signature(*_SIGNATURE, when, 0)
-        name = checkpoint_ref(checkpoint.session_id, checkpoint.seq, checkpoint.message_id)
         message = f"checkpoint {checkpoint.message_id}\n\n{checkpoint.prompt}\n"
-        commit = repo.create_commit(None, author, author, message, top.write(), [])
-        repo.references.create(name, commit, force=True)
+        return repo.create_commit(None, author, author, message, top.write(), [])
+
+    def save_pending(self, checkpoint: Checkpoint) -> None:
+        """Record a new state of ``checkpoint`` (one already saved with :meth:`save`) by
+        appending it as one line to its session's pending file: one ``write``, where a
+        commit is five new objects and a reference. :meth:`load` reads a checkpoint's last
+        pending state over its commit; :meth:`fold` makes the pending states commits. The
+        line is on disk as soon as a commit's objects would be (neither is ``fsync``-ed): a
+        crash of the process loses neither."""
+        line = checkpoint.model_dump_json().encode("utf-8") + b"\n"
+        path = pending_path(self.path, checkpoint.session_id)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, flags, 0o644)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+
+    def pending(self, session_id: str) -> dict[int, Checkpoint]:
+        """The last pending state of each checkpoint of ``session_id`` (by ``seq``): complete
+        lines only (a line torn by a crash is skipped, the one before it stands)."""
+        try:
+            data = pending_path(self.path, session_id).read_bytes()
+        except FileNotFoundError:
+            return {}
+        out: dict[int, Checkpoint] = {}
+        for line in data.split(b"\n")[:-1]:
+            try:
+                checkpoint = Checkpoint.model_validate_json(line)
+            except ValueError:
+                continue
+            out[checkpoint.seq] = checkpoint
+        return out
+
+    def fold(self, session_id: str) -> None:
+        """Save the pending states of ``session_id`` as commits (:meth:`save`) and remove its
+        pending file. Only the process that writes the session's checkpoints calls this."""
+        for checkpoint in self.pending(session_id).values():
+            self.save(checkpoint)
+        with contextlib.suppress(FileNotFoundError):
+            pending_path(self.path, session_id).unlink()
 
     def load(self, session_id: str) -> list[Checkpoint]:
-        """The checkpoints of ``session_id``, oldest first. Unreadable ones are skipped."""
+        """The checkpoints of ``session_id``, oldest first: each one's commit, or its last
+        pending state when it has one. Unreadable ones are skipped."""
         from pygit2 import Blob, Commit, GitError
 
         prefix = f"{REF_PREFIX}{_SAFE.sub('_', session_id)}/"
-        out: list[Checkpoint] = []
+        found: dict[int, Checkpoint] = {}
         for name in self.repo.references:
             if not name.startswith(prefix):
                 continue
             try:
                 commit = self.repo.references[name].peel(Commit)
                 data = commit.tree["manifest.json"].peel(Blob).data
-                out.append(Checkpoint.model_validate_json(data))
+                checkpoint = Checkpoint.model_validate_json(data)
             except (KeyError, ValueError, GitError):
                 continue
-        return sorted(out, key=lambda c: c.seq)
+            found[checkpoint.seq] = checkpoint
+        found.update(self.pending(session_id))
+        return sorted(found.values(), key=lambda c: c.seq)
 
     def copy_checkpoints(self, source: str, target: str, message_ids: Collection[str]) -> int:
         """Give session ``target`` the checkpoints of session ``source`` whose prompts are
         among ``message_ids`` (a fork's copied prompts): new references to the same commits,
-        so nothing is copied but the names. Returns how many."""
+        so nothing is copied but the names (a checkpoint with a pending state gets a commit
+        of that state). Returns how many."""
         prefix = f"{REF_PREFIX}{safe_name(source)}/"
         wanted = {safe_name(m) for m in message_ids}
+        pending = {
+            checkpoint_ref(source, c.seq, c.message_id): c for c in self.pending(source).values()
+        }
         count = 0
         for name in list(self.repo.references):
             rest = name[len(prefix) :] if name.startswith(prefix) else None
             if rest is None or rest.partition("-")[2] not in wanted:
                 continue
             target_ref = f"{REF_PREFIX}{safe_name(target)}/{rest}"
-            self.repo.references.create(target_ref, self.repo.references[name].target, force=True)
+            state = pending.get(name)
+            commit = self._commit(state) if state else self.repo.references[name].target
+            self.repo.references.create(target_ref, commit, force=True)
             count += 1
         return count
 
     def disk_bytes(self) -> int:
         """Bytes the store uses on disk (objects, index, references)."""
         return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+
+
+def pending_path(store: Path, session_id: str) -> Path:
+    """The pending file of ``session_id`` in the store at ``store`` (see
+    :meth:`ShadowStore.save_pending`)."""
+    return store / "pending" / f"{safe_name(session_id)}.lines"
 
 
 def safe_name(text: str) -> str:

@@ -11,7 +11,11 @@ the content it had before its first change in the turn, taken from the change's 
 editor buffer's unsaved text (and its version) is what is kept, not the older disk file; a
 shell command (a tool that writes the disk, such as ``Bash``) is bracketed by two snapshots
 and the files that differ between them (edited, created, deleted, moved) join the turn's
-files. The checkpoint is saved after every tool, so a crash loses at most the running one.
+files. The checkpoint is saved after every tool, so a crash loses at most the running one:
+at the prompt's start as a commit, after each tool as one line appended to the session's
+pending file (:meth:`~.objects.ShadowStore.save_pending`; a commit is five new objects and a
+reference, which cost more than the edit itself), folded into the commit when the next prompt
+starts.
 
 Snapshots run in a worker thread. A failure never stops the tool: it is logged and the
 checkpoint is marked incomplete. An edit of small files (up to :data:`INLINE_BYTES` of text in
@@ -116,6 +120,8 @@ class Checkpoints:
 
     def _start(self, message_id: str, prompt: str) -> None:
         with self.store.lock:
+            # The previous prompt's last state (or a crashed process's) becomes its commit.
+            self.store.fold(self.session_id)
             if self._seq == 0:
                 existing = self.store.load(self.session_id)
                 self._seq = existing[-1].seq if existing else 0
@@ -266,7 +272,9 @@ class Checkpoints:
                     )
             turn.shell_before = None
             self.store.save_index()
-        self.store.save(self._checkpoint(turn))
+        # A line in the session's pending file, not a commit: the next prompt's start makes it
+        # one (see ``_start``); a crash in between loses nothing (``load`` reads it).
+        self.store.save_pending(self._checkpoint(turn))
 
     def _checkpoint(self, turn: _Turn) -> Checkpoint:
         return Checkpoint(

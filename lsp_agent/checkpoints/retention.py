@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsp_agent.checkpoints.objects import REF_PREFIX, safe_name
+from lsp_agent.checkpoints.objects import REF_PREFIX, pending_path, safe_name
+from lsp_agent.checkpoints.records import Checkpoint
 
 if TYPE_CHECKING:
     import pygit2
@@ -113,6 +114,7 @@ def _collect_store(
         for name, _ in by_session[session]:
             repo.references.delete(name)
             refs += 1
+        pending_path(path, session).unlink(missing_ok=True)
     objects, freed = _prune(repo, path, now=now, grace_s=grace_s)
     return Collected(sessions=tuple(gone), refs=refs, objects=objects, bytes=freed)
 
@@ -129,6 +131,7 @@ def _prune(repo: pygit2.Repository, path: Path, *, now: float, grace_s: float) -
             pending.append(repo.references[name].peel(pygit2.Commit).id)
         except (pygit2.GitError, ValueError):
             continue
+    pending.extend(pygit2.Oid(hex=name) for name in _pending_roots(path))
     index_file = path / "index"
     if index_file.is_file():
         reachable.update(str(entry.id) for entry in pygit2.Index(str(index_file)))
@@ -159,3 +162,20 @@ def _prune(repo: pygit2.Repository, path: Path, *, now: float, grace_s: float) -
             removed += 1
             freed += stat.st_size
     return removed, freed
+
+
+def _pending_roots(path: Path) -> list[str]:
+    """The trees and blobs the pending states of the store at ``path`` name (see
+    ``ShadowStore.save_pending``): no reference reaches them until they are folded."""
+    names: list[str] = []
+    for pending_file in (path / "pending").glob("*.lines"):
+        for line in pending_file.read_bytes().split(b"\n"):
+            try:
+                checkpoint = Checkpoint.model_validate_json(line)
+            except ValueError:
+                continue
+            if checkpoint.tree:
+                names.append(checkpoint.tree)
+            for record in checkpoint.files.values():
+                names += [blob for blob in (record.before, record.after) if blob]
+    return names
