@@ -1,24 +1,24 @@
 /**
- * The chat controller: sessions, turns and the glue between the server (AgentClient), the
- * chat panel, the permission broker and the review diff.
+ * The chat controller: turns and the glue between the server (AgentClient), the chat panel, the
+ * permission broker and the review diff, on top of the window's chat tabs (chatTabs.ts).
  *
  * It keeps the authoritative chat state (the same reducer the webview runs), forwards every
  * server update to the panel, and never moves keyboard focus unless a user action asked for it.
  */
 
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage, SessionLoadUnsupportedError, type AgentClient } from './server/agentClient';
-import type { PermissionBroker, PendingPermission, PermissionResolution } from './permissions/broker';
+import { ChatTabs, type ControllerDeps } from './chatTabs';
+import { insertIntoEditor, openLink, openLocation, selectionBlock, selectionInfo } from './editorContext';
+import { errorMessage } from './server/agentClient';
+import type { PendingPermission, PermissionResolution } from './permissions/broker';
 import { decisionOrigin, describeOrigin, resolvedLabel } from './shared/permissionPrompt';
-import { rankPaths, resolvePrompt, type MentionIo, type SelectionBlockInput } from './prompt/mentions';
-import type { ReviewController } from './review/reviewController';
-import type { MentionCandidate, PanelSnapshot, RewindRestore, SelectionInfo, SessionSummary, ToHost, ToWebview } from './shared/messages';
+import { resolvePrompt, type MentionIo, type SelectionBlockInput } from './prompt/mentions';
+import { workspaceMentionIo, WorkspaceMentions } from './prompt/workspaceMentions';
+import type { MentionCandidate, PanelSnapshot, RewindRestore, SelectionInfo, ToHost } from './shared/messages';
 import { applyRewind } from './rewind';
 import { McpForms } from './mcpForms';
-import type { ContentBlock, McpAction, McpElicitParams, McpElicitResult, McpServerInfo, McpServersResult, RewindResult, TurnResult, ModeId, SessionDidEndParams, SessionDidStartParams, SessionUpdateParams } from './shared/protocol';
+import type { ContentBlock, McpAction, McpElicitParams, McpElicitResult, McpServerInfo, McpServersResult, RewindResult, TurnResult, SessionDidEndParams, SessionDidStartParams, SessionUpdateParams } from './shared/protocol';
 import {
-  addNotice,
   addPermission,
   applyUpdate,
   createSession,
@@ -31,31 +31,12 @@ import {
   type SessionState,
 } from './shared/state';
 
+export type { ControllerDeps } from './chatTabs';
+
 const HISTORY_KEY = 'lspAgent.promptHistory';
 const HISTORY_LIMIT = 100;
-/** The window's open tabs (session ids) and the active one, reopened after a window reload. */
-const TABS_KEY = 'lspAgent.openSessions';
 /** After asking the server to cancel, wait this long before also cancelling the request (ms). */
 const CANCEL_GRACE_MS = 5000;
-const FILE_INDEX_TTL_MS = 10_000;
-const FILE_INDEX_LIMIT = 20_000;
-const MENTION_EXCLUDE = '**/{node_modules,.git,.venv,venv,__pycache__,dist,out,build,.mypy_cache,.ruff_cache}/**';
-
-export interface ControllerDeps {
-  client: AgentClient;
-  broker: PermissionBroker;
-  review: ReviewController;
-  post(message: ToWebview): void;
-  reveal(focus: boolean): Promise<void>;
-  panelVisible(): boolean;
-  setBadge(count: number): void;
-  memento: vscode.Memento;
-  log: vscode.LogOutputChannel;
-  defaultMode(): ModeId;
-  /** The mode the user chose in the settings, if they did (new sessions then name it). */
-  chosenMode?(): ModeId | undefined;
-  runAction(id: string): Promise<void>;
-}
 
 export interface PromptRequest {
   sessionId?: string;
@@ -68,28 +49,18 @@ export interface PromptRequest {
   extraAttachments?: Attachment[];
 }
 
-export class ChatController implements vscode.Disposable {
-  private readonly sessions = new Map<string, SessionState>();
-  /**
-   * Tabs the user closed whose session the server could not release (it was not running):
-   * they are shown again if the server still talks about them.
-   */
-  private readonly closed = new Map<string, SessionState>();
-  private activeSessionId: string | undefined;
+export class ChatController extends ChatTabs implements vscode.Disposable {
   private readonly turns = new Map<string, vscode.CancellationTokenSource>();
   /** Sessions running a turn the server started itself (an agent command), until `didEnd`. */
   private readonly serverTurns = new Set<string>();
-  private readonly changed = new vscode.EventEmitter<void>();
   private readonly disposables: vscode.Disposable[] = [];
   private selection: SelectionInfo | undefined;
-  private fileIndex: { at: number; paths: Map<string, string> } | undefined;
-  private creating: Promise<SessionState> | undefined;
   private mcpServers: McpServerInfo[] = [];
+  private readonly mentions: WorkspaceMentions;
 
-  /** Fires when anything shown in the status bar may have changed. */
-  readonly onDidChange = this.changed.event;
-
-  constructor(private readonly deps: ControllerDeps) {
+  constructor(deps: ControllerDeps) {
+    super(deps);
+    this.mentions = new WorkspaceMentions({ client: deps.client, log: deps.log });
     this.disposables.push(
       deps.broker.onDidRequest((p) => this.onPermissionRequested(p)),
       deps.broker.onDidResolve((r) => this.onPermissionResolved(r)),
@@ -103,20 +74,6 @@ export class ChatController implements vscode.Disposable {
         this.changed.fire();
       }),
     );
-  }
-
-  // ---- state access -------------------------------------------------------------------------
-
-  get active(): SessionState | undefined {
-    return this.activeSessionId ? this.sessions.get(this.activeSessionId) : undefined;
-  }
-
-  session(id: string): SessionState | undefined {
-    return this.sessions.get(id);
-  }
-
-  get allSessions(): SessionState[] {
-    return [...this.sessions.values()];
   }
 
   pendingCount(): number {
@@ -174,55 +131,6 @@ export class ChatController implements vscode.Disposable {
     return answer;
   }
 
-  private post(message: ToWebview): void {
-    this.deps.post(message);
-    if (message.type === 'sessionAdded' || message.type === 'sessionClosed' || message.type === 'sessionActivated') {
-      if (this.restored) void this.deps.memento.update(TABS_KEY, { open: [...this.sessions.keys()], active: this.activeSessionId });
-    }
-  }
-
-  private restored = false;
-
-  /**
-   * After a window reload (a new server): reopen the tabs the window had, each filled with the
-   * history the server replays (`lspAgent/session/load`), and activate the one that was active.
-   * A tab whose session cannot be loaded (never prompted, deleted) is dropped quietly.
-   */
-  private async restoreTabs(): Promise<void> {
-    if (this.restored) return;
-    const saved = this.deps.memento.get<{ open?: string[]; active?: string }>(TABS_KEY);
-    if (!saved?.open?.length || this.deps.client.capabilities?.loadSession !== true) {
-      this.restored = true;
-      return;
-    }
-    for (const id of saved.open) {
-      if (this.sessions.has(id)) continue;
-      try {
-        this.sessionFor(id);
-        await this.deps.client.loadSession({ sessionId: id, ...this.cwdParam() });
-      } catch (error) {
-        this.deps.log.info(`Not reopening session ${id}: ${errorMessage(error)}`);
-        this.sessions.delete(id);
-        if (this.activeSessionId === id) this.activeSessionId = undefined;
-        this.post({ type: 'sessionClosed', sessionId: id });
-      }
-    }
-    this.restored = true;
-    const active = saved.active && this.sessions.has(saved.active) ? saved.active : [...this.sessions.keys()][0];
-    if (active) this.activate(active);
-  }
-
-  private cwdParam(): { cwd?: string } {
-    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    return cwd ? { cwd } : {};
-  }
-
-  /** Show a notice in a session's transcript (kept in the host state too, so snapshots have it). */
-  private notify(sessionId: string | undefined, level: 'info' | 'warning' | 'error', text: string): void {
-    const session = sessionId ? this.sessions.get(sessionId) : undefined;
-    if (session) addNotice(session, level, text);
-    this.post({ type: 'notice', ...(session ? { sessionId: session.id } : {}), level, text });
-  }
 
   private history(): string[] {
     return this.deps.memento.get<string[]>(HISTORY_KEY, []);
@@ -238,126 +146,6 @@ export class ChatController implements vscode.Disposable {
     this.post({ type: 'history', history: kept });
   }
 
-  // ---- sessions -----------------------------------------------------------------------------
-
-  /** Create a session on the server and make it the active tab. */
-  private chosenMode(): ModeId | undefined {
-    return this.deps.chosenMode ? this.deps.chosenMode() : this.deps.defaultMode();
-  }
-
-  async newSession(): Promise<SessionState> {
-    if (this.creating) return this.creating;
-    this.creating = this.createSession().finally(() => {
-      this.creating = undefined;
-    });
-    return this.creating;
-  }
-
-  private async createSession(): Promise<SessionState> {
-    await this.deps.client.start();
-    const folders = vscode.workspace.workspaceFolders?.map((f) => f.uri.fsPath) ?? [];
-    const result = await this.deps.client.newSession({
-      ...(folders[0] ? { cwd: folders[0] } : {}),
-      ...(folders.length > 1 ? { additionalDirectories: folders.slice(1) } : {}),
-      ...(this.chosenMode() ? { mode: this.chosenMode() } : {}),
-    });
-    const session = createSession({
-      id: result.sessionId,
-      ...(folders[0] ? { cwd: folders[0] } : {}),
-      ...(result.modes ? { modeId: result.modes.currentModeId, availableModes: result.modes.availableModes } : { modeId: this.deps.defaultMode() }),
-      ...(result.availableCommands ? { commands: result.availableCommands } : {}),
-    });
-    this.sessions.set(session.id, session);
-    this.activeSessionId = session.id;
-    this.post({ type: 'sessionAdded', session, activate: true });
-    this.changed.fire();
-    return session;
-  }
-
-  activate(sessionId: string): void {
-    const reopened = this.closed.get(sessionId);
-    if (reopened) {
-      this.closed.delete(sessionId);
-      this.sessions.set(sessionId, reopened);
-      this.post({ type: 'sessionAdded', session: reopened, activate: true });
-    }
-    if (!this.sessions.has(sessionId)) return;
-    this.activeSessionId = sessionId;
-    this.post({ type: 'sessionActivated', sessionId });
-    this.changed.fire();
-  }
-
-  /**
-   * Close a tab: a running turn is cancelled first, then the server releases the session
-   * (`lspAgent/session/close`). If the server cannot be reached the tab is kept aside and shown
-   * again should the session speak.
-   */
-  async closeSession(sessionId: string): Promise<void> {
-    if (this.sessions.get(sessionId)?.running) await this.cancel(sessionId);
-    const session = this.sessions.get(sessionId);
-    let released = false;
-    try {
-      await this.deps.client.closeSession(sessionId);
-      released = true;
-    } catch (error) {
-      this.deps.log.warn(`close session ${sessionId}: ${errorMessage(error)}`);
-    }
-    if (session && !released) this.closed.set(sessionId, session);
-    this.sessions.delete(sessionId);
-    if (this.activeSessionId === sessionId) this.activeSessionId = [...this.sessions.keys()].pop();
-    this.post({ type: 'sessionClosed', sessionId });
-    if (this.activeSessionId) this.post({ type: 'sessionActivated', sessionId: this.activeSessionId });
-    this.changed.fire();
-  }
-
-  /** The server's sessions with what this window knows of them, open tabs first. */
-  async listSessions(): Promise<SessionSummary[]> {
-    const known = (id: string): SessionState | undefined => this.sessions.get(id) ?? this.closed.get(id);
-    const { sessions } = await this.deps.client.listSessions(vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
-    const rows = sessions.map((s) => ({
-      sessionId: s.sessionId,
-      title: known(s.sessionId)?.title ?? s.title ?? `Session ${s.sessionId.slice(0, 8)}`,
-      ...(s.cwd ? { cwd: s.cwd } : {}),
-      busy: s.busy === true,
-      open: this.sessions.has(s.sessionId),
-      ...(s.backgroundRun ? { backgroundRun: s.backgroundRun } : {}),
-    }));
-    return rows.sort((a, b) => Number(b.open) - Number(a.open));
-  }
-
-  /**
-   * Replay a session's history into its tab (`lspAgent/session/load`). The client sends it only
-   * when the server advertises `loadSession`; otherwise the tab says why it starts empty.
-   */
-  private async resume(sessionId: string): Promise<void> {
-    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    try {
-      await this.deps.client.loadSession({ sessionId, ...(cwd ? { cwd } : {}) });
-    } catch (error) {
-      const unsupported = error instanceof SessionLoadUnsupportedError;
-      this.notify(sessionId, unsupported ? 'info' : 'error', unsupported ? errorMessage(error) : `Could not resume the session: ${errorMessage(error)}`);
-    }
-  }
-
-  private sessionFor(sessionId: string): SessionState {
-    let session = this.sessions.get(sessionId);
-    const reopened = session ? undefined : this.closed.get(sessionId);
-    if (reopened) {
-      // The agent is still talking in a closed tab (a late update): show it again.
-      this.closed.delete(sessionId);
-      this.sessions.set(sessionId, reopened);
-      this.post({ type: 'sessionAdded', session: reopened, activate: false });
-      return reopened;
-    }
-    if (!session) {
-      // An update for a session this window did not create (another client, or a reload).
-      session = createSession({ id: sessionId, title: 'Session' });
-      this.sessions.set(sessionId, session);
-      this.post({ type: 'sessionAdded', session, activate: this.activeSessionId === undefined });
-      this.activeSessionId ??= sessionId;
-    }
-    return session;
-  }
 
   // ---- server → client ----------------------------------------------------------------------
 
@@ -533,7 +321,7 @@ export class ChatController implements vscode.Disposable {
     this.notify(sessionId, result.failure || conflicts.length > 0 ? 'warning' : 'info', summary);
     if (result.conversation) this.post({ type: 'focusPrompt', text: result.prompt });
     const first = conflicts[0];
-    if (first) await this.openLocation(first.uri);
+    if (first) await openLocation(first.uri);
     this.changed.fire();
   }
 
@@ -596,17 +384,7 @@ export class ChatController implements vscode.Disposable {
 
   /** Track the editor selection offered as an attachment in the panel. */
   updateSelection(editor: vscode.TextEditor | undefined): void {
-    let next: SelectionInfo | undefined;
-    if (editor && (editor.document.uri.scheme === 'file' || editor.document.uri.scheme === 'untitled') && !editor.selection.isEmpty) {
-      const s = editor.selection;
-      const endLine = s.end.character === 0 && s.end.line > s.start.line ? s.end.line : s.end.line + 1;
-      next = {
-        uri: editor.document.uri.toString(),
-        label: `${path.basename(editor.document.uri.fsPath || editor.document.uri.path)}:${s.start.line + 1}-${endLine}`,
-        startLine: s.start.line + 1,
-        endLine,
-      };
-    }
+    const next = selectionInfo(editor);
     if (JSON.stringify(next) === JSON.stringify(this.selection)) return;
     this.selection = next;
     this.post({ type: 'selection', ...(next ? { selection: next } : {}) });
@@ -614,70 +392,15 @@ export class ChatController implements vscode.Disposable {
 
   /** The active editor's selection as a resource block input, if any. */
   currentSelectionBlock(editor = vscode.window.activeTextEditor): SelectionBlockInput | undefined {
-    if (!editor || editor.selection.isEmpty) return undefined;
-    const s = editor.selection;
-    const doc = editor.document;
-    return {
-      uri: doc.uri.toString(),
-      label: `${path.basename(doc.uri.fsPath || doc.uri.path)}:${s.start.line + 1}-${s.end.line + 1}`,
-      text: doc.getText(s),
-      range: {
-        start: { line: s.start.line, character: s.start.character },
-        end: { line: s.end.line, character: s.end.character },
-      },
-    };
+    return selectionBlock(editor);
   }
 
   mentionIo(): MentionIo {
-    return {
-      openDocumentText: (uri) => vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri)?.getText(),
-      readFile: async (uri) => vscode.workspace.fs.readFile(vscode.Uri.parse(uri)),
-      resolvePath: async (p) => {
-        const candidates: vscode.Uri[] = path.isAbsolute(p)
-          ? [vscode.Uri.file(p)]
-          : (vscode.workspace.workspaceFolders ?? []).map((f) => vscode.Uri.joinPath(f.uri, p));
-        for (const uri of candidates) {
-          try {
-            const stat = await vscode.workspace.fs.stat(uri);
-            if (stat.type === vscode.FileType.File) return uri.toString();
-          } catch {
-            // Not in this folder.
-          }
-        }
-        return undefined;
-      },
-    };
-  }
-
-  private async files(): Promise<Map<string, string>> {
-    const now = Date.now();
-    if (this.fileIndex && now - this.fileIndex.at < FILE_INDEX_TTL_MS) return this.fileIndex.paths;
-    const uris = await vscode.workspace.findFiles('**/*', MENTION_EXCLUDE, FILE_INDEX_LIMIT);
-    const paths = new Map<string, string>();
-    for (const uri of uris) paths.set(vscode.workspace.asRelativePath(uri, (vscode.workspace.workspaceFolders?.length ?? 0) > 1), uri.toString());
-    this.fileIndex = { at: now, paths };
-    return paths;
+    return workspaceMentionIo();
   }
 
   async mentionCandidates(query: string): Promise<MentionCandidate[]> {
-    // `@server:` completes the resources of an MCP server (the server matches them).
-    if (query.includes(':')) return this.resourceCandidates(query);
-    const files = await this.files();
-    return rankPaths(query, [...files.keys()]).map((label) => {
-      const dir = path.posix.dirname(label);
-      return { uri: files.get(label) as string, label, ...(dir !== '.' ? { description: dir } : {}) };
-    });
-  }
-
-  private async resourceCandidates(query: string): Promise<MentionCandidate[]> {
-    if (this.deps.client.status.phase !== 'running') return [];
-    try {
-      const { items } = await this.deps.client.mcpResources(query);
-      return items.map((item) => ({ uri: item.uri, label: item.label, description: item.description ?? item.name, kind: 'mcp' }));
-    } catch (error) {
-      this.deps.log.warn(`MCP resource completion failed: ${errorMessage(error)}`);
-      return [];
-    }
+    return this.mentions.candidates(query);
   }
 
   // ---- messages from the panel --------------------------------------------------------------
@@ -750,13 +473,13 @@ export class ChatController implements vscode.Disposable {
         void vscode.window.setStatusBarMessage('$(check) Copied', 2000);
         return;
       case 'insert':
-        await this.insertIntoEditor(message.text);
+        await insertIntoEditor(message.text);
         return;
       case 'openLocation':
-        await this.openLocation(message.uri, message.line);
+        await openLocation(message.uri, message.line);
         return;
       case 'openLink':
-        await this.openLink(message.href);
+        await openLink(message.href);
         return;
       case 'runAction':
         await this.deps.runAction(message.id);
@@ -771,41 +494,6 @@ export class ChatController implements vscode.Disposable {
         await this.rewind(message.sessionId, message.messageId, message.restore);
         return;
     }
-  }
-
-  private async insertIntoEditor(text: string): Promise<void> {
-    const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
-    if (!editor) {
-      void vscode.window.showWarningMessage('Open a file to insert the code into.');
-      return;
-    }
-    await editor.edit((edit) => {
-      for (const selection of editor.selections) edit.replace(selection, text);
-    });
-  }
-
-  private async openLocation(uri: string, line?: number): Promise<void> {
-    const target = /^[a-z][a-z0-9+.-]*:/i.test(uri) ? vscode.Uri.parse(uri) : vscode.Uri.file(uri);
-    const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
-    await vscode.window.showTextDocument(target, { preview: true, selection: new vscode.Range(position, position) });
-  }
-
-  private async openLink(href: string): Promise<void> {
-    if (/^(https?|mailto):/i.test(href)) {
-      await vscode.env.openExternal(vscode.Uri.parse(href));
-      return;
-    }
-    const [file, fragment] = href.split('#');
-    const lineMatch = /^L?(\d+)/.exec(fragment ?? '');
-    const line = lineMatch ? Number(lineMatch[1]) : undefined;
-    if (!file) return;
-    if (file.startsWith('file:') || path.isAbsolute(file)) {
-      await this.openLocation(file, line);
-      return;
-    }
-    const resolved = await this.mentionIo().resolvePath(decodeURIComponent(file));
-    if (resolved) await this.openLocation(resolved, line);
-    else void vscode.window.showWarningMessage(`No file ${file} in the workspace.`);
   }
 
   /** Pending permission questions in the active session (for the status bar). */
