@@ -447,7 +447,7 @@ class AnthropicModel:
             body = self._body.encode(
                 params,
                 keep=request.background is None,
-                # The tools and system prompt of a session are the same tuples every request.
+                # A session's tools and system prompt are the same from request to request.
                 sources={"tools": request.tools, "system": request.system},
             )
             size = check_size(len(body), self.endpoint)

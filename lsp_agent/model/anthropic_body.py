@@ -6,7 +6,7 @@ history only grows between the requests of a session and the converted messages 
 between them (:func:`~lsp_agent.model.anthropic_request.convert_messages`), so each message's
 JSON text is kept and a request encodes only what is new: the messages it adds and the two
 that carry a moving cache breakpoint. The tools and the system prompt come from the same tuples
-for a whole session, so their JSON is kept too while the request names the same tuples. The
+for a whole session, so their JSON is kept too while the request names the same items. The
 bytes are sent with the SDK's documented lower-level call (``client.post(..., content=...)``),
 which keeps the SDK's headers, authentication and error mapping.
 
@@ -44,6 +44,18 @@ def _utf8(text: str) -> bytes:
         return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
+def _same(a: object, b: object) -> bool:
+    """Whether ``a`` and ``b`` are the same value: the same object, or tuples whose items are
+    the same objects or equal. A request model's validation copies its tuples (of tool specs,
+    of system parts) but keeps their items, so an item is usually the very object seen
+    before and the comparison stops at identity."""
+    if a is b:
+        return True
+    if not (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)):
+        return False
+    return all(x is y or x == y for x, y in zip(a, b, strict=True))
+
+
 class BodyEncoder:
     """Encodes request parameters as a JSON body, reusing the bytes of each message seen in the
     previous request (same object: the converted messages are shared and never modified), and
@@ -53,8 +65,8 @@ class BodyEncoder:
         self._done: dict[int, tuple[Mapping[str, Any], bytes]] = {}
         """UTF-8 JSON by ``id`` of the message dict; the dict is held so its id stays unique."""
         self._fixed: dict[str, tuple[object, bytes]] = {}
-        """UTF-8 JSON of a parameter (``tools``, ``system``) by name, with the object it was
-        made from (held, so that its identity means the same value)."""
+        """UTF-8 JSON of a parameter (``tools``, ``system``) by name, with the immutable value
+        it was made from."""
 
     def encode(
         self,
@@ -67,11 +79,11 @@ class BodyEncoder:
         plus ``stream``) as UTF-8 JSON bytes. ``keep``: remember this request's messages (and
         fixed parts) for the next call (a background request passes ``False`` so as not to
         replace those of the user's turn). ``sources``: for a parameter named here, the
-        immutable object its value was made from (the request's tuple of tool specs, of system
-        parts); while a later call names the same object, the parameter's JSON is reused
-        instead of encoded again. Lone surrogates (which the converter already replaces in
-        messages) become U+FFFD. Raises ``ValueError``/``TypeError`` like
-        :func:`encode_json`."""
+        immutable value it was made from (the request's tuple of tool specs, of system parts);
+        while a later call names the same value (the same items, or equal ones), the
+        parameter's JSON is reused instead of encoded again. Lone surrogates (which the
+        converter already replaces in messages) become U+FFFD. Raises
+        ``ValueError``/``TypeError`` like :func:`encode_json`."""
         done: dict[int, tuple[Mapping[str, Any], bytes]] = {}
         parts: list[bytes] = []
         for message in params.get("messages", ()):
@@ -87,7 +99,7 @@ class BodyEncoder:
             if name not in params or name == "messages":
                 continue
             known = self._fixed.get(name)
-            if known is None or known[0] is not source:
+            if known is None or not _same(known[0], source):
                 known = (source, _utf8(_ENCODER.encode(params[name])))
                 if keep:
                     self._fixed[name] = known

@@ -99,9 +99,11 @@ def test_tools_and_system_are_encoded_again_only_when_their_source_changes() -> 
 
     first = body(tools_source, tools)
     assert first == {**_params(_user("hi")), "tools": tools}
-    # Same source object: the JSON sent before is reused (the change below is not seen).
+    # The same source (the object, or an equal tuple as a request's validation copies it):
+    # the JSON sent before is reused (the change below is not seen).
     tools[0]["description"] = "changed"
     assert body(tools_source, tools)["tools"][0]["description"] == "Reads."
+    assert body(tuple(list(tools_source)), tools)["tools"][0]["description"] == "Reads."
     # A background request with other tools does not replace what the user's turn reuses.
     other = [{"name": "Other", "description": "", "input_schema": {}}]
     assert body(("other specs",), other, keep=False)["tools"] == other
