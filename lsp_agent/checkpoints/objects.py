@@ -193,7 +193,18 @@ class ShadowStore:
 
     def put(self, data: bytes) -> str:
         """Store ``data``; its blob id."""
-        return str(self.repo.create_blob(data))
+        import pygit2
+
+        # Most contents are in the store already (a file's text before an edit): libgit2
+        # would create and delete a temporary file to find that out. Its loose object's time
+        # is refreshed instead, as libgit2 does, so that a collection running meanwhile in
+        # another process sees it as new (retention keeps objects younger than an hour).
+        blob = str(pygit2.hash(data))
+        try:
+            os.utime(self.path / "objects" / blob[:2] / blob[2:])
+        except OSError:
+            return str(self.repo.create_blob(data))  # new (or packed, or not ours to touch)
+        return blob
 
     def get(self, blob: str) -> bytes:
         """The content of blob ``blob``. Raises ``KeyError`` when the store lacks it."""

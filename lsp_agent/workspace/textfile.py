@@ -157,17 +157,17 @@ def _replace_atomic(path: Path, data: bytes) -> int:
                 view = view[os.write(fd, view) :]
             # The file a tool reports written is on disk before it replaces the old one.
             os.fsync(fd)
-            mtime_ns = os.fstat(fd).st_mtime_ns
+            info = os.fstat(fd)
         finally:
             os.close(fd)
-        if mode is not None:
+        if mode is not None and stat.S_IMODE(info.st_mode) != mode:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    return mtime_ns
+    return info.st_mtime_ns
 
 
 def apply_change_to_disk(

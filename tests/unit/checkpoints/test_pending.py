@@ -147,3 +147,18 @@ async def test_a_killed_process_keeps_its_edits_checkpoint(tmp_path: Path) -> No
     # Its next prompt folds what the killed process left into the commit.
     await cp.start_turn(message_id="m2", prompt="again")
     assert list(_committed(cp.store, "s1", 1, "m1").files) == [str(root / "a.py")]
+
+
+def test_a_content_already_stored_is_refreshed_not_written_again(tmp_path: Path) -> None:
+    root, folder = _project(tmp_path)
+    store = ShadowStore(path=folder, root=root)
+    blob = store.put(b"same\n")
+    assert blob == str(pygit2.hash(b"same\n"))
+    loose = folder / "objects" / blob[:2] / blob[2:]
+    old = loose.stat().st_mtime - 7200
+    os.utime(loose, (old, old))
+    assert store.put(b"same\n") == blob
+    # Fresh again: a collection in another process keeps it (it keeps objects under an hour).
+    assert loose.stat().st_mtime > old + 3600
+    assert store.get(blob) == b"same\n"
+    assert not [p for p in (folder / "objects").iterdir() if p.name.startswith("tmp")]
