@@ -144,8 +144,9 @@ class SmallRoots:
     the exit status); anything else is unknown and keeps ripgrep's default. A search that
     goes over the bound, or was stopped, marks the directory large again, so a tree that
     grows costs at most one search with one thread. Up to 64 directories are remembered
-    (the oldest forgotten first). Results and their order do not depend on the thread count
-    (the tools sort what ripgrep writes).
+    (the oldest forgotten first). A directory no search measured yet counts as small when a
+    quick look finds it tiny (:func:`looks_tiny`: at most 256 files and 4 MiB in all). Results
+    and their order do not depend on the thread count (the tools sort what ripgrep writes).
     """
 
     def __init__(self) -> None:
@@ -153,7 +154,8 @@ class SmallRoots:
 
     def threads_args(self, root: Path) -> list[str]:
         """``["--threads=1"]`` when ``root`` (an absolute, resolved directory) or the
-        nearest folder above it that a search measured is small, else ``[]``."""
+        nearest folder above it that a search measured is small, or when none was measured
+        and ``root`` :func:`looks_tiny`; else ``[]``."""
         key = str(root)
         while True:
             small = self._small.get(key)
@@ -161,7 +163,7 @@ class SmallRoots:
                 return ["--threads=1"] if small else []
             parent = key.rpartition("/")[0] or "/"
             if parent == key:
-                return []
+                return ["--threads=1"] if looks_tiny(root) else []
             key = parent
 
     def note(self, root: Path, result: Streamed) -> None:
@@ -179,3 +181,42 @@ class SmallRoots:
         self._small[key] = small
         if len(self._small) > _MAX_ROOTS:
             del self._small[next(iter(self._small))]
+
+
+TINY_FILES = 256
+TINY_BYTES = 4 << 20
+
+
+def looks_tiny(root: Path) -> bool:
+    """Whether the tree under ``root`` holds at most :data:`TINY_FILES` files (and as many
+    folders) and :data:`TINY_BYTES` bytes in its files, by a walk that gives up as soon as
+    it sees more.
+
+    It counts what ripgrep would skip too (ignored files, hidden ones), except
+    version-control directories; it does not follow links to directories (nor does
+    ripgrep). Costs one ``scandir`` per directory and one ``lstat`` per file: ≈ 0.5 ms for
+    250 files, less than ripgrep's worker threads cost on such a tree. Unreadable
+    directories make the answer ``False``.
+    """
+    files = 0
+    size = 0
+    folders = 1
+    pending = [str(root)]
+    try:
+        while pending:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in VCS_DIRS:
+                            folders += 1
+                            if folders > TINY_FILES:
+                                return False
+                            pending.append(entry.path)
+                        continue
+                    files += 1
+                    size += entry.stat(follow_symlinks=False).st_size
+                    if files > TINY_FILES or size > TINY_BYTES:
+                        return False
+    except OSError:
+        return False
+    return True

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
+from lsp_agent.tools import _rg
 from lsp_agent.tools import glob as glob_module
 from lsp_agent.tools import grep as grep_module
 from lsp_agent.tools._leaf import sentinel
 from lsp_agent.tools._proc import Streamed
-from lsp_agent.tools._rg import SMALL_CPU_MS, SmallRoots
+from lsp_agent.tools._rg import SMALL_CPU_MS, SmallRoots, looks_tiny
 from lsp_agent.tools.glob import GlobTool
 from lsp_agent.tools.grep import GrepTool
 
@@ -116,6 +117,7 @@ needs_sentinel = pytest.mark.skipif(
 async def test_grep_answers_the_same_with_one_thread(
     project: Env, monkeypatch: pytest.MonkeyPatch, raw: dict[str, Any]
 ) -> None:
+    monkeypatch.setattr(_rg, "TINY_FILES", 0)  # only a measured search tells
     calls = _recording(monkeypatch, grep_module, "stream_rg")
     grep = GrepTool()
     first = await project.run(grep, raw)
@@ -148,6 +150,7 @@ async def test_grep_of_one_file_never_asks_for_threads(
 async def test_glob_answers_the_same_when_it_reads_in_the_event_loop(
     project: Env, monkeypatch: pytest.MonkeyPatch, pattern: str
 ) -> None:
+    monkeypatch.setattr(_rg, "TINY_FILES", 0)  # only a measured search tells
     threaded = _recording(monkeypatch, glob_module, "drain_rg")
     inline = _recording(monkeypatch, glob_module, "stream_rg")
     glob = GlobTool()
@@ -158,3 +161,44 @@ async def test_glob_answers_the_same_when_it_reads_in_the_event_loop(
     assert first.text == second.text
     assert first.raw_output == second.raw_output
     assert first.text != "No files found"
+
+
+def test_a_quick_look_tells_a_tiny_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for index in range(4):
+        (tmp_path / "pkg" / f"sub{index}").mkdir(parents=True)
+        (tmp_path / "pkg" / f"sub{index}" / "mod.py").write_text("x = 1\n")
+    (tmp_path / ".git" / "objects").mkdir(parents=True)
+    for index in range(10):
+        (tmp_path / ".git" / "objects" / f"o{index}").write_bytes(b"z" * 1000)
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    for index in range(10):
+        (outside / f"f{index}").write_text("y\n")
+    (tmp_path / "link").symlink_to(outside, target_is_directory=True)
+    # Five files (the link counts as one: it is not followed), six folders with the root
+    # (.git is not counted), 24 bytes in the four files and the link's own size.
+    size = 24 + (tmp_path / "link").lstat().st_size
+    monkeypatch.setattr(_rg, "TINY_FILES", 6)
+    monkeypatch.setattr(_rg, "TINY_BYTES", size)
+    assert looks_tiny(tmp_path)
+    monkeypatch.setattr(_rg, "TINY_BYTES", size - 1)
+    assert not looks_tiny(tmp_path)
+    monkeypatch.setattr(_rg, "TINY_BYTES", size)
+    monkeypatch.setattr(_rg, "TINY_FILES", 5)  # six folders are too many
+    assert not looks_tiny(tmp_path)
+    assert not looks_tiny(tmp_path / "missing")
+
+
+@needs_sentinel
+async def test_a_first_search_of_a_tiny_tree_uses_one_thread(
+    project: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _recording(monkeypatch, grep_module, "stream_rg")
+    raw = {"pattern": "marker", "output_mode": "content"}
+    quick = await project.run(GrepTool(), raw)
+    monkeypatch.setattr(_rg, "TINY_FILES", 0)
+    pooled = await project.run(GrepTool(), raw)
+    assert calls[0][0] == "--threads=1"
+    assert "--threads=1" not in calls[1]
+    assert quick.text == pooled.text
+    assert quick.text.count("marker") == 31
