@@ -85,6 +85,7 @@ from lsp_agent.model.anthropic_errors import describe_cause, status_error
 from lsp_agent.model.anthropic_request import (
     REQUEST_LIMIT_BYTES,
     ConvertedMessages,
+    FirstMarks,
     check_size,
     convert_messages,
     refuse_oversized,
@@ -253,6 +254,9 @@ class AnthropicModel:
         self._tls = tls
         """A TLS context built ahead (the daemon's), used when the default would be the same."""
         self._body = BodyEncoder()
+        self._first_marks: FirstMarks = {}
+        """The user's conversation's first message with its cache breakpoint (see
+        :data:`~lsp_agent.model.anthropic_request.FirstMarks`)."""
 
     def use_settings_env(self, env: Mapping[str, str]) -> None:
         """Apply :data:`READ_TIMEOUT_ENV` and :data:`CONNECT_TIMEOUT_ENV` from a settings
@@ -436,7 +440,10 @@ class AnthropicModel:
         """
         client = self._get_client(request.model)
         messages = self._convert(request)
-        params = to_api_params(request, converted=messages)
+        background = request.background is not None
+        params = to_api_params(
+            request, converted=messages, first_marks=None if background else self._first_marks
+        )
         params["model"] = wire_model(request.model, self._provider, self._environ)
         headers = _extra_headers(request)
         body: bytes | None = None
@@ -446,7 +453,7 @@ class AnthropicModel:
             params["stream"] = True
             body = self._body.encode(
                 params,
-                keep=request.background is None,
+                keep=not background,
                 # A session's tools and system prompt are the same from request to request.
                 sources={"tools": request.tools, "system": request.system},
             )

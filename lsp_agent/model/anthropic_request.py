@@ -121,13 +121,23 @@ def convert_messages(
     return out, converted
 
 
+FirstMarks = dict[int, tuple[dict[str, Any], dict[str, Any]]]
+"""The first message with its cache breakpoint, by ``id`` of the converted message it was
+made from (held with it): the first message stays the same for a whole conversation, so its
+marked copy (and the JSON the body keeps for that object) can be reused by every request."""
+
+
 def to_api_params(
-    request: ModelRequest, *, converted: Sequence[dict[str, Any]] | None = None
+    request: ModelRequest,
+    *,
+    converted: Sequence[dict[str, Any]] | None = None,
+    first_marks: FirstMarks | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments of ``messages.create`` for ``request`` (JSON-ready dicts;
     ``stream`` not included). See the module doc for the cache breakpoints. ``converted``:
     the request's messages already in API form (:func:`convert_messages`); they are not
-    modified."""
+    modified. ``first_marks``: the caller's store of the marked first message, reused while
+    the first converted message is the same object and updated otherwise."""
     if converted is None:
         converted = [_without_lone_surrogates(_message_param(m)) for m in request.messages]
     params: dict[str, Any] = {
@@ -146,11 +156,24 @@ def to_api_params(
             for t in request.tools
         ]
     if params["messages"]:
-        _mark(params["messages"], 0, first=True)
+        _mark_first(params["messages"], first_marks)
         _mark(params["messages"], -1, first=False)
     if request.thinking_budget is not None:
         params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
     return params
+
+
+def _mark_first(messages: list[dict[str, Any]], kept: FirstMarks | None) -> None:
+    """:func:`_mark` of the first message, reusing the copy in ``kept`` for the same message."""
+    source = messages[0]
+    entry = kept.get(id(source)) if kept is not None else None
+    if entry is not None and entry[0] is source:
+        messages[0] = entry[1]
+        return
+    _mark(messages, 0, first=True)
+    if kept is not None:
+        kept.clear()
+        kept[id(source)] = (source, messages[0])
 
 
 def _mark(messages: list[dict[str, Any]], position: int, *, first: bool) -> None:

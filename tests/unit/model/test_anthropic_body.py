@@ -9,9 +9,14 @@ import pytest
 
 from lsp_agent.model.anthropic import AnthropicModel
 from lsp_agent.model.anthropic_body import BodyEncoder
-from lsp_agent.model.anthropic_request import REQUEST_LIMIT_BYTES
+from lsp_agent.model.anthropic_request import (
+    REQUEST_LIMIT_BYTES,
+    FirstMarks,
+    convert_messages,
+    to_api_params,
+)
 from lsp_agent.model.base import ModelError
-from lsp_agent.model.types import Message
+from lsp_agent.model.types import Message, ModelRequest, TextBlock
 from lsp_agent.testing.scenario import reply, scenario
 
 from .conftest import MakeModel, StartServer, collect, simple_request
@@ -110,3 +115,35 @@ def test_tools_and_system_are_encoded_again_only_when_their_source_changes() -> 
     assert body(tools_source, tools)["tools"][0]["description"] == "Reads."
     # Another source object: encoded from the params.
     assert body(("new specs",), tools)["tools"][0]["description"] == "changed"
+
+
+def test_the_marked_first_message_is_reused_while_the_conversation_starts_the_same() -> None:
+    def request(*texts: str) -> ModelRequest:
+        return ModelRequest(
+            model="claude-test",
+            system=("sys",),
+            messages=tuple(
+                Message(role="user" if i % 2 == 0 else "assistant", content=(TextBlock(text=t),))
+                for i, t in enumerate(texts)
+            ),
+        )
+
+    first = request("memory files and the prompt", "ok", "go on")
+    converted, kept = convert_messages(first.messages, {})
+    marks: FirstMarks = {}
+    one = to_api_params(first, converted=converted, first_marks=marks)
+    assert one == to_api_params(first, converted=converted)  # the same breakpoints as before
+    assert one["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in converted[0]["content"][0]  # the shared message is unmarked
+
+    longer = request("memory files and the prompt", "ok", "go on", "done", "more")
+    converted, kept = convert_messages((*first.messages, *longer.messages[3:]), kept)
+    two = to_api_params(longer, converted=converted, first_marks=marks)
+    assert two["messages"][0] is one["messages"][0]  # the body keeps its JSON for this object
+    assert two == to_api_params(longer, converted=converted)
+
+    other = request("another conversation", "ok", "go on")
+    converted, _ = convert_messages(other.messages, {})
+    three = to_api_params(other, converted=converted, first_marks=marks)
+    assert three["messages"][0]["content"][0]["text"] == "another conversation"
+    assert three["messages"][0] is not one["messages"][0]
