@@ -194,8 +194,7 @@ class GlobTool(Tool[GlobInput, GlobPlan]):
             text += "\n" + "\n".join(incomplete)
         # The model gets absolute paths (as Claude Code's Glob gives); the user sees them as
         # the tool titles name files, relative to the session's folder.
-        cwd = ctx.cwd.resolve()
-        shown = text.replace("\n".join(paths), "\n".join(display_path(Path(p), cwd) for p in paths))
+        shown = text.replace("\n".join(paths), "\n".join(_shown(paths, ctx.cwd.resolve())))
         return ToolOutput(
             text=text,
             content=(ContentItem(content=TextContent(text=shown)),),
@@ -228,6 +227,18 @@ def listing_threads_args(pattern: str, cores: int | None = None) -> list[str]:
         affinity = getattr(os, "sched_getaffinity", None)
         cores = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
     return [f"--threads={max(1, min(12, cores - 1))}"]
+
+
+def _shown(paths: list[str], cwd: Path) -> list[str]:
+    """``paths`` (absolute, normalised: ripgrep's listing of a resolved folder) as
+    :func:`~lsp_agent.tools._paths.display_path` shows them, relative to ``cwd`` (resolved)
+    when inside it. On POSIX by their text, which for such paths gives the same answer
+    without a ``Path`` per result (a third of a millisecond for 100 results)."""
+    if os.sep != "/":
+        return [display_path(Path(path), cwd) for path in paths]
+    prefix = str(cwd).rstrip("/") + "/"
+    cut = len(prefix)
+    return [path[cut:] if path.startswith(prefix) else path for path in paths]
 
 
 def _ignored_exact_path(root: Path, pattern: str) -> Path | None:

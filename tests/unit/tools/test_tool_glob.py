@@ -36,6 +36,19 @@ async def test_matches_sorted_newest_first_absolute(env: Env) -> None:
     assert shown.content.text.split("\n") == ["src/deep/new.py", "mid.py", "src/old.py"]
 
 
+async def test_matches_outside_the_session_folder_are_shown_absolute(env: Env) -> None:
+    inside = touch(env.path("pkg/a.py"), 1)
+    outside = touch(env.root.parent / f"{env.root.name}-outside" / "a.py", 1)
+    # A sibling whose name starts with the session folder's name is outside it too.
+    sibling = touch(env.root.parent / f"{env.root.name}x" / "a.py", 1)
+    for path, shown_as in ((inside, "pkg/a.py"), (outside, str(outside)), (sibling, str(sibling))):
+        out = await env.run(GLOB, {"pattern": "*.py", "path": str(path.parent)})
+        assert out.text == str(path)
+        (shown,) = out.content
+        assert shown.type == "content"
+        assert shown.content.text == shown_as
+
+
 async def test_name_pattern_matches_at_any_depth_and_slash_anchors(env: Env) -> None:
     a = touch(env.path("a.py"), 1)
     b = touch(env.path("pkg/b.py"), 2)
