@@ -28,6 +28,7 @@ import pydantic
 
 from lsp_agent.agent.approval import authorize, prepare_behind_rules, with_user_edits
 from lsp_agent.agent.env import ExecutorEnv, Unattended
+from lsp_agent.agent.frozen import evolve
 from lsp_agent.context.budgets import budget_for, fit, head_tail, result_path, spill
 from lsp_agent.hooks.runner import HookOutcome, HookRunner
 from lsp_agent.model.types import ToolResultBlock, ToolUseBlock
@@ -254,7 +255,7 @@ async def _call(
             )
         )
 
-    ctx = dataclasses.replace(env.ctx, progress=progress)
+    ctx = evolve(env.ctx, progress=progress)
     # A tool that may write anywhere is bracketed by checkpoint snapshots, so rewind covers
     # what it changed (edits through the workspace are observed there).
     checkpoints = ctx.workspace.checkpoints if tool.writes_disk and not tool.read_only else None

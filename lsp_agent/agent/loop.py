@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from lsp_agent.agent.env import TurnEnv
 from lsp_agent.agent.executor import execute_tool_uses
+from lsp_agent.agent.frozen import evolve
 from lsp_agent.agent.turn_hooks import TurnHooks, check_stop, note_chunks, submit_prompt
 from lsp_agent.context.compaction import Boundary, is_compacted_start
 from lsp_agent.context.engine import CompactionError, Prepared, is_prompt_too_long
@@ -361,7 +362,7 @@ class _Turn:
                 self.emit(update)
             error = "the model stream ended without a complete response"
             return Finish(stop_reason="end_turn", terminal="model_error", error=error)
-        self.state = dataclasses.replace(
+        self.state = evolve(
             self.state, requests=self.state.requests + 1, usage=self.state.usage + response.usage
         )
         if env.context is not None:
@@ -545,7 +546,7 @@ def _kind(env: TurnEnv, name: str) -> ToolKind:
 
 
 def _commit(env: TurnEnv, state: LoopState, message: Message) -> LoopState:
-    new = dataclasses.replace(state, messages=(*state.messages, message))
+    new = evolve(state, messages=(*state.messages, message))
     env.commit(new.messages)
     return new
 
