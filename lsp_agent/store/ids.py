@@ -29,11 +29,36 @@ def random_uuid() -> str:
     """A random UUID (RFC 9562 version 4) in canonical form, as ``str(uuid.uuid4())`` gives:
     16 bytes from :func:`os.urandom` with the version and variant bits set, formatted
     directly (no :class:`uuid.UUID` object: half the cost, on every transcript record)."""
-    raw = bytearray(os.urandom(16))
+    return _canonical(bytearray(os.urandom(16)))
+
+
+def _canonical(raw: bytearray) -> str:
+    """16 random bytes as a version 4 UUID's canonical text (sets the version and variant)."""
     raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
     raw[8] = (raw[8] & 0x3F) | 0x80  # variant 10xx (RFC 9562)
     h = raw.hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+class RandomUuids:
+    """Random UUIDs as :func:`random_uuid` gives them, for one writer that needs many (a
+    transcript: two records per tool turn): the random bytes come from :func:`os.urandom` 4 KiB
+    (256 ids) at a time instead of one system call per id. The same source, the same bits set.
+    Not to be shared across a ``fork``: both processes would draw the same ids."""
+
+    POOL_BYTES = 4096
+
+    def __init__(self) -> None:
+        self._pool = b""
+        self._at = 0
+
+    def __call__(self) -> str:
+        """The next id (canonical form)."""
+        at = self._at
+        if at >= len(self._pool):
+            self._pool, at = os.urandom(self.POOL_BYTES), 0
+        self._at = at + 16
+        return _canonical(bytearray(self._pool[at : at + 16]))
 
 
 def id_key(text: str) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from lsp_agent.store.ids import RandomUuids
 from lsp_agent.store.records import Record, encode, new_record
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ class Transcript:
         self.count = 0
         """Records appended by this writer."""
         self._file: IO[bytes] | None = None
+        self._uuids = RandomUuids()
 
     @property
     def enabled(self) -> bool:
@@ -84,7 +86,7 @@ class Transcript:
             session_id=self.session_id,
             parent=parent or self.leaf,
             fields=fields,
-            record_id=record_id,
+            record_id=record_id or self._uuids(),
         )
         self.write(record)
         return record

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from lsp_agent.store.ids import IdLookupError, random_uuid, resolve_id
+from lsp_agent.store.ids import IdLookupError, RandomUuids, random_uuid, resolve_id
 
 A = "6f6b7c0e-b19d-4633-9505-bd78be01c548"
 B = "6f6b7c0e-ffff-4633-9505-bd78be01c548"
@@ -34,10 +34,13 @@ def test_too_short_unknown_and_ambiguous_say_so() -> None:
         resolve_id([A, B], "6f6b7c0e", what="session")
 
 
-def test_random_uuids_are_canonical_version_4_and_distinct() -> None:
-    made = [random_uuid() for _ in range(2000)]
+@pytest.mark.parametrize("source", ["function", "pool"])
+def test_random_uuids_are_canonical_version_4_and_distinct(source: str) -> None:
+    # 2000 ids: the pool is refilled several times (256 ids per refill).
+    make = random_uuid if source == "function" else RandomUuids()
+    made = [make() for _ in range(2000)]
     assert len(set(made)) == len(made)
-    for text in made[:200]:
+    for text in made[:300]:
         parsed = uuid.UUID(text)
         assert str(parsed) == text  # canonical: lower case, 8-4-4-4-12
         assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
