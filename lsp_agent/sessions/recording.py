@@ -12,7 +12,6 @@ file.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,9 +63,10 @@ class Recorder:
         old = self.recorded
         common = 0
         limit = min(len(history), len(old))
-        if limit == len(old) and all(map(operator.is_, history, old)):
-            # The usual commit: the recorded messages themselves, then new ones (checked in
-            # C, where the loop below costs a Python call per message of a long history).
+        if limit == len(old) and tuple(history[:limit]) == tuple(old):
+            # The usual commit: the recorded messages themselves, then new ones. Compared in C
+            # as tuples (each element found by identity first), where the loop below costs a
+            # Python call per message of a long history; an equal message is one _same takes.
             common = limit
         while common < limit and _same(history[common], old[common]):
             common += 1
