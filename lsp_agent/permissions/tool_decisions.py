@@ -3,7 +3,7 @@ engine's module docstring gives (deny beats ask beats allow)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +28,17 @@ def decide_tool(
     path does. ``paths_resolved``: the caller resolved ``paths`` just now (see
     :meth:`PermissionEngine.decide`), so they are both."""
     resolved, candidates = _candidates(paths, cwd=grounds.cwd, resolved=paths_resolved)
-    suggestions = tool_suggestions(tool, resolved, raw_input)
+
+    def suggestions() -> tuple[str, ...]:
+        # Only an ask carries them: worked out when one is made, not for every allowed call.
+        return tool_suggestions(tool, resolved, raw_input)
+
     for rule in grounds.deny:
         if _hits(rule, tool, candidates, raw_input, loose=True):
             return by_rule("deny", rule, f"{tool} is denied by the rule {rule}")
     for rule in grounds.ask:
         if _hits(rule, tool, candidates, raw_input, loose=True):
-            return by_rule("ask", rule, f"the rule {rule} asks before {tool}", suggestions)
+            return by_rule("ask", rule, f"the rule {rule} asks before {tool}", suggestions())
     if grounds.mode == "plan" and not read_only:
         return Decision(
             behavior="deny",
@@ -99,7 +103,10 @@ def _hits(
 
 
 def _sensitive_write(
-    tool: str, resolved: Sequence[Path], grounds: Grounds, suggestions: tuple[str, ...]
+    tool: str,
+    resolved: Sequence[Path],
+    grounds: Grounds,
+    suggestions: Callable[[], tuple[str, ...]],
 ) -> Decision | None:
     """The sandbox's hard ask when a write touches a protected path, in every mode."""
     for path in resolved:
@@ -110,7 +117,7 @@ def _sensitive_write(
                 reason=f"{tool} writes {path}: {why}",
                 source="sandbox",
                 hard=True,
-                suggestions=suggestions,
+                suggestions=suggestions(),
                 can_allow_always=False,
             )
     return None
@@ -125,7 +132,7 @@ def _sandbox_or_default(
     resolved: Sequence[Path],
     outside: Sequence[Path],
     secrets: Sequence[Path],
-    suggestions: tuple[str, ...],
+    suggestions: Callable[[], tuple[str, ...]],
 ) -> Decision:
     """No rule decided: the sandbox asks outside the roots and before secrets; read-only tools
     are allowed, edits too in ``acceptEdits``; everything else asks."""
@@ -136,7 +143,7 @@ def _sandbox_or_default(
             reason=f"{tool} {verb} {outside[0]}, outside the workspace roots",
             source="sandbox",
             hard=True,
-            suggestions=suggestions,
+            suggestions=suggestions(),
         )
     if secrets:
         why = is_secret(secrets[0], home=grounds.home)
@@ -145,7 +152,7 @@ def _sandbox_or_default(
             reason=f"{tool} reads {secrets[0]}: {why}",
             source="sandbox",
             hard=True,
-            suggestions=suggestions,
+            suggestions=suggestions(),
         )
     if read_only:
         return Decision(behavior="allow", reason=f"{tool} is read-only", source="default")
@@ -158,5 +165,5 @@ def _sandbox_or_default(
         )
     what = "changes files" if edits else "is not read-only"
     return Decision(
-        behavior="ask", reason=f"{tool} {what}", source="default", suggestions=suggestions
+        behavior="ask", reason=f"{tool} {what}", source="default", suggestions=suggestions()
     )
