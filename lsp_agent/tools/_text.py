@@ -10,7 +10,7 @@ the edited region.
 from __future__ import annotations
 
 import bisect
-import itertools
+import operator
 import re
 from dataclasses import dataclass, field
 
@@ -68,13 +68,23 @@ def clip_line(line: str, max_chars: int = MAX_LINE_CHARS) -> str:
     return f"{line[:max_chars]}… [line truncated: {len(line)} characters]"
 
 
+_NUMBER_TABS = tuple(map("{}\t".format, range(1, 1001)))
+"""The prefixes of lines 1-1000 in a listing (built once, about 0.1 ms at import): adding
+one to each line is several times cheaper than formatting the number, and most reads start
+at line 1 of a file shorter than this."""
+
+
 def numbered(lines: list[str], first_line: int) -> str:
     """``cat -n`` style listing: the 1-based line number, a TAB, then the line (tabs kept
     literal, long lines clipped), one line per row. The number is not padded (Claude Code's
     current Read format): ``cat -n``'s six columns cost five bytes on most lines of every
     read, which the prompt then carries on every later request."""
     if max(map(len, lines), default=0) <= MAX_LINE_CHARS:  # no line to clip: join in C
-        return "\n".join(map("{}\t{}".format, itertools.count(first_line), lines))
+        end = first_line - 1 + len(lines)
+        if first_line >= 1 and end <= len(_NUMBER_TABS):
+            return "\n".join(map(operator.add, _NUMBER_TABS[first_line - 1 : end], lines))
+        numbers = map(str, range(first_line, first_line + len(lines)))
+        return "\n".join(map("\t".join, zip(numbers, lines, strict=True)))
     return "\n".join(
         f"{number}\t{line if len(line) <= MAX_LINE_CHARS else clip_line(line)}"
         for number, line in enumerate(lines, start=first_line)
