@@ -4,6 +4,7 @@
  * posts, and `send()` delivers host messages the way VS Code does (a `message` event).
  */
 
+import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { extname, join, normalize } from 'node:path';
@@ -184,4 +185,13 @@ export async function openPanel(h: Harness, options: { theme?: 'dark' | 'light';
       return path;
     },
   };
+}
+
+/** The text of the first element matching `selector` ('' when it has none). */
+export async function text(p: PanelPage, selector: string): Promise<string> {
+  return (await p.page.locator(selector).first().textContent()) ?? '';
+}
+
+export function assertNoProblems(p: PanelPage): void {
+  assert.deepEqual(p.problems, [], 'the page logged errors or CSP violations');
 }
