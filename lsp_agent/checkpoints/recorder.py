@@ -120,8 +120,13 @@ class Checkpoints:
 
     def _start(self, message_id: str, prompt: str) -> None:
         with self.store.lock:
-            # The previous prompt's last state (or a crashed process's) becomes its commit.
-            self.store.fold(self.session_id)
+            # The previous prompt's last state (or a crashed process's) becomes its commit. A
+            # failure leaves the pending file, which readers still take: not this prompt's
+            # concern.
+            try:
+                self.store.fold(self.session_id)
+            except Exception as exc:
+                log.warning("cannot fold the pending checkpoint states (kept as they are): %s", exc)
             if self._seq == 0:
                 existing = self.store.load(self.session_id)
                 self._seq = existing[-1].seq if existing else 0

@@ -162,3 +162,21 @@ def test_a_content_already_stored_is_refreshed_not_written_again(tmp_path: Path)
     assert loose.stat().st_mtime > old + 3600
     assert store.get(blob) == b"same\n"
     assert not [p for p in (folder / "objects").iterdir() if p.name.startswith("tmp")]
+
+
+async def test_a_fold_that_fails_keeps_the_lines_and_the_new_prompt(tmp_path: Path) -> None:
+    root, folder = _project(tmp_path)
+    cp, workspace = _open(root, folder)
+    await cp.start_turn(message_id="m1", prompt="edit a")
+    await _edit(workspace, root / "a.py", "a = 2\n")
+    cp.end_turn()
+    # A stale lock (a crashed writer's) on m1's reference: the fold cannot update it.
+    ref = folder / checkpoint_ref("s1", 1, "m1")
+    lock = ref.with_name(ref.name + ".lock")
+    lock.mkdir()
+    await cp.start_turn(message_id="m2", prompt="next")
+    assert pending_path(folder, "s1").is_file()
+    current = cp.current()
+    assert current is not None and current.message_id == "m2"
+    lock.rmdir()
+    assert [list(c.files) for c in cp.list()] == [[str(root / "a.py")], []]
