@@ -137,7 +137,7 @@ class SmallRoots:
 
     Why: ripgrep starts a pool of worker threads (one per core, at most 12) that hand the
     directory walk around; on a tree of a few hundred files that costs more than it saves
-    (the 218-file benchmark workspace: 2.6 ms with one thread against 3.9 ms with two, on
+    (a 214-file benchmark workspace: 2.6 ms with one thread against 3.9 ms with two, on
     two cores). On a large tree the pool is what makes ripgrep fast, so a directory counts
     as small only after a search of it took at most :data:`SMALL_CPU_MS` of CPU time —
     known, without guessing, only for runs through the sentinel (their CPU time comes with
@@ -169,7 +169,7 @@ class SmallRoots:
     def note(self, root: Path, result: Streamed) -> None:
         """Record what the search of ``root`` (a directory) that ended with ``result`` tells
         about its size."""
-        small: bool | None
+        small: bool
         if result.stopped is not None:
             small = False
         elif result.cpu_ms is None:
@@ -184,7 +184,10 @@ class SmallRoots:
 
 
 TINY_FILES = 256
+"""At most this many files, and as many folders, make a tree tiny (see :func:`looks_tiny`)."""
+
 TINY_BYTES = 4 << 20
+"""At most this many bytes in its files make a tree tiny (see :func:`looks_tiny`)."""
 
 
 def looks_tiny(root: Path) -> bool:
