@@ -240,13 +240,14 @@ class ShadowStore:
         message = f"checkpoint {checkpoint.message_id}\n\n{checkpoint.prompt}\n"
         return repo.create_commit(None, author, author, message, top.write(), [])
 
-    def save_pending(self, checkpoint: Checkpoint) -> None:
+    def save_pending(self, checkpoint: Checkpoint) -> int:
         """Record a new state of ``checkpoint`` (one already saved with :meth:`save`) by
         appending it as one line to its session's pending file: one ``write``, where a
         commit is five new objects and a reference. :meth:`load` reads a checkpoint's last
         pending state over its commit; :meth:`fold` makes the pending states commits. The
         line is on disk as soon as a commit's objects would be (neither is ``fsync``-ed): a
-        crash of the process loses neither."""
+        crash of the process loses neither. Returns the pending file's size (bytes) after
+        the line."""
         line = checkpoint.model_dump_json().encode("utf-8") + b"\n"
         path = pending_path(self.path, checkpoint.session_id)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
@@ -259,6 +260,7 @@ class ShadowStore:
             view = memoryview(line)
             while view:
                 view = view[os.write(fd, view) :]
+            return os.lseek(fd, 0, os.SEEK_CUR)  # appending: the end of the file
         finally:
             os.close(fd)
 

@@ -40,6 +40,10 @@ from lsp_agent.workspace.textfile import encode_text
 
 log = logging.getLogger(__name__)
 
+PENDING_FOLD_BYTES = 256 * 1024
+"""When the session's pending file grows past this many bytes within a turn, its states are
+folded into the commit at once (see :meth:`~.objects.ShadowStore.save_pending`)."""
+
 INLINE_BYTES = 256 * 1024
 """An edit whose texts (before and after, all files) hold at most this many characters is
 recorded without a worker thread (see the module docstring)."""
@@ -100,10 +104,18 @@ class Checkpoints:
     returns the saved checkpoints, oldest first.
     """
 
-    def __init__(self, *, session_id: str, store: ShadowStore, host: Host) -> None:
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        store: ShadowStore,
+        host: Host,
+        pending_fold_bytes: int = PENDING_FOLD_BYTES,
+    ) -> None:
         self.session_id = session_id
         self.store = store
         self.host = host
+        self.pending_fold_bytes = pending_fold_bytes
         self._turn: _Turn | None = None
         self._seq = 0
 
@@ -279,7 +291,10 @@ class Checkpoints:
             self.store.save_index()
         # A line in the session's pending file, not a commit: the next prompt's start makes it
         # one (see ``_start``); a crash in between loses nothing (``load`` reads it).
-        self.store.save_pending(self._checkpoint(turn))
+        if self.store.save_pending(self._checkpoint(turn)) > self.pending_fold_bytes:
+            # Each line holds the whole manifest: a turn of many edits would make the file
+            # (and every reader's parse of it) grow with the square of its files.
+            self.store.fold(self.session_id)
 
     def _checkpoint(self, turn: _Turn) -> Checkpoint:
         return Checkpoint(

@@ -180,3 +180,18 @@ async def test_a_fold_that_fails_keeps_the_lines_and_the_new_prompt(tmp_path: Pa
     assert current is not None and current.message_id == "m2"
     lock.rmdir()
     assert [list(c.files) for c in cp.list()] == [[str(root / "a.py")], []]
+
+
+async def test_a_pending_file_past_its_bound_is_folded_at_once(tmp_path: Path) -> None:
+    root, folder = _project(tmp_path)
+    host = DiskHost()
+    workspace = Workspace(host=host, roots=(root,))
+    store = ShadowStore(path=folder, root=root)
+    cp = Checkpoints(session_id="s1", store=store, host=host, pending_fold_bytes=1)
+    workspace.checkpoints = cp
+    await cp.start_turn(message_id="m1", prompt="edit a and b")
+    await _edit(workspace, root / "a.py", "a = 2\n")
+    assert not pending_path(folder, "s1").exists()
+    assert list(_committed(store, "s1", 1, "m1").files) == [str(root / "a.py")]
+    await _edit(workspace, root / "b.py", "b = 2\n")
+    assert len(_committed(store, "s1", 1, "m1").files) == 2
