@@ -1,4 +1,8 @@
-"""The plugin against the real server in headless Neovim, the scripted model playing Claude.
+"""The plugin against the real server in headless Neovim, the scripted model playing Claude:
+turns, approvals and fixes (edit review, cancel, chat, compaction, stale edits, "always allow",
+Bash, :AgentAsk and :AgentFix, the memory commands, verification with ruff, the offline trial,
+retries). The project and its sessions, and MCP servers, have their own files
+(test_integration_project.py, test_integration_mcp.py).
 
 Each test writes a project and a scenario, then runs one Lua spec from
 ``editor-clients/neovim/tests/integration`` (the spec holds the editor-side steps and asserts);
@@ -13,7 +17,6 @@ import re
 import sys
 from pathlib import Path
 
-from lsp_agent.model.background import BACKGROUND_ENV
 from lsp_agent.testing.scenario import (
     ToolResultExpect,
     error,
@@ -101,43 +104,6 @@ def test_cancel(run_integration: RunIntegration) -> None:
         ),
         files={"notes.py": "x = 1\n"},
     )
-
-
-def test_health(run_integration: RunIntegration) -> None:
-    script = Path(sys.executable).parent / "lsp-agent"
-    assert script.is_file(), f"the project is not installed in this venv (no {script})"
-    run_integration(
-        "health",
-        scenario(),
-        files={"main.py": "print('hi')\n"},
-        env={"LSP_AGENT_TEST_SCRIPT": str(script)},
-    )
-
-
-def test_trust(run_integration: RunIntegration) -> None:
-    run = run_integration("trust", scenario(), files={"a.py": "a = 1\n", "b.py": "b = 2\n"})
-    # One server (trust changes live, never a restart): it started untrusted (no question on
-    # file open) and was told each change with didChangeConfiguration.
-    log = run.server_log_text()
-    trusted = re.findall(
-        r"initialization_options=\{'lspAgent': [^\n]*?'trusted': (True|False)", log
-    )
-    assert trusted == ["False"]
-
-
-def test_trust_memory(run_integration: RunIntegration) -> None:
-    marker = "PROJECT-MEMORY-TRUST-5d1e"
-    run = run_integration(
-        "trust_memory",
-        scenario(
-            reply("one", expect=expecting(last_user_contains="first prompt, untrusted")),
-            reply("two", expect=expecting(last_user_contains="second prompt, trusted")),
-            reply("three", expect=expecting(last_user_contains="third prompt, untrusted again")),
-        ),
-        files={"a.py": "a = 1\n", "CLAUDE.md": f"{marker}: answer briefly\n"},
-    )
-    seen = [marker in json.dumps(body) for body in run.scripted.requests]
-    assert seen == [False, True, False]
 
 
 def test_memory_commands(run_integration: RunIntegration) -> None:
@@ -379,70 +345,6 @@ def test_always_allow_in_project(run_integration: RunIntegration) -> None:
     ]
 
 
-def test_mcp(run_integration: RunIntegration, tmp_path: Path) -> None:
-    fixture = Path(__file__).resolve().parents[2] / "mcp_servers" / "fixture_server.py"
-    mcp_json = {"mcpServers": {"fx": {"command": sys.executable, "args": [str(fixture)]}}}
-    home = tmp_path / "home"
-    home.mkdir()
-    run = run_integration(
-        "mcp",
-        scenario(
-            reply(
-                tool_use("mcp__fx__echo", {"text": "from neovim"}, id="toolu_mcp"),
-                expect=expecting(tools_include=["mcp__fx__echo"]),
-            ),
-            reply(
-                "Echoed.",
-                expect=expecting(
-                    tool_results=[ToolResultExpect(is_error=False, contains="echo: from neovim")]
-                ),
-            ),
-        ),
-        files={"main.py": "print('hi')\n", ".mcp.json": json.dumps(mcp_json)},
-        env={"HOME": str(home)},
-    )
-    # The approval was stored in the user's state folder (XDG_STATE_HOME), outside the project.
-    assert (tmp_path / "xdg" / "state" / "lsp-agent" / "mcp-approvals.json").is_file()
-    assert not (home / ".lsp-agent").exists()
-    assert not (run.root / ".lsp-agent").exists()
-
-
-def test_mcp_oauth_login(run_integration: RunIntegration, tmp_path: Path) -> None:
-    from tests.e2e_mcp.conftest import free_port, stop
-    from tests.e2e_mcp.test_oauth import start_oauth
-
-    port = free_port()
-    proc = start_oauth(port)
-    try:
-        run = run_integration(
-            "mcp_oauth",
-            scenario(
-                reply(
-                    tool_use("mcp__secure__whoami", {}, id="toolu_who"),
-                    expect=expecting(tools_include=["mcp__secure__whoami"]),
-                ),
-                reply(
-                    "You are authorised.",
-                    expect=expecting(
-                        tool_results=[ToolResultExpect(is_error=False, contains="authorised")]
-                    ),
-                ),
-            ),
-            files={"main.py": "print('hi')\n"},
-            env={
-                "LSP_AGENT_TEST_OAUTH_URL": f"http://127.0.0.1:{port}/mcp",
-                "LSP_AGENT_TEST_PYTHON": sys.executable,
-            },
-        )
-    finally:
-        stop(proc)
-    # The token was stored in the user's state folder, mode 0600, and is gone after logout.
-    path = tmp_path / "xdg" / "state" / "lsp-agent" / "mcp-oauth.json"
-    assert path.stat().st_mode & 0o777 == 0o600
-    assert "access_token" not in path.read_text()
-    assert "access_token" not in run.server_log_text()
-
-
 RUFF_CALC = (
     '"""Tiny calculator helpers."""\n\nimport os\n\n\ndef average(values):\n'
     "    total = 0\n    for v in values:\n        total += v\n"
@@ -521,113 +423,6 @@ def test_offline_trial(run_integration: RunIntegration, tmp_path: Path) -> None:
     assert not (run.root / "rejected.txt").exists()
 
 
-def test_resume_after_restart(run_integration: RunIntegration) -> None:
-    files = {"notes.txt": "pineapple\n"}
-    run_integration(
-        "resume_before",
-        scenario(
-            reply(tool_use("Read", {"file_path": "{{root}}/notes.txt"})),
-            reply("The word is pineapple."),
-        ),
-        files=files,
-    )
-    # A new Neovim and a new server over the same data folder.
-    run = run_integration(
-        "resume",
-        scenario(reply("It was pineapple.", expect=expecting(last_user_contains="which word"))),
-        files=files,
-    )
-    sent = run.scripted.requests[0]["messages"]
-    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
-    assert "pineapple" in json.dumps(sent[2])  # the Read result came back from the transcript
-
-
-def test_written_title(run_integration: RunIntegration) -> None:
-    asked = expecting(last_user_contains="please tidy up notes.txt")
-    run = run_integration(
-        "titles",
-        scenario(
-            reply("Tidied."),
-            background={"title": [reply("Tidy the notes file", expect=asked)]},
-        ),
-        files={"notes.txt": "a, b, c\n"},
-        env={BACKGROUND_ENV: "1"},
-    )
-    assert [e.background for e in run.scripted.exchanges].count("title") == 1
-
-
-def test_rewind(run_integration: RunIntegration) -> None:
-    ok = ToolResultExpect(is_error=False)
-    run = run_integration(
-        "rewind",
-        scenario(
-            reply(
-                tool_use("Read", {"file_path": "{{root}}/app.py"}, id="toolu_read"),
-                tool_use("Read", {"file_path": "{{root}}/lib.py"}, id="toolu_read_lib"),
-                tool_use(
-                    "Edit",
-                    {
-                        "file_path": "{{root}}/app.py",
-                        "old_string": "VERSION = 1",
-                        "new_string": "VERSION = 2",
-                    },
-                    id="toolu_edit",
-                ),
-                tool_use(
-                    "Edit",
-                    {"file_path": "{{root}}/lib.py", "old_string": "X = 1", "new_string": "X = 2"},
-                    id="toolu_edit_lib",
-                ),
-                tool_use(
-                    "Bash",
-                    {"command": "rm gone.txt && echo new > made.txt", "description": "Tidy"},
-                    id="toolu_bash",
-                ),
-                expect=expecting(last_user_contains="change things"),
-            ),
-            reply("Changed.", expect=expecting(tool_results=[ok, ok, ok, ok, ok])),
-            # After the rewind the model sees only the new prompt.
-            reply("Fresh.", expect=expecting(last_user_contains="again")),
-        ),
-        files={
-            "app.py": "VERSION = 1\n\n\nNAME = 'app'\n",
-            "lib.py": "X = 1\n",
-            "gone.txt": "bye\n",
-        },
-    )
-    # Both edited files and the removed one are back; the line the user typed stays.
-    assert (run.root / "lib.py").read_text() == "X = 1\n"
-    assert (run.root / "gone.txt").read_text() == "bye\n"
-    assert not (run.root / "made.txt").exists()
-    last = run.scripted.requests[-1]["messages"]
-    assert len(last) == 1, last
-
-
-def test_rewind_conflict(run_integration: RunIntegration) -> None:
-    ok = ToolResultExpect(is_error=False)
-    run = run_integration(
-        "rewind_conflict",
-        scenario(
-            reply(
-                tool_use("Read", {"file_path": "{{root}}/app.py"}, id="toolu_read"),
-                tool_use(
-                    "Edit",
-                    {
-                        "file_path": "{{root}}/app.py",
-                        "old_string": "VERSION = 1",
-                        "new_string": "VERSION = 2",
-                    },
-                    id="toolu_edit",
-                ),
-            ),
-            reply("Changed.", expect=expecting(tool_results=[ok, ok])),
-        ),
-        files={"app.py": "VERSION = 1\n\n\nNAME = 'app'\n"},
-    )
-    # The rewind asked the user in the editor, not the model: one turn of two requests.
-    assert len(run.scripted.requests) == 2
-
-
 def test_retry(run_integration: RunIntegration) -> None:
     run_integration(
         "retry",
@@ -635,83 +430,4 @@ def test_retry(run_integration: RunIntegration) -> None:
             error(529, "Overloaded", type="overloaded_error", retry_after_s=3),
             reply("Answered after the retry.", expect=expecting(last_user_contains="hello")),
         ),
-    )
-
-
-def test_mcp_servers_from_setup(run_integration: RunIntegration) -> None:
-    fixture = Path(__file__).resolve().parents[2] / "mcp_servers" / "fixture_server.py"
-    run_integration(
-        "mcp_servers",
-        scenario(
-            reply(
-                "The answer is 42.",
-                expect=expecting(
-                    tools_include=["mcp__ed__echo"],
-                    last_user_contains="Fixture read-me: the answer is 42.",
-                ),
-            ),
-        ),
-        files={"main.py": "print('hi')\n"},
-        env={
-            "LSP_AGENT_TEST_MCP": json.dumps(
-                {"command": sys.executable, "args": [str(fixture), "--name", "ed"]}
-            )
-        },
-    )
-
-
-def test_mcp_enable_disable(run_integration: RunIntegration, tmp_path: Path) -> None:
-    fixture = Path(__file__).resolve().parents[2] / "mcp_servers" / "fixture_server.py"
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".claude.json").write_text(json.dumps({"numStartups": 5}))
-    run = run_integration(
-        "mcp_enable",
-        scenario(reply("Nothing from ed.", expect=expecting(request_lacks="mcp__ed__"))),
-        files={"main.py": "print('hi')\n"},
-        env={
-            "HOME": str(home),
-            "LSP_AGENT_TEST_MCP": json.dumps(
-                {"command": sys.executable, "args": [str(fixture), "--name", "ed"]}
-            ),
-        },
-    )
-    # Turned off and on again in the user's ~/.claude.json (Claude Code's list), nothing lost.
-    saved = json.loads((home / ".claude.json").read_text())
-    assert saved["numStartups"] == 5
-    entry = saved["projects"][str(run.root.resolve())]
-    assert entry["disabledMcpServers"] == []
-
-
-def test_elicitation_form(run_integration: RunIntegration) -> None:
-    fixture = Path(__file__).resolve().parents[2] / "mcp_servers" / "fixture_server.py"
-    run_integration(
-        "elicit",
-        scenario(
-            reply(tool_use("mcp__ed__profile", {}, id="toolu_p1")),
-            reply(
-                tool_use("mcp__ed__profile", {}, id="toolu_p2"),
-                expect=expecting(
-                    tool_results=[
-                        ToolResultExpect(
-                            is_error=False,
-                            contains='profile: {"name":"Ada","age":36,"colour":"blue",'
-                            '"subscribe":true}',
-                        )
-                    ]
-                ),
-            ),
-            reply(
-                "Done.",
-                expect=expecting(
-                    tool_results=[ToolResultExpect(is_error=False, contains="answer: decline")]
-                ),
-            ),
-        ),
-        files={"main.py": "print('hi')\n"},
-        env={
-            "LSP_AGENT_TEST_MCP": json.dumps(
-                {"command": sys.executable, "args": [str(fixture), "--name", "ed"]}
-            )
-        },
     )

@@ -2,7 +2,7 @@
 -- from setup{mcp_servers}): the plugin asks field by field with vim.ui.select / vim.ui.input
 -- (stubbed here, as a user's UI plugin would provide them); an answer the server finds wrong
 -- is asked again with its problems; the second form is declined.
--- Scenario: tests/clients/neovim/test_integration.py::test_elicitation_form.
+-- Scenario: tests/clients/neovim/test_integration_mcp.py::test_elicitation_form.
 local E = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/env.lua')
 local H = E.H
 

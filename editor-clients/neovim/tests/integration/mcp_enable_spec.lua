@@ -2,7 +2,7 @@
 -- defined in setup{mcp_servers}): the server turns off for the project (state "disabled" via
 -- didChange, :checkhealth says how to turn it on), the next turn's request has none of its
 -- tools, and it comes back when turned on. Both words and the server's name complete.
--- Scenario: tests/clients/neovim/test_integration.py::test_mcp_enable_disable.
+-- Scenario: tests/clients/neovim/test_integration_mcp.py::test_mcp_enable_disable.
 local E = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/env.lua')
 local H = E.H
 

@@ -2,7 +2,7 @@
 -- the server defined in the plugin's options starts (user scope, no approval) and its tools
 -- count in lspAgent/mcp/list; in the prompt buffer "@ed:" completes the server's resources
 -- (<C-x><C-o> in insert mode), and the chosen mention reaches the model with the resource.
--- Scenario: tests/clients/neovim/test_integration.py::test_mcp_servers_from_setup.
+-- Scenario: tests/clients/neovim/test_integration_mcp.py::test_mcp_servers_from_setup.
 local E = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/env.lua')
 local H = E.H
 

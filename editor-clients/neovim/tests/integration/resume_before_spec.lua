@@ -1,5 +1,5 @@
 -- First Neovim of the resume test: one turn with a tool call, then Neovim and the server exit.
--- Scenario: tests/clients/neovim/test_integration.py::test_resume_after_restart.
+-- Scenario: tests/clients/neovim/test_integration_project.py::test_resume_after_restart.
 local E = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/env.lua')
 local H = E.H
 

@@ -1,7 +1,7 @@
 -- Second Neovim of the resume test (a new Neovim and a new server over the same data folder):
 -- :AgentSessions lists the saved session with its title, :AgentResume rebuilds the chat from
 -- the replayed history, and the next prompt goes on from it.
--- Scenario: tests/clients/neovim/test_integration.py::test_resume_after_restart.
+-- Scenario: tests/clients/neovim/test_integration_project.py::test_resume_after_restart.
 local E = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/env.lua')
 local H = E.H
 

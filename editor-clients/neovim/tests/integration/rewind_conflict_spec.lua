@@ -2,7 +2,7 @@
 -- server asks through the ordinary permission prompt (a review of the diff from the buffer
 -- now to the checkpoint's line), the user picks "Restore the checkpoint's lines", and the
 -- buffer gets the checkpoint's line back while the user's other typing stays.
--- Scenario: tests/clients/neovim/test_integration.py::test_rewind_conflict.
+-- Scenario: tests/clients/neovim/test_integration_project.py::test_rewind_conflict.
 local E = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/env.lua')
 local H = E.H
 

@@ -2,7 +2,7 @@
 -- new file through Bash, then the user typed in the buffer: the picker lists the prompt,
 -- "code and conversation" restores the files (the buffer through one applyEdit, so `u` takes
 -- the rewind back), keeps what the user typed, and cuts the conversation.
--- Scenario: tests/clients/neovim/test_integration.py::test_rewind.
+-- Scenario: tests/clients/neovim/test_integration_project.py::test_rewind.
 local E = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/env.lua')
 local H = E.H
 

@@ -1,6 +1,6 @@
 -- After the first prompt the model writes a short title in the background (background requests
 -- turned on for this test); :AgentSessions lists the session under that title.
--- Scenario: tests/clients/neovim/test_integration.py::test_written_title.
+-- Scenario: tests/clients/neovim/test_integration_project.py::test_written_title.
 local E = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/env.lua')
 local H = E.H
 

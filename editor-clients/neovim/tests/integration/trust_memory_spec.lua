@@ -1,6 +1,6 @@
 -- The project's CLAUDE.md reaches the model only while the root is trusted, and :AgentTrust /
 -- :AgentUntrust change that in the running server from the next prompt (no restart).
--- Scenario and the model-side checks: tests/clients/neovim/test_integration.py::test_trust_memory.
+-- Scenario and the model-side checks: tests/clients/neovim/test_integration_project.py::test_trust_memory.
 local E = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/env.lua')
 local H = E.H
 
