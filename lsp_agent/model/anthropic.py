@@ -57,7 +57,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lsp_agent.model.background import BACKGROUND_HEADER
 from lsp_agent.model.base import ModelError
 from lsp_agent.model.credentials import no_credentials_message, surely_without_credentials
-from lsp_agent.model.limits import DEFAULT_MODEL
 from lsp_agent.model.providers import (
     CONTEXT_1M_BETA,
     ProviderSettings,
@@ -81,6 +80,12 @@ if TYPE_CHECKING:
     from lsp_agent.model.tls import PreparedTls
 
 from lsp_agent.model.anthropic_body import BodyEncoder
+from lsp_agent.model.anthropic_env import (
+    CONNECT_TIMEOUT_ENV,
+    READ_TIMEOUT_ENV,
+    resolve_model_name,
+    timeouts_from_env,
+)
 from lsp_agent.model.anthropic_errors import describe_cause, status_error
 from lsp_agent.model.anthropic_request import (
     REQUEST_LIMIT_BYTES,
@@ -115,31 +120,6 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
-READ_TIMEOUT_ENV = "API_TIMEOUT_MS"
-"""Milliseconds allowed for each read from the endpoint (Claude Code's variable; default
-600,000). A stalled stream fails after this long per attempt."""
-
-CONNECT_TIMEOUT_ENV = "LSP_AGENT_CONNECT_TIMEOUT_MS"
-"""Milliseconds allowed to connect to the endpoint (default 10,000)."""
-
-
-def timeouts_from_env(environ: Mapping[str, str]) -> tuple[float, float]:
-    """``(read_s, connect_s)`` from :data:`READ_TIMEOUT_ENV` and :data:`CONNECT_TIMEOUT_ENV`
-    (milliseconds; defaults 600 s and 10 s). Raises ``ValueError`` naming the variable when a
-    value is not a positive number."""
-    out: list[float] = []
-    for name, default_ms in ((READ_TIMEOUT_ENV, 600_000.0), (CONNECT_TIMEOUT_ENV, 10_000.0)):
-        raw = environ.get(name, "").strip()
-        try:
-            value = float(raw) if raw else default_ms
-        except ValueError:
-            value = -1.0
-        if not value > 0 or value == float("inf"):
-            raise ValueError(f"{name}={raw!r}: expected a positive number of milliseconds")
-        out.append(value / 1000)
-    return out[0], out[1]
-
-
 ModelT = TypeVar("ModelT")
 
 
@@ -159,20 +139,6 @@ def warm_up() -> None:
     """Import the ``anthropic`` SDK now (about a second), so the first request does not pay
     for it on the event loop. Safe to call from any thread, any number of times."""
     import anthropic  # noqa: F401
-
-
-def resolve_model_name(explicit: str | None, environ: Mapping[str, str] | None = None) -> str:
-    """The model to use: ``explicit`` when non-empty, else ``ANTHROPIC_MODEL`` from
-    ``environ`` (default ``os.environ``) when non-empty, else the model table's
-    :data:`~lsp_agent.model.limits.DEFAULT_MODEL` (on Bedrock and Vertex the ``opus`` alias
-    instead, which becomes the newest Opus the provider has, or
-    ``ANTHROPIC_DEFAULT_OPUS_MODEL``)."""
-    if explicit:
-        return explicit
-    env = os.environ if environ is None else environ
-    if env.get("ANTHROPIC_MODEL"):
-        return env["ANTHROPIC_MODEL"]
-    return DEFAULT_MODEL if provider_from_env(env).provider == "anthropic" else "opus"
 
 
 def _extra_headers(request: ModelRequest) -> dict[str, str]:
