@@ -117,6 +117,24 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{rest // 1_000_000:03d}Z"
 
 
+class Clock:
+    """:func:`now` for one writer stamping many records: the date and time of day are
+    formatted once per second (``strftime`` and ``gmtime`` cost more than the record's other
+    fields together), the milliseconds at every call. The same text as :func:`now`."""
+
+    def __init__(self) -> None:
+        self._second = -1
+        self._prefix = ""
+
+    def __call__(self) -> str:
+        """The current time as :func:`now` gives it."""
+        seconds, rest = divmod(time.time_ns(), 1_000_000_000)
+        if seconds != self._second:
+            self._prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+            self._second = seconds
+        return f"{self._prefix}.{rest // 1_000_000:03d}Z"
+
+
 def new_record(
     kind: str,
     *,
@@ -124,9 +142,11 @@ def new_record(
     parent: str | None,
     fields: Mapping[str, Any] | None = None,
     record_id: str | None = None,
+    timestamp: str | None = None,
 ) -> Record:
-    """A new record of ``kind``, stamped now, with ``record_id`` as its ``uuid`` (default: a
-    fresh one). Raises ``ValueError`` when ``fields`` uses an envelope name."""
+    """A new record of ``kind``, stamped ``timestamp`` (default: :func:`now`), with
+    ``record_id`` as its ``uuid`` (default: a fresh one). Raises ``ValueError`` when
+    ``fields`` uses an envelope name."""
     extra = dict(fields or {})
     clash = [name for name in _ENVELOPE if name in extra]
     if clash:
@@ -136,7 +156,7 @@ def new_record(
         uuid=record_id or random_uuid(),
         parent_uuid=parent,
         session_id=session_id,
-        timestamp=now(),
+        timestamp=timestamp or now(),
         fields=MappingProxyType(extra),
     )
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from lsp_agent.store.ids import RandomUuids
-from lsp_agent.store.records import Record, encode, new_record
+from lsp_agent.store.records import Clock, Record, encode, new_record
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,7 @@ class Transcript:
         """Records appended by this writer."""
         self._file: IO[bytes] | None = None
         self._uuids = RandomUuids()
+        self._clock = Clock()
 
     @property
     def enabled(self) -> bool:
@@ -87,6 +88,7 @@ class Transcript:
             parent=parent or self.leaf,
             fields=fields,
             record_id=record_id or self._uuids(),
+            timestamp=self._clock(),
         )
         self.write(record)
         return record

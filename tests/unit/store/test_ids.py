@@ -46,11 +46,24 @@ def test_random_uuids_are_canonical_version_4_and_distinct(source: str) -> None:
         assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
 
 
-def test_record_timestamps_are_utc_with_milliseconds() -> None:
-    from lsp_agent.store.records import now
+@pytest.mark.parametrize("source", ["function", "clock"])
+def test_record_timestamps_are_utc_with_milliseconds(source: str) -> None:
+    from lsp_agent.store.records import Clock, now
 
-    before = datetime.now(UTC).replace(microsecond=0)
-    stamp = now()
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp)
-    parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    assert before <= parsed <= datetime.now(UTC) + timedelta(milliseconds=1)
+    clock = now if source == "function" else Clock()
+    for _ in range(3):  # the clock's second cached, then reused
+        before = datetime.now(UTC).replace(microsecond=0)
+        stamp = clock()
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp)
+        parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        assert before <= parsed <= datetime.now(UTC) + timedelta(milliseconds=1)
+
+
+def test_the_clock_formats_each_second_as_now_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lsp_agent.store import records
+
+    clock = records.Clock()
+    base = 1_767_225_599 * 1_000_000_000  # 2025-12-31T23:59:59Z: the next second is a new year
+    for ns in (base, base + 5_000_000, base + 999_999_999, base + 1_000_000_000, base + 7):
+        monkeypatch.setattr(records.time, "time_ns", lambda ns=ns: ns)
+        assert clock() == records.now()
