@@ -25,7 +25,7 @@ harness on the same kind of machine; see docs/performance.md). Prints a Markdown
 code instead: ``--rounds`` rounds, each a fresh process per checkout in alternation (so both
 see the same machine load), each process the median of 5 runs after a warm-up.
 
-    python tools/bench_turn_overhead.py [--turns 50] [--repeat 3]
+    python tools/bench_turn_overhead.py [--turns 50] [--repeat 3] [--project DIR]
     python tools/bench_turn_overhead.py --baseline CHECKOUT [--rounds 4] [--turns 50]
 """
 
@@ -115,9 +115,19 @@ def responses_for(turns: int, cwd: Path) -> list[AssistantResponse]:
     return out
 
 
-def make_project() -> Path:
-    root = Path(tempfile.mkdtemp(prefix="lsp-agent-bench-")).resolve()
-    (root / "small.py").write_text(SMALL_FILE)
+def make_project(folder: Path | None = None) -> Path:
+    """The project the turns read: a new temporary folder, or ``folder`` (created if needed;
+    its file is written only when missing or different, so a folder reused between runs
+    stays unchanged, as a user's project does: see ``--project``)."""
+    if folder is None:
+        root = Path(tempfile.mkdtemp(prefix="lsp-agent-bench-")).resolve()
+        (root / "small.py").write_text(SMALL_FILE)
+        return root
+    root = folder.resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    small = root / "small.py"
+    if not small.is_file() or small.read_text() != SMALL_FILE:
+        small.write_text(SMALL_FILE)
     return root
 
 
@@ -262,16 +272,16 @@ def stats(values: Sequence[float]) -> dict[str, float]:
     }
 
 
-def core_sample(turns: int) -> float:
+def core_sample(turns: int, project: Path | None = None) -> float:
     """The median CPU ms per turn of 5 core runs in this process, after a warm-up."""
-    cwd = make_project()
+    cwd = make_project(project)
     asyncio.run(run_core(5, cwd))
     asyncio.run(run_core(turns, cwd))
     runs = [asyncio.run(run_core(turns, cwd)) for _ in range(5)]
     return float(statistics.median(run["cpu_ms"] / (turns + 1) for run in runs))
 
 
-def compare(baseline: Path, *, rounds: int, turns: int) -> int:
+def compare(baseline: Path, *, rounds: int, turns: int, project: Path | None = None) -> int:
     """Core CPU per turn of ``baseline``'s code and this checkout's, alternating (Markdown)."""
     this = Path(__file__).resolve().parent.parent
     checkouts = {"baseline": baseline.resolve(), "this": this}
@@ -280,8 +290,9 @@ def compare(baseline: Path, *, rounds: int, turns: int) -> int:
     for _ in range(rounds):
         for name, checkout in checkouts.items():
             env = {**os.environ, "PYTHONPATH": str(checkout)}
+            extra = ["--project", str(project)] if project is not None else []
             out = subprocess.run(
-                [sys.executable, __file__, "--core-sample", "--turns", str(turns)],
+                [sys.executable, __file__, "--core-sample", "--turns", str(turns), *extra],
                 env=env,
                 capture_output=True,
                 text=True,
@@ -307,14 +318,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--baseline", type=Path, help="compare core CPU with this checkout")
     parser.add_argument("--rounds", type=int, default=4, help="with --baseline")
+    parser.add_argument(
+        "--project",
+        type=Path,
+        help="the project folder (default: a new one in the temporary folder); reuse one whose "
+        "parent folders do not change, as a user's project's do not: the memory check stats "
+        "again, at every tool batch, what is missing in a folder that changed in the last 2 s",
+    )
     parser.add_argument("--core-sample", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.core_sample:
-        print(f"{core_sample(args.turns):.4f}")
+        print(f"{core_sample(args.turns, args.project):.4f}")
         return 0
     if args.baseline is not None:
-        return compare(args.baseline, rounds=args.rounds, turns=args.turns)
-    cwd = make_project()
+        return compare(args.baseline, rounds=args.rounds, turns=args.turns, project=args.project)
+    cwd = make_project(args.project)
     figures: dict[str, Any] = {}
 
     asyncio.run(run_core(5, cwd))  # warm-up: imports, first-call caches
