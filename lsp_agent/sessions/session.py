@@ -549,7 +549,8 @@ class Session:
         persist.record_history(self)
 
     def _emit(self, update: SessionUpdate) -> None:
-        persist.record_update(self, update)
+        if isinstance(update, CurrentModeUpdate):  # the only update the transcript records
+            persist.record_update(self, update)
         self.host.emit(self.id, update)
 
     def cancel(self) -> None:
