@@ -49,6 +49,7 @@ refused, timed-out or broken connections, and for a stream that ends before ``me
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
@@ -86,7 +87,7 @@ from lsp_agent.model.anthropic_env import (
     resolve_model_name,
     timeouts_from_env,
 )
-from lsp_agent.model.anthropic_errors import describe_cause, status_error
+from lsp_agent.model.anthropic_errors import describe_cause, mid_stream_error, status_error
 from lsp_agent.model.anthropic_request import (
     REQUEST_LIMIT_BYTES,
     ConvertedMessages,
@@ -472,11 +473,11 @@ class AnthropicModel:
             raw = await self._open(client, call, retries)
             async with raw:
                 async for item in raw:
-                    data = (
-                        item
-                        if isinstance(item, dict)
-                        else item.model_dump(mode="json", exclude_none=True)
-                    )
+                    data = item
+                    if not isinstance(item, dict):
+                        # An SDK event object, or JSON that is no object (no event: ignored).
+                        dump = getattr(item, "model_dump", None)
+                        data = None if dump is None else dump(mode="json", exclude_none=True)
                     for out in accumulator.feed(data):
                         yield out
         except anthropic.APIStatusError as exc:
@@ -501,21 +502,9 @@ class AnthropicModel:
                 retryable=True,
                 kind="connection_error",
             ) from exc
-        except httpx2.TimeoutException as exc:
-            raise ModelError(
-                f"The model endpoint {self.endpoint} stopped sending mid-response: nothing "
-                f"arrived within the {self._timeout_name(exc)}",
-                retryable=True,
-                kind="timeout_error",
-                mid_stream=True,
-            ) from exc
-        except httpx2.HTTPError as exc:
-            raise ModelError(
-                f"The connection to the model endpoint {self.endpoint} broke mid-response: "
-                f"{str(exc) or type(exc).__name__}",
-                retryable=True,
-                kind="connection_error",
-                mid_stream=True,
+        except (httpx2.HTTPError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise mid_stream_error(
+                exc, endpoint=self.endpoint, timeout_name=self._timeout_name
             ) from exc
         except anthropic.AnthropicError as exc:
             raise ModelError(f"Model request to {self.endpoint} failed: {exc}") from exc

@@ -7,6 +7,7 @@ Nothing here imports the SDK at module import time (its types are for annotation
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lsp_agent.model.anthropic_request import REQUEST_LIMIT_BYTES
@@ -16,7 +17,7 @@ from lsp_agent.model.retry import retry_after_from, status_is_retryable
 if TYPE_CHECKING:
     from anthropic import APIStatusError
 
-__all__ = ["describe_cause", "status_error"]
+__all__ = ["describe_cause", "mid_stream_error", "status_error"]
 
 # Error types the API sends mid-stream, with the HTTP status they stand for.
 _STREAM_ERROR_STATUS = {
@@ -90,4 +91,38 @@ def status_error(
         retryable=retryable,
         kind=error_type,
         retry_after_s=retry_after_from(headers),
+    )
+
+
+def mid_stream_error(
+    exc: Exception, *, endpoint: str, timeout_name: Callable[[BaseException], str]
+) -> ModelError:
+    """What failed while an answer's stream was being read (``exc``: an ``httpx2`` transport
+    error, or the ``ValueError`` of an event that is not UTF-8 or not JSON), as a mid-stream
+    :class:`ModelError` naming ``endpoint``; ``timeout_name(exc)`` names an expired timeout.
+    A malformed event is not retried (the same endpoint is likely to send it again)."""
+    import httpx2
+
+    if isinstance(exc, httpx2.TimeoutException):
+        return ModelError(
+            f"The model endpoint {endpoint} stopped sending mid-response: nothing "
+            f"arrived within the {timeout_name(exc)}",
+            retryable=True,
+            kind="timeout_error",
+            mid_stream=True,
+        )
+    if isinstance(exc, httpx2.HTTPError):
+        return ModelError(
+            f"The connection to the model endpoint {endpoint} broke mid-response: "
+            f"{str(exc) or type(exc).__name__}",
+            retryable=True,
+            kind="connection_error",
+            mid_stream=True,
+        )
+    what = "is not UTF-8" if isinstance(exc, UnicodeDecodeError) else "is not JSON"
+    return ModelError(
+        f"The model endpoint {endpoint} sent a malformed event mid-response: its data {what} "
+        f"({exc})",
+        kind="api_error",
+        mid_stream=True,
     )
