@@ -157,12 +157,14 @@ def _extra_headers(request: ModelRequest) -> dict[str, str]:
 class _Call:
     """One request as every try sends it: ``body`` (the encoded JSON, first-party API) or
     ``params`` (``messages.create``'s keyword arguments, the clouds); ``headers`` besides the
-    SDK's; ``size``: the body's bytes."""
+    SDK's; ``size``: the body's bytes; ``observer``: :attr:`AnthropicModel.raw_events` for a
+    request of the conversation, ``None`` for a background one (a title is no part of it)."""
 
     params: dict[str, Any]
     body: bytes | None
     headers: dict[str, str]
     size: int
+    observer: Callable[[dict[str, Any]], None] | None
 
 
 # ---- the client -------------------------------------------------------------------------------
@@ -208,8 +210,8 @@ class AnthropicModel:
         self._api_key = api_key or None
         self._auth_token = auth_token or None
         self.raw_events: Callable[[dict[str, Any]], None] | None = None
-        """Called with every server-sent event as JSON (``lsp-agent -p
-        --include-partial-messages``); ``None``: not observed."""
+        """Called with every server-sent event as JSON of the conversation's requests (``lsp-agent
+        -p --include-partial-messages``; not a background request's); ``None``: not observed."""
         self._base_url = base_url or None
         self._max_retries = max_retries
         self._timeout_s = timeout_s
@@ -427,7 +429,13 @@ class AnthropicModel:
             size = check_size(len(body), self.endpoint)
         else:
             size = refuse_oversized(params, self.endpoint)
-        call = _Call(params=params, body=body, headers=headers, size=size)
+        call = _Call(
+            params=params,
+            body=body,
+            headers=headers,
+            size=size,
+            observer=None if background else self.raw_events,
+        )
 
         def attempt(retries: int) -> AsyncGenerator[ModelStreamEvent, None]:
             return self._stream_once(client, call, retries=retries)
@@ -449,7 +457,7 @@ class AnthropicModel:
         if call.body is None:
             return await client.messages.create(**call.params, extra_headers=headers, stream=True)
         stream_cls: type[AsyncStream[Any]] = (
-            PlainEvents if self.raw_events is None else AsyncStream[RawMessageStreamEvent]
+            PlainEvents if call.observer is None else AsyncStream[RawMessageStreamEvent]
         )
         return await client.post(
             "/v1/messages",
@@ -468,7 +476,7 @@ class AnthropicModel:
         import httpx2
 
         size = call.size
-        accumulator = Accumulator(observer=self.raw_events)
+        accumulator = Accumulator(observer=call.observer)
         try:
             raw = await self._open(client, call, retries)
             async with raw:
