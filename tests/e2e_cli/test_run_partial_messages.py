@@ -30,7 +30,5 @@ def test_the_background_title_request_s_events_are_not_streamed(
     partial = [e["event"] for e in run.events() if e["type"] == "stream_event"]
     kinds = [event["type"] for event in partial]
     assert kinds.count("message_start") == 1, kinds
-    texts = [
-        event["delta"]["text"] for event in partial if event["type"] == "content_block_delta"
-    ]
+    texts = [event["delta"]["text"] for event in partial if event["type"] == "content_block_delta"]
     assert "".join(texts) == "It adds."
