@@ -247,8 +247,12 @@ class ShadowStore:
         pending state over its commit; :meth:`fold` makes the pending states commits. The
         line is on disk as soon as a commit's objects would be (neither is ``fsync``-ed): a
         crash of the process loses neither. Returns the pending file's size (bytes) after
-        the line."""
-        line = checkpoint.model_dump_json().encode("utf-8") + b"\n"
+        the line.
+
+        The line starts with a newline too: one cut short (a full disk, a crash) then ends
+        where the next one begins, instead of swallowing it (:meth:`pending` skips both the
+        cut line and the empty ones)."""
+        line = b"\n" + checkpoint.model_dump_json().encode("utf-8") + b"\n"
         path = pending_path(self.path, checkpoint.session_id)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
         try:
@@ -273,6 +277,8 @@ class ShadowStore:
             return {}
         out: dict[int, Checkpoint] = {}
         for line in data.split(b"\n")[:-1]:
+            if not line:
+                continue
             try:
                 checkpoint = Checkpoint.model_validate_json(line)
             except ValueError:

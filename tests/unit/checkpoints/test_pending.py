@@ -77,9 +77,10 @@ async def test_a_torn_last_line_leaves_the_state_before_it(tmp_path: Path) -> No
     await _edit(workspace, root / "a.py", "a = 2\n")
     await _edit(workspace, root / "b.py", "b = 2\n")
     pending = pending_path(folder, "s1")
-    lines = pending.read_bytes().split(b"\n")
+    data = pending.read_bytes()
+    last = data.rstrip(b"\n").rsplit(b"\n", 1)[-1]
     # A crash in the middle of the second line's write.
-    pending.write_bytes(lines[0] + b"\n" + lines[1][: len(lines[1]) // 2])
+    pending.write_bytes(data[: len(data) - len(last) // 2])
     [checkpoint] = ShadowStore(path=folder, root=root).load("s1")
     assert list(checkpoint.files) == [str(root / "a.py")]
 
