@@ -30,7 +30,8 @@ def resolve_file_path(file_path: str) -> Path:
     """The resolved absolute path for a tool's ``file_path`` argument.
 
     Claude Code's file tools take absolute paths only, so a relative one is refused rather
-    than guessed. Raises :class:`ToolError` for an empty or relative path.
+    than guessed. Raises :class:`ToolError` for an empty or relative path, or one that goes
+    through a symbolic link loop.
     """
     if not file_path.strip():
         raise ToolError("file_path is empty; pass the absolute path of the file.")
@@ -41,7 +42,10 @@ def resolve_file_path(file_path: str) -> Path:
             f"file_path must be an absolute path, got {file_path!r}. "
             "Pass the full path starting with '/'."
         )
-    return real_path(raw)
+    try:
+        return real_path(raw)
+    except RuntimeError as exc:
+        raise ToolError(_loop_message(file_path)) from exc
 
 
 def real_path(path: Path) -> Path:
@@ -85,12 +89,25 @@ def resolve_search_path(path: str | None, cwd: Path) -> Path:
 
 def search_target(path: str | None, cwd: Path) -> Path:
     """Like :func:`resolve_search_path` without the existence check (for permission checks
-    that must not reveal whether the path exists). Raises :class:`ToolError` for a NUL."""
+    that must not reveal whether the path exists). Raises :class:`ToolError` for a NUL or a
+    symbolic link loop."""
     if path is None or not path.strip():
         return cwd.resolve()
     _refuse_nul(path, "path")
     raw = Path(path).expanduser()
-    return (raw if raw.is_absolute() else cwd / raw).resolve()
+    try:
+        return (raw if raw.is_absolute() else cwd / raw).resolve()
+    except RuntimeError as exc:
+        raise ToolError(_loop_message(path)) from exc
+
+
+def _loop_message(path: str) -> str:
+    # Path.resolve's RuntimeError ("Symlink loop from ...") would reach the model as a crash
+    # of the tool (and the log as a traceback); the loop is the user's tree, not a bug.
+    return (
+        f"{path!r} goes through a symbolic link loop (links that lead back to each other), "
+        "so it names no file or folder."
+    )
 
 
 def display_path(path: Path, cwd: Path) -> str:

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.tools._paths import real_path, resolve_file_path
+from lsp_agent.tools._paths import (
+    real_path,
+    resolve_file_path,
+    resolve_search_path,
+    search_target,
+)
 from lsp_agent.tools.base import ToolError
 
 
@@ -60,9 +65,23 @@ def test_a_symlink_loop_fails_as_resolve_does(tmp_path: Path) -> None:
     with pytest.raises((OSError, RuntimeError)) as expected:
         (tmp_path / "a").resolve()
     with pytest.raises((OSError, RuntimeError)) as got:
-        resolve_file_path(str(tmp_path / "a"))
+        real_path(tmp_path / "a")
     assert type(got.value) is type(expected.value)
     assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("name", ["a", "a/inside.py"])
+def test_a_tool_path_through_a_symlink_loop_is_a_tool_error(tmp_path: Path, name: str) -> None:
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    for resolve in (
+        lambda: resolve_file_path(str(tmp_path / name)),
+        lambda: search_target(name, tmp_path),
+        lambda: resolve_search_path(str(tmp_path / name), tmp_path),
+    ):
+        with pytest.raises(ToolError, match="symbolic link loop") as caught:
+            resolve()
+        assert name in str(caught.value)
 
 
 @pytest.mark.parametrize("bad", ["", "  ", "relative/x.py", "/a\x00b"])
