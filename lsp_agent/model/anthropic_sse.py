@@ -40,7 +40,9 @@ class LineDecoder:
     ``fallback`` is set once a ``\\r`` arrives: the bytes from there on are not decoded here."""
 
     def __init__(self) -> None:
-        self._pending = b""
+        self._pending: list[bytes] = []
+        """Received bytes of a line not finished yet, joined once its end arrives (joining on
+        every piece would copy a long event's bytes once per piece: quadratic)."""
         self._event: str | None = None
         self._data: list[str] = []
         self.fallback: bytes | None = None
@@ -52,15 +54,22 @@ class LineDecoder:
         if self.fallback is not None:
             self.fallback += chunk
             return []
-        data = self._pending + chunk if self._pending else chunk
-        if b"\r" in data:
-            self.fallback = self._rebuilt() + data
+        # Only the new bytes are searched: the pending ones hold no line end.
+        if b"\r" in chunk:
+            self.fallback = self._rebuilt() + b"".join(self._pending) + chunk
+            self._pending = []
             return []
-        end = data.rfind(b"\n")
+        end = chunk.rfind(b"\n")
         if end < 0:
-            self._pending = data
+            self._pending.append(chunk)
             return []
-        self._pending = data[end + 1 :]
+        data = chunk
+        if self._pending:
+            self._pending.append(chunk)
+            data = b"".join(self._pending)
+            end += len(data) - len(chunk)
+        rest = data[end + 1 :]
+        self._pending = [rest] if rest else []
         events: list[tuple[str | None, str]] = []
         for line in data[:end].decode("utf-8").split("\n"):
             if not line:
