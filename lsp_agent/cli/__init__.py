@@ -259,7 +259,11 @@ def _hand_over(argv: list[str]) -> int | None:
 
     from lsp_agent.daemon.client import hand_over
 
-    return hand_over(argv, environ=os.environ, cwd=os.getcwd())
+    try:
+        cwd = os.getcwd()
+    except FileNotFoundError:
+        return None  # the current folder was removed: the run says so (or uses --cwd)
+    return hand_over(argv, environ=os.environ, cwd=cwd)
 
 
 def _daemon(args: argparse.Namespace) -> int:
@@ -315,7 +319,13 @@ def _run(args: argparse.Namespace, *, tls: PreparedTls | None = None) -> int:
         prompt = prompt_text(args.prompt, stdin=sys.stdin, read_stdin=args.input_format == "text")
     except ValueError as exc:
         raise UsageError(str(exc) + _swallowed_prompt_hint(args)) from None
-    cwd = Path(args.cwd or ".").resolve()
+    try:
+        cwd = Path(args.cwd or ".").resolve()
+    except FileNotFoundError:  # no current folder to resolve against
+        raise UsageError(
+            "the current folder no longer exists (it was removed); run from an existing "
+            "folder or pass --cwd DIR"
+        ) from None
     if not cwd.is_dir():
         raise UsageError(f"--cwd {args.cwd!r} is not a directory")
     add_dirs: list[Path] = []
