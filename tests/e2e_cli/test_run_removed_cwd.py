@@ -21,8 +21,10 @@ def _run_in_removed_folder(tmp_path: Path, *args: str) -> subprocess.CompletedPr
     try:
         return subprocess.run(
             # The shell enters the folder, removes it, then becomes the CLI.
-            ["sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", str(gone)]
-            + [sys.executable, "-m", "lsp_agent", "run", "-p", "hello", *args],
+            [
+                *("sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", str(gone)),
+                *(sys.executable, "-m", "lsp_agent", "run", "-p", "hello", *args),
+            ],
             env=cli_env(base_url),
             capture_output=True,
             text=True,
