@@ -124,6 +124,7 @@ async def _run(
     from lsp_agent.protocol.prompt import PromptText
     from lsp_agent.sessions.compose import build_sessions, session_tools
     from lsp_agent.sessions.manager import SessionError
+    from lsp_agent.tools.warm import SEARCH_TOOLS, start_search_warm_up
     from lsp_agent.workspace.disk_host import DiskHost
 
     started = time.perf_counter()
@@ -201,8 +202,11 @@ async def _run(
     held: list[str] = []  # lines shown only once the run asks the model (MCP approvals)
 
     def show_held() -> None:
+        # Called as the run's first model request goes out (before_first below).
         err.write("".join(held))
         held.clear()
+        if options.tools is None or SEARCH_TOOLS.intersection(options.tools):
+            start_search_warm_up()  # while the answer is awaited, not in the first search
 
     def on_switch(primary: str, fallback: str, error: Exception) -> None:
         err.write(f"lsp-agent: {primary} is overloaded ({error}); using {fallback} instead\n")
