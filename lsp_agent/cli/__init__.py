@@ -159,6 +159,8 @@ def _exit_now(code: int) -> None:
     import os
 
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started with the descriptor closed
+            continue
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
     logging.shutdown()

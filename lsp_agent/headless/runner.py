@@ -21,7 +21,7 @@ import signal
 import sys
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from lsp_agent import __version__
 from lsp_agent.headless.cost import Budget, model_usage, total_cost_usd
@@ -78,8 +78,13 @@ def run_headless(
     daemon built ahead, for the model client (:mod:`lsp_agent.model.tls`).
     """
     inp = inp if inp is not None else sys.stdin
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
+    if out is None:
+        # A closed stdout (``>&-``) leaves sys.stdout None: the run's output goes nowhere.
+        out = sys.stdout if sys.stdout is not None else open(os.devnull, "w")  # noqa: SIM115
+    stdout = out
+    out = cast(TextIO, _Output(out))
+    if err is None:
+        err = sys.stderr if sys.stderr is not None else open(os.devnull, "w")  # noqa: SIM115
     env = os.environ if environ is None else environ
     handler = logging.StreamHandler(err)
     handler.setFormatter(RunLogFormatter())
@@ -101,6 +106,44 @@ def run_headless(
     except KeyboardInterrupt:
         err.write("lsp-agent: interrupted\n")
         return ExitCode.INTERRUPTED
+    except OutputError as exc:
+        err.write(f"lsp-agent: error: cannot write the output: {exc.strerror}\n")
+        if stdout is sys.stdout:
+            # What it still buffers would fail again when the process flushes it at exit.
+            with contextlib.suppress(OSError, ValueError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, stdout.fileno())
+                os.close(devnull)
+        return ExitCode.ERROR
+
+
+class OutputError(OSError):
+    """Writing the run's output failed, other than by its reader going away (that stays a
+    ``BrokenPipeError``: the CLI ends quietly): a full disk, an I/O error."""
+
+
+class _Output:
+    """The run's output stream whose failed writes raise :class:`OutputError` (so that the
+    run ends with one line naming it, not with a traceback from wherever it wrote)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def write(self, text: str) -> int:
+        try:
+            return self._out.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc.errno, exc.strerror) from exc
+
+    def flush(self) -> None:
+        try:
+            self._out.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc.errno, exc.strerror) from exc
 
 
 async def _run(
