@@ -3,7 +3,8 @@
 The server answers ``initialize`` with only pygls, lsprotocol and its own small modules loaded.
 After ``initialized`` a background thread imports the rest: first the agent core the door
 needs (:data:`CORE_MODULES`: sessions, the loop, the host, the diagnostics door, the code
-actions), then the model SDK (``anthropic``, the slowest import by far).
+actions), then pays the search tools' one-time costs (:func:`lsp_agent.tools.warm.warm_search`:
+the search sentinel), then imports the model SDK (``anthropic``, the slowest import by far).
 
 Handlers that need the core call :meth:`WarmUp.wait_for_core` before importing it: while the
 thread is importing the core the event loop waits for it rather than importing the same modules
@@ -17,7 +18,7 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 logger = logging.getLogger(__name__)
 
@@ -61,14 +62,19 @@ class WarmUp:
             self._core_done.wait()
 
     def _run(self, modules: Sequence[str], sdk: bool) -> None:
+        warm_search: Callable[[], None] | None = None
         try:
             for name in modules:
                 importlib.import_module(name)
+            # Imported while handlers wait for the core, so no handler imports it meanwhile.
+            from lsp_agent.tools.warm import warm_search
         except Exception:
             # The handler that needs the module imports it again and reports the error there.
             logger.exception("importing the agent core in the background failed")
         finally:
             self._core_done.set()
+        if warm_search is not None:
+            warm_search()  # the search sentinel etc.: not in the first Glob or Grep turn
         if not sdk:
             return
         try:
