@@ -176,7 +176,9 @@ class Step(_Strict):
     At most one of ``stall_after_events`` (send N SSE events, then hang until the client hangs
     up), ``drop_after_events`` (send N events, then close the connection mid-body),
     ``end_after_events`` (send N events, then end the body cleanly, as a proxy that cuts
-    streams would) and ``sse_error``; these need a streaming request. ``note`` is a comment.
+    streams would) and ``sse_error``; these need a streaming request. ``gate``: the answer
+    waits until the test opens the gate of that name (``ScriptedServer.open_gate``), so a test
+    can see what the client does before the answer arrives. ``note`` is a comment.
     """
 
     expect: Expect | None = None
@@ -189,6 +191,7 @@ class Step(_Strict):
     drop_after_events: int | None = Field(default=None, ge=0)
     end_after_events: int | None = Field(default=None, ge=0)
     sse_error: SseError | None = None
+    gate: str | None = None
     note: str | None = None
 
     @model_validator(mode="after")

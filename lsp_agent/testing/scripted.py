@@ -129,6 +129,7 @@ class ScriptedServer:
         self._request_seq = 0
         self._disconnected: asyncio.Event | None = None
         self._stopping = False
+        self._gates: dict[str, asyncio.Event] = {}
 
     # ---- lifecycle ----
 
@@ -235,6 +236,11 @@ class ScriptedServer:
                 f"no client disconnect seen within {timeout_s} s (scenario {self.scenario.name!r})"
             ) from None
         return self.disconnects
+
+    def open_gate(self, name: str) -> None:
+        """Let the answers of the steps with ``gate`` ``name`` go (now and from now on). Call it
+        on the server's event loop (:class:`ScriptedServerThread` has a thread-safe one)."""
+        self._gates.setdefault(name, asyncio.Event()).set()
 
     # ---- connection handling ----
 
@@ -406,6 +412,8 @@ class ScriptedServer:
             )
             await self._send_json(writer, 400, error_body("invalid_request_error", message))
             return True
+        if step.gate is not None:
+            await self._gates.setdefault(step.gate, asyncio.Event()).wait()
         if step.delay_ms:
             await asyncio.sleep(step.delay_ms / 1000)
         request_id = self._next_request_id()

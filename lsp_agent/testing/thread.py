@@ -115,6 +115,13 @@ class ScriptedServerThread:
         """See :attr:`ScriptedServer.disconnects`."""
         return self.server.disconnects
 
+    def open_gate(self, name: str) -> None:
+        """See :meth:`ScriptedServer.open_gate` (safe from any thread). Raises
+        ``RuntimeError`` when the server is not running."""
+        if self._loop is None:
+            raise RuntimeError("the scripted server is not running")
+        self._loop.call_soon_threadsafe(self.server.open_gate, name)
+
     def unconsumed(self) -> list[int]:
         """See :meth:`ScriptedServer.unconsumed`."""
         return self.server.unconsumed()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -226,6 +227,27 @@ async def test_stream_only_step_refuses_a_non_streaming_request(serve: StartServ
         answer = await http.post("/v1/messages", json=_body())
     assert answer.status_code == 400
     assert "not streaming" in server.failures[0]
+
+
+async def test_a_gated_answer_waits_until_its_gate_opens(
+    serve: StartServer, make_model: MakeModel
+) -> None:
+    server = await serve(scenario(reply("held", gate="go"), reply("free", gate="go")))
+    model = make_model(server.base_url)
+    held = asyncio.create_task(collect(model, simple_request()))
+    while server.unconsumed() == [0, 1]:  # until the request takes its step (then the gate)
+        await asyncio.sleep(0.01)
+    # A whole exchange with the same server goes through meanwhile; the held answer does not.
+    async with httpx2.AsyncClient(base_url=server.base_url) as http:
+        assert (await http.head("/")).status_code == 200
+    assert not held.done()
+    server.open_gate("go")
+    first = (await held)[-1]
+    assert isinstance(first, ResponseDone) and first.response.message().text() == "held"
+    # An open gate stays open.
+    second = (await collect(model, simple_request()))[-1]
+    assert isinstance(second, ResponseDone) and second.response.message().text() == "free"
+    server.assert_done()
 
 
 async def test_thread_runner_serves_code_outside_its_loop(make_model: MakeModel) -> None:
