@@ -26,7 +26,9 @@ class EventStream:
 
     ``history`` returns the session's current history; messages from index ``skip`` on
     (the ones after the user's prompt) are rendered once each, in order, whenever
-    :meth:`flush` runs (on every session update, and once at the end).
+    :meth:`flush` runs: on every session update, before each model request (the door's model
+    wrapper calls it, so a batch's tool results, committed after the batch's last update, are
+    not held back until the next answer's first update), and once at the end.
     """
 
     def __init__(

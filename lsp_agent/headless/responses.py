@@ -107,7 +107,8 @@ class ResponseLog:
 
 class TimedModel:
     """Wraps a model: records each response in ``log`` and, with ``verbose``, writes one
-    ``[model]`` line per request to ``err``."""
+    ``[model]`` line per request to ``err``; ``before_first`` runs before the run's first
+    request, :attr:`before_each` before every request."""
 
     def __init__(
         self,
@@ -124,11 +125,15 @@ class TimedModel:
         self._verbose = verbose
         self._before_first = before_first
         """Called before the run's first model request (``log`` counts the requests)."""
+        self.before_each: Callable[[], None] = lambda: None
+        """Called before every request (the door shows what the history gained since: a
+        batch's tool results are out before the model's next answer comes)."""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelStreamEvent]:
         """The inner model's stream, timed and recorded."""
         if self._log.requests == 0:
             self._before_first()
+        self.before_each()
         self._log.requests += 1
         number = self._log.requests
         start = time.perf_counter()

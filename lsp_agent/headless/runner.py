@@ -268,6 +268,8 @@ async def _run(
         model = TimedModel(
             inner, log=responses, err=err, verbose=options.verbose, before_first=show_held
         )
+        # Tool results are committed after the batch's last update: out before the next answer.
+        model.before_each = lambda: stream.flush() if stream is not None else None
         models.append(model)
         return model
 
