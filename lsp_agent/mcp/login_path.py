@@ -37,6 +37,21 @@ def joined_path(ours: str, theirs: str) -> str:
     return os.pathsep.join(entries)
 
 
+async def _read_to_end(stream: asyncio.StreamReader, limit: int) -> bytes:
+    """What ``stream`` carries until EOF, at most ``limit`` bytes. ``read(limit)`` alone returns
+    the first chunk only: a start-up file's banner, or bash's printf writing its leading
+    newline on its own, would hide the PATH that follows."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = await stream.read(limit - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 def _parse(output: str) -> str | None:
     start = output.rfind(_START)
     end = output.find(_END, start + len(_START)) if start >= 0 else -1
@@ -92,7 +107,9 @@ class LoginPath:
             return None
         assert proc.stdout is not None
         try:
-            output = await asyncio.wait_for(proc.stdout.read(MAX_OUTPUT_BYTES), self.timeout_s)
+            output = await asyncio.wait_for(
+                _read_to_end(proc.stdout, MAX_OUTPUT_BYTES), self.timeout_s
+            )
             await asyncio.wait_for(proc.wait(), self.timeout_s)
         except TimeoutError:
             log.warning(

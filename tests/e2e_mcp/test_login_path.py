@@ -81,6 +81,19 @@ async def test_a_hanging_login_shell_is_bounded_and_cached(tmp_path: Path) -> No
     assert (tmp_path / "shell.log").read_text().count("started") == 1
 
 
+async def test_the_path_is_read_when_the_shell_writes_it_after_a_pause(tmp_path: Path) -> None:
+    # The banner and the PATH arrive as separate pipe writes (bash's own printf writes its
+    # leading newline alone, too): the PATH in a later chunk is still found.
+    shell = _executable(
+        tmp_path / "slow-shell",
+        '#!/bin/sh\necho "Welcome!"\nsleep 0.3\nPATH="/from/login:$PATH"\nshift 3\neval "$1"\n',
+    )
+    resolver = LoginPath(environ={**os.environ, "SHELL": str(shell)})
+    value = await resolver.path()
+    assert value is not None
+    assert value.split(os.pathsep)[0] == "/from/login"
+
+
 def test_joined_path_keeps_ours_first_without_duplicates() -> None:
     sep = os.pathsep
     assert joined_path(f"/a{sep}/b", f"/b{sep}/c{sep}{sep}/c") == f"/a{sep}/b{sep}/c"
