@@ -417,6 +417,9 @@ class ScriptedServer:
         if step.delay_ms:
             await asyncio.sleep(step.delay_ms / 1000)
         request_id = self._next_request_id()
+        # A route's or the responder's answer has no step of its own (index -1): the request's
+        # number keeps its message and tool_use ids apart from every other answer's.
+        label: int | str = index if index >= 0 else f"r{self._request_seq}"
         if step.error is not None:
             self._record(request, body, step=index, outcome="error")
             extra: list[tuple[str, str]] = []
@@ -440,6 +443,7 @@ class ScriptedServer:
             return await self._stream(
                 step,
                 index=index,
+                label=label,
                 model=model,
                 request_bytes=len(request.body),
                 request_id=request_id,
@@ -448,7 +452,7 @@ class ScriptedServer:
             )
         try:
             message_json = render_message(
-                step.response, step=index, request_model=model, request_bytes=len(request.body)
+                step.response, step=label, request_model=model, request_bytes=len(request.body)
             )
         except ValueError as exc:
             message = f"scenario {name!r} step {index}: cannot answer without streaming: {exc}"
@@ -464,6 +468,7 @@ class ScriptedServer:
         step: Step,
         *,
         index: int,
+        label: int | str,
         model: str,
         request_bytes: int,
         request_id: str,
@@ -473,7 +478,7 @@ class ScriptedServer:
         assert step.response is not None
         events = render_events(
             step.response,
-            step=index,
+            step=label,
             request_model=model,
             request_bytes=request_bytes,
             chunk_chars=step.chunk_chars,

@@ -175,7 +175,7 @@ def error_type_for(err: ScriptedError) -> str:
     )
 
 
-def _tool_use_id(block: ScriptedToolUse, step: int, index: int) -> str:
+def _tool_use_id(block: ScriptedToolUse, step: int | str, index: int) -> str:
     return block.id or f"toolu_scripted_{step}_{index}"
 
 
@@ -216,7 +216,7 @@ def _stop_reason(response: ScriptedResponse) -> str:
     return "tool_use" if has_tool_use else "end_turn"
 
 
-def _content_json(response: ScriptedResponse, step: int) -> list[dict[str, Any]]:
+def _content_json(response: ScriptedResponse, step: int | str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, b in enumerate(response.content):
         if isinstance(b, ScriptedText):
@@ -241,7 +241,7 @@ def _content_json(response: ScriptedResponse, step: int) -> list[dict[str, Any]]
 
 
 def render_message(
-    response: ScriptedResponse, *, step: int, request_model: str, request_bytes: int
+    response: ScriptedResponse, *, step: int | str, request_model: str, request_bytes: int
 ) -> dict[str, Any]:
     """The JSON ``Message`` for a non-streaming request.
 
@@ -271,7 +271,7 @@ SseEvent = tuple[str, dict[str, Any]]
 def render_events(
     response: ScriptedResponse,
     *,
-    step: int,
+    step: int | str,
     request_model: str,
     request_bytes: int,
     chunk_chars: int,

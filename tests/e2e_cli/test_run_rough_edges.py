@@ -1,6 +1,6 @@
 """``lsp-agent -p`` rough edges a fresh user met: a piped prompt too long for the model's
 window is refused before anything is sent, naming the sizes, while a large one that fits is
-sent whole."""
+sent whole; the offline trial model's answers have distinct message ids."""
 
 from __future__ import annotations
 
@@ -131,3 +131,24 @@ def test_offline_reads_a_mention_followed_by_a_question_mark(project: Path) -> N
     assert "`calc.py` has 2 lines" in result and "`add`" in result
     assert "leave out --offline" in result
     assert "restart the server" not in result and "buffer" not in result
+
+
+def test_offline_answers_carry_distinct_message_ids(project: Path) -> None:
+    """stream-json readers group assistant lines by message id: the trial model's two answers
+    (the Read, then the reply) must not share one."""
+    proc = run_plain(
+        ["-p", "--offline", "What is in calc.py?", "--output-format", "stream-json"], project
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    ids = [obj["message"]["id"] for obj in lines if obj["type"] == "assistant"]
+    assert len(ids) == 2, ids
+    assert len(set(ids)) == 2, ids
+    tool_ids = [
+        block["id"]
+        for obj in lines
+        if obj["type"] == "assistant"
+        for block in obj["message"]["content"]
+        if block["type"] == "tool_use"
+    ]
+    assert tool_ids, lines
