@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from lsp_agent.headless.mcp_notices import shown_state
+from lsp_agent.headless.mcp_notices import McpFailureNotices, shown_state
 from lsp_agent.headless.terminal import plain
 
 Action = Literal["list", "approve", "deny", "enable", "disable", "login", "logout"]
@@ -129,12 +129,17 @@ def _hint(status: Mapping[str, Any]) -> str | None:
 
 
 async def _list(service: Any, options: McpCommandOptions, *, out: TextIO) -> None:
+    # The list shows each failure (with the server's stderr): the connection's log line of it
+    # on stderr would say it a second time, unprefixed.
+    quiet = McpFailureNotices()
+    quiet.install()
     try:
         if service.plan.enabled():
             await service.tools(wait_s=options.timeout_s)
         statuses = service.statuses()
     finally:
         await service.aclose()
+        quiet.remove()
     if options.as_json:
         out.write(json.dumps(statuses, indent=2) + "\n")
         return
@@ -155,7 +160,9 @@ async def _list(service: Any, options: McpCommandOptions, *, out: TextIO) -> Non
             + "\n"
         )
         if status["error"]:
-            out.write(f"  {plain(status['error'].splitlines()[0])}\n")
+            first, *more = status["error"].splitlines()
+            out.write(f"  {plain(first)}\n")
+            out.writelines(f"    {plain(line)}\n" for line in more)  # the server's stderr tail
         hint = _hint(status)
         if hint:
             out.write(f"  {hint}\n")

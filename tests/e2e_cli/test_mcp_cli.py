@@ -159,3 +159,16 @@ def test_list_shows_an_unusable_definition_and_a_broken_file_fails(project: Path
     assert broken.returncode == 1
     assert f"lsp-agent: error: {project / '.mcp.json'}:1:" in broken.stderr
     assert "invalid JSON" in broken.stderr
+
+
+def test_list_shows_a_failed_servers_stderr_once(project: Path) -> None:
+    write_mcp_json(project, dies=stdio_entry("--die"))
+    assert mcp(project, "approve", "dies").returncode == 0
+    listed = mcp(project, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "dies (project, stdio): failed" in listed.stdout
+    assert "    fixture: cannot start, missing FIXTURE_CONFIG" in listed.stdout
+    assert "MCP server dies" not in listed.stderr  # said in the list, not again on stderr
+    as_json = mcp(project, "list", "--json")
+    assert "missing FIXTURE_CONFIG" in json.loads(as_json.stdout)[0]["error"]
+    assert "MCP server dies" not in as_json.stderr
