@@ -92,6 +92,14 @@ def read_text_file(path: Path, *, max_bytes: int = MAX_TEXT_BYTES) -> TextSnapsh
         data = _read_up_to(fd, max_bytes + 1, expected=info.st_size)
     finally:
         os.close(fd)
+    return _disk_snapshot(path, data, mtime_ns=info.st_mtime_ns, max_bytes=max_bytes)
+
+
+def _disk_snapshot(path: Path, data: bytes, *, mtime_ns: int, max_bytes: int) -> TextSnapshot:
+    """``data`` (the bytes of ``path`` on disk) as a disk snapshot, under the size limit
+    ``max_bytes`` (bytes) and the decoding rules of :func:`decode_bytes`.
+
+    Raises NotTextError: ``data`` is over ``max_bytes`` or does not decode as text."""
     if len(data) > max_bytes:
         raise NotTextError(f"file is too large (over the limit of {max_bytes} bytes)")
     try:
@@ -99,7 +107,7 @@ def read_text_file(path: Path, *, max_bytes: int = MAX_TEXT_BYTES) -> TextSnapsh
     except NotTextError as exc:
         raise NotTextError(f"{path}: {exc}") from None
     return TextSnapshot(
-        path=path, text=text, source="disk", encoding=encoding, bom=bom, mtime_ns=info.st_mtime_ns
+        path=path, text=text, source="disk", encoding=encoding, bom=bom, mtime_ns=mtime_ns
     )
 
 
@@ -206,15 +214,7 @@ def apply_change_to_disk(
     # What reading the file back would give (the same size limit and decoding rules), from
     # the bytes just written: a read would cost five system calls and could see someone
     # else's later write as the agent's.
-    if len(data) > MAX_TEXT_BYTES:
-        raise NotTextError(f"file is too large (over the limit of {MAX_TEXT_BYTES} bytes)")
-    try:
-        text, encoding, bom = decode_bytes(data)
-    except NotTextError as exc:
-        raise NotTextError(f"{path}: {exc}") from None
-    return TextSnapshot(
-        path=path, text=text, source="disk", encoding=encoding, bom=bom, mtime_ns=mtime_ns
-    )
+    return _disk_snapshot(path, data, mtime_ns=mtime_ns, max_bytes=MAX_TEXT_BYTES)
 
 
 def guard_write(path: Path) -> None:
