@@ -88,17 +88,36 @@ def run_cli(
     server = ScriptedServerThread(scenario=scenario, variables={"cwd": str(cwd)})
     base_url = server.start()
     try:
-        proc = subprocess.run(
+        proc = run_process(
             [sys.executable, "-m", "lsp_agent", *args],
             cwd=cwd,
             env=env or cli_env(base_url, **(extra_env or {})),
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-            input=stdin_text,
-            stdin=subprocess.DEVNULL if stdin_text is None else None,
-            check=False,
+            stdin_text=stdin_text,
         )
     finally:
         server.stop()
     return Run(proc=proc, server=server)
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None,
+    env: dict[str, str],
+    stdin_text: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` to its end in ``cwd`` (``None``: this process's folder) with exactly
+    ``env``, its output captured as text; ``stdin_text`` is piped to it (default: stdin is
+    ``/dev/null``). Raises ``subprocess.TimeoutExpired`` after :data:`RUN_TIMEOUT_S` seconds;
+    a non-zero exit is returned, not raised."""
+    return subprocess.run(
+        argv,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        input=stdin_text,
+        stdin=subprocess.DEVNULL if stdin_text is None else None,
+        check=False,
+    )

@@ -10,13 +10,12 @@ imported when its first model request left. No timings are asserted: what is loa
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 from lsp_agent.testing.scenario import expecting, reply, scenario
 from lsp_agent.testing.thread import ScriptedServerThread
-from tests.e2e_cli.conftest import RUN_TIMEOUT_S, cli_env
+from tests.e2e_cli.conftest import cli_env, run_process
 
 DRIVER = """
 import json, sys
@@ -67,15 +66,10 @@ def _loaded_at_first_request(project: Path, tmp_path: Path) -> list[str]:
     out = tmp_path / "modules.json"
     try:
         port = base_url.rsplit(":", 1)[1].split("/")[0]
-        proc = subprocess.run(
+        proc = run_process(
             [sys.executable, "-c", DRIVER, port, str(out), "run", "-p", "Say hi."],
             cwd=project,
             env=cli_env(base_url, LSP_AGENT_NO_DAEMON="1"),
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            check=False,
         )
     finally:
         server.stop()

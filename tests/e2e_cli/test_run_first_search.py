@@ -18,7 +18,7 @@ from pathlib import Path
 from lsp_agent.testing.scenario import reply, scenario, tool_use
 from lsp_agent.testing.thread import ScriptedServerThread
 from lsp_agent.tools._leaf import SENTINEL_NAME
-from tests.e2e_cli.conftest import RUN_TIMEOUT_S, cli_env
+from tests.e2e_cli.conftest import RUN_TIMEOUT_S, cli_env, run_process
 
 DRIVER = """
 import json, sys, threading
@@ -64,15 +64,10 @@ def _run(project: Path, tmp_path: Path, *flags: str) -> list[list[str]]:
     port = base_url.rsplit(":", 1)[1].split("/")[0]
     driver = [sys.executable, "-c", DRIVER, port, str(out), SENTINEL_NAME]
     try:
-        proc = subprocess.run(
+        proc = run_process(
             [*driver, "run", "-p", "Find.", "--permission-mode", "bypassPermissions", *flags],
             cwd=project,
             env=cli_env(base_url, LSP_AGENT_NO_DAEMON="1"),
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            check=False,
         )
     finally:
         server.stop()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from lsp_agent.testing.scenario import reply, scenario
 from lsp_agent.testing.thread import ScriptedServerThread
-from tests.e2e_cli.conftest import RUN_TIMEOUT_S, cli_env
+from tests.e2e_cli.conftest import cli_env, run_process
 
 
 def _run_in_removed_folder(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -19,18 +19,14 @@ def _run_in_removed_folder(tmp_path: Path, *args: str) -> subprocess.CompletedPr
     server = ScriptedServerThread(scenario=scenario(reply("Hi.")), variables={})
     base_url = server.start()
     try:
-        return subprocess.run(
+        return run_process(
             # The shell enters the folder, removes it, then becomes the CLI.
             [
                 *("sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", str(gone)),
                 *(sys.executable, "-m", "lsp_agent", "run", "-p", "hello", *args),
             ],
+            cwd=None,
             env=cli_env(base_url),
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            check=False,
         )
     finally:
         server.stop()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,8 +20,7 @@ from lsp_agent.testing.scenario import (
     scenario,
     tool_use,
 )
-from lsp_agent.testing.thread import ScriptedServerThread
-from tests.e2e_cli.conftest import CALC, RUN_TIMEOUT_S, Run, cli_env
+from tests.e2e_cli.conftest import CALC, Run, run_cli
 
 PYTEST = "python -m pytest -q -p no:cacheprovider test_calc.py"
 TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 0\n"
@@ -32,23 +30,8 @@ def run(args: Sequence[str], *, steps: Scenario, project: Path, home: Path) -> R
     """``python -m lsp_agent ARGS`` in ``project`` against ``steps``, with ``home`` as the
     home directory (no stray user settings) and this interpreter first on ``PATH`` (so the
     agent's ``python -m pytest`` finds pytest)."""
-    server = ScriptedServerThread(scenario=steps, variables={"cwd": str(project)})
-    base_url = server.start()
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "lsp_agent", *args],
-            cwd=project,
-            env=cli_env(base_url, HOME=str(home), PATH=path),
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    finally:
-        server.stop()
-    return Run(proc=proc, server=server)
+    return run_cli(args, scenario=steps, cwd=project, extra_env={"HOME": str(home), "PATH": path})
 
 
 def settings(project: Path, value: dict[str, Any] | str) -> Path:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from lsp_agent.testing.scenario import (
 )
 from lsp_agent.testing.scenario import reply as _reply
 from lsp_agent.testing.thread import ScriptedServerThread
-from tests.e2e_cli.conftest import CALC, RUN_TIMEOUT_S, cli_env
+from tests.e2e_cli.conftest import CALC, cli_env, run_process
 from tests.golden.normalise import normaliser
 
 USAGE = ScriptedUsage(input_tokens=100, output_tokens=10)
@@ -340,15 +339,10 @@ def run_case(case: CliCase, tmp: Path) -> dict[str, Any]:
     base_url = server.start()
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     try:
-        proc = subprocess.run(
+        proc = run_process(
             [sys.executable, "-m", "lsp_agent", *args],
             cwd=root,
             env=cli_env(base_url, HOME=str(home), PATH=path),
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            check=False,
         )
     finally:
         server.stop()
