@@ -21,9 +21,7 @@ in a fresh process, so both see the same machine load.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -63,35 +61,18 @@ def _run(rounds: int) -> tuple[float, float]:
     seconds."""
     sys.path.insert(0, str(ROOT / "tools"))
     import anthropic  # noqa: F401  (imported before the run: start-up, not a turn)
-    from bench_turn_overhead import ScriptedProcess
+    from bench_turn_overhead import in_process_run
 
     from lsp_agent.cli import main
 
     cwd = _project(rounds)
-    server = ScriptedProcess(_scenario(rounds), cwd)
-    os.environ.update(
-        ANTHROPIC_BASE_URL=server.base_url,
-        ANTHROPIC_API_KEY="bench",
-        LSP_AGENT_MAX_RETRIES="0",
-        LSP_AGENT_NO_DAEMON="1",
-        LSP_AGENT_BACKGROUND_REQUESTS="0",
-        HOME=str(cwd),
-    )
     codes: list[int] = []
-    cpu, wall = time.process_time(), time.perf_counter()
-    try:
-        with (
-            contextlib.chdir(cwd),
-            open(os.devnull, "w") as sink,
-            contextlib.redirect_stdout(sink),
-        ):
-            codes.append(main(ARGS))
+    with in_process_run(_scenario(rounds), cwd):
+        cpu, wall = time.process_time(), time.perf_counter()
+        codes.append(main(ARGS))
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        # Counted before leaving: leaving removes the project.
         edited = sum("value - 15" in (cwd / f"m{i}.py").read_text() for i in range(rounds))
-    finally:
-        server.close()
-        shutil.rmtree(cwd, ignore_errors=True)
-        shutil.rmtree(server.dir, ignore_errors=True)
     if codes != [0] or edited != rounds:
         raise RuntimeError(f"run -p failed: exit {codes}, {edited} of {rounds} files edited")
     return cpu, wall

@@ -25,10 +25,8 @@ instructions per turn.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -44,36 +42,18 @@ def _run(turns: int, *, in_reduce: bool = False) -> float:
     """One ``run -p`` of ``turns`` Read turns in this process; its CPU seconds."""
     sys.path.insert(0, str(ROOT / "tools"))
     import anthropic  # noqa: F401  (imported before the run: start-up, not a turn)
-    from bench_turn_overhead import ScriptedProcess, make_project, read_turns
+    from bench_turn_overhead import in_process_run, make_project, read_turns
 
     from lsp_agent.cli import main
 
     cwd = make_project()
-    server = ScriptedProcess(read_turns(turns), cwd)
-    os.environ.update(
-        ANTHROPIC_BASE_URL=server.base_url,
-        ANTHROPIC_API_KEY="bench",
-        LSP_AGENT_MAX_RETRIES="0",
-        LSP_AGENT_NO_DAEMON="1",
-        LSP_AGENT_BACKGROUND_REQUESTS="0",
-        HOME=str(cwd),
-    )
     codes: list[int] = []
-    start = time.process_time()
-    try:
-        with (
-            contextlib.chdir(cwd),
-            open(os.devnull, "w") as sink,
-            contextlib.redirect_stdout(sink),
-        ):
-            if in_reduce:
-                functools.reduce(lambda _a, _b: codes.append(main(ARGS)), [0, 0])
-            else:
-                codes.append(main(ARGS))
-    finally:
-        server.close()
-        shutil.rmtree(cwd, ignore_errors=True)
-        shutil.rmtree(server.dir, ignore_errors=True)
+    with in_process_run(read_turns(turns), cwd):
+        start = time.process_time()  # the server's start is not the turns' work
+        if in_reduce:
+            functools.reduce(lambda _a, _b: codes.append(main(ARGS)), [0, 0])
+        else:
+            codes.append(main(ARGS))
     if codes != [0]:
         raise RuntimeError(f"run -p failed: {codes}")
     return time.process_time() - start

@@ -33,15 +33,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -184,6 +186,34 @@ class ScriptedProcess:
         self.proc.terminate()
         _, err = self.proc.communicate(timeout=30)
         return err
+
+
+@contextlib.contextmanager
+def in_process_run(scen: Scenario, cwd: Path) -> Iterator[None]:
+    """Inside: the setting for an in-process ``lsp_agent.cli.main(["run", "-p", ...])``
+    against ``scen`` played by a :class:`ScriptedProcess` (environment variables set, ``cwd``
+    the current folder, stdout to ``/dev/null``). On leaving, the server stops and ``cwd`` and
+    the server's folder are removed."""
+    server = ScriptedProcess(scen, cwd)
+    os.environ.update(
+        ANTHROPIC_BASE_URL=server.base_url,
+        ANTHROPIC_API_KEY="bench",
+        LSP_AGENT_MAX_RETRIES="0",
+        LSP_AGENT_NO_DAEMON="1",
+        LSP_AGENT_BACKGROUND_REQUESTS="0",
+        HOME=str(cwd),
+    )
+    try:
+        with (
+            contextlib.chdir(cwd),
+            open(os.devnull, "w") as sink,
+            contextlib.redirect_stdout(sink),
+        ):
+            yield
+    finally:
+        server.close()
+        shutil.rmtree(cwd, ignore_errors=True)
+        shutil.rmtree(server.dir, ignore_errors=True)
 
 
 async def run_sdk(turns: int, cwd: Path) -> dict[str, Any]:
