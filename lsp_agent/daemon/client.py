@@ -92,6 +92,13 @@ def _run(
         return _fall_back(err, f"the daemon failed: {exc}")
     if answer is None or not answer.get("ok"):
         reason = (answer or {}).get("error", "it closed the connection")
+        if "another build" in reason:
+            # An upgrade leaves the old daemon up until its idle timeout: every run would say
+            # this line again, so it names the way out.
+            reason += (
+                " (`lsp-agent daemon stop` ends it once its runs end; "
+                "`lsp-agent daemon start` starts a current one)"
+            )
         return _fall_back(err, f"the daemon refused the run: {reason}")
     sock.settimeout(None)
     return _wait(sock, reader, err)

@@ -280,3 +280,27 @@ def test_garbage_first_messages_leave_the_daemon_serving(runtime: Path) -> None:
         assert daemon("status", runtime).stdout.startswith("lsp-agent daemon: running"), message[
             :20
         ]
+
+
+def test_a_daemon_of_another_build_names_the_way_out(project: Path, runtime: Path) -> None:
+    old = _socket_file(runtime / "lsp-agent")
+    old.listen(4)
+
+    def answer() -> None:  # what a daemon of an older lsp-agent answers
+        conn, _ = old.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b'{"error": "the daemon runs another build of lsp-agent (0.old)"}\n')
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        proc = _fallback_run(project, runtime)
+    finally:
+        thread.join(RUN_TIMEOUT_S)
+        old.close()
+    assert (
+        "lsp-agent: the daemon refused the run: the daemon runs another build of lsp-agent "
+        "(0.old) (`lsp-agent daemon stop` ends it once its runs end; `lsp-agent daemon start` "
+        "starts a current one); running without it\n"
+    ) in proc.stderr
