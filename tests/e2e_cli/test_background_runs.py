@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +107,24 @@ def _start_bg(
     return run_id, session_id
 
 
+def _attached(
+    run_id: str, *, env: dict[str, str], via: Sequence[str] = ()
+) -> subprocess.Popen[str]:
+    """``lsp-agent attach RUN_ID`` started (through ``via``, a command that ends by exec'ing
+    its arguments), once the run's first event (a ``system`` line) has reached its stdout."""
+    attach = subprocess.Popen(
+        [*via, sys.executable, "-m", "lsp_agent", "attach", run_id],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert attach.stdout is not None
+    assert json.loads(attach.stdout.readline())["type"] == "system"  # attached
+    return attach
+
+
 def _stalled() -> Any:
     """A model that starts answering, then never finishes (the run stays running)."""
     return scenario(reply("Thinking it over...", stall_after_events=2), name="stalled")
@@ -167,17 +185,7 @@ def test_attach_detaches_on_ctrl_c_and_kill_ends_the_run(
     args = ["run", "-p", "think", "--output-format", "stream-json"]
     run_id, _session = _start_bg(args, env=env, cwd=project)
 
-    attach = subprocess.Popen(
-        [sys.executable, "-m", "lsp_agent", "attach", run_id],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert attach.stdout is not None
-    first = json.loads(attach.stdout.readline())  # attached: the run's first event arrived
-    assert first["type"] == "system"
+    attach = _attached(run_id, env=env)
     time.sleep(1.5)  # past the daemon's idle timeout
     attach.send_signal(signal.SIGINT)
     _out, err = attach.communicate(timeout=RUN_TIMEOUT_S)
@@ -222,16 +230,7 @@ def test_attach_detaches_on_ctrl_c_when_started_with_sigint_ignored(
     args = ["run", "-p", "think", "--output-format", "stream-json"]
     run_id, _session = _start_bg(args, env=env, cwd=project)
     ignoring = ["/bin/sh", "-c", 'trap "" INT; exec "$@"', "sh"]
-    attach = subprocess.Popen(
-        [*ignoring, sys.executable, "-m", "lsp_agent", "attach", run_id],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert attach.stdout is not None
-    assert json.loads(attach.stdout.readline())["type"] == "system"  # attached
+    attach = _attached(run_id, env=env, via=ignoring)
     attach.send_signal(signal.SIGINT)
     try:
         _out, err = attach.communicate(timeout=RUN_TIMEOUT_S)
