@@ -420,6 +420,10 @@ def _describe_call(denial: dict[str, Any]) -> str:
     for key in ("command", "file_path", "path", "pattern", "url"):
         value = tool_input.get(key)
         if isinstance(value, str) and value:
+            if key == "file_path" and value.startswith("/") and not value.startswith("//"):
+                # Written as the rule that allows it (an absolute path takes "//" in a rule,
+                # as the tool's refusal says), so the line can be passed to --allowedTools.
+                value = "/" + value
             shown = value if len(value) <= 120 else value[:119] + "…"
             return f"{name}({shown})"
     return name

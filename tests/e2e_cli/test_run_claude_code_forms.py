@@ -190,7 +190,8 @@ def test_dont_ask_denies_and_text_mode_says_so_on_stderr(project: Path) -> None:
     assert result.code == 0, result.proc.stderr
     assert result.proc.stdout == "I was not allowed to edit.\n"
     assert "1 tool call denied" in result.proc.stderr
-    assert f"denied: Edit({project}/calc.py)" in result.proc.stderr
+    # The line is the rule that allows the call, as the tool's refusal names it (//abs).
+    assert f"denied: Edit(/{project}/calc.py)" in result.proc.stderr
     assert (project / "calc.py").read_text() == CALC
     result.server.assert_done()
 
