@@ -39,9 +39,11 @@ def daemon_status(
         print("lsp-agent daemon: not running", file=out)
         return 1
     state = "stopping once its runs end" if info.get("stopping") else "running"
+    # "running" counts the background runs too: say so, rather than list them side by side.
+    runs = info["running"]
     print(
-        f"lsp-agent daemon: {state} (pid {info['pid']}, {info['running']} running, "
-        f"{info.get('background', 0)} in the background, {info['served']} served)",
+        f"lsp-agent daemon: {state} (pid {info['pid']}, {runs} run{'' if runs == 1 else 's'} "
+        f"in progress ({info.get('background', 0)} in the background), {info['served']} served)",
         file=out,
     )
     return 0

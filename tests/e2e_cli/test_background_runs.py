@@ -166,7 +166,8 @@ def test_a_background_run_gives_the_foreground_bytes_and_is_listed(
     assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
     for name in (f"{run_id}.json", f"{run_id}.out", f"{run_id}.err"):
         assert stat.S_IMODE(os.stat(folder / name).st_mode) == 0o600, name
-    assert "1 served" in lsp_agent("daemon", "status", env=env).stdout
+    status = lsp_agent("daemon", "status", env=env).stdout
+    assert "0 runs in progress (0 in the background), 1 served)" in status
 
     # The same invocation in the foreground prints the same bytes.
     other = project.parent / "prok"
@@ -193,7 +194,8 @@ def test_attach_detaches_on_ctrl_c_and_kill_ends_the_run(
     assert f"detached from run {run_id}; it goes on" in err
     (record,) = _ps_records(env)
     assert record["state"] == "running"  # neither the detach nor the idle timeout ended it
-    assert "1 in the background" in lsp_agent("daemon", "status", env=env).stdout
+    status = lsp_agent("daemon", "status", env=env).stdout
+    assert "1 run in progress (1 in the background)" in status
 
     # Stopping waits for the background run; meanwhile the daemon answers but takes no run.
     stopped = lsp_agent("daemon", "stop", env=env)
