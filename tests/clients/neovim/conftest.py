@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_agent.testing.scenario import Scenario
+from lsp_agent.testing.scenario import Scenario, ScriptedToolUse, tool_use
 from lsp_agent.testing.scripted import scripted_env
 from lsp_agent.testing.thread import ScriptedServerThread
 
@@ -103,6 +103,16 @@ def run_spec(nvim: Path, spec: Path, *, env: Mapping[str, str], cwd: Path) -> st
     )
     assert int(summary.group(1)) > 0 and int(summary.group(2)) == 0, output
     return output
+
+
+def edit_app_version() -> ScriptedToolUse:
+    """The model's ``Edit`` (id ``toolu_edit``) of the project's ``app.py``: ``VERSION = 1``
+    becomes ``VERSION = 2`` (several integration specs start from that change)."""
+    return tool_use(
+        "Edit",
+        {"file_path": "{{root}}/app.py", "old_string": "VERSION = 1", "new_string": "VERSION = 2"},
+        id="toolu_edit",
+    )
 
 
 def base_env(tmp_path: Path) -> dict[str, str]:

@@ -26,7 +26,7 @@ from lsp_agent.testing.scenario import (
     tool_use,
 )
 
-from .conftest import RunIntegration
+from .conftest import RunIntegration, edit_app_version
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 CALC_OLD = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b"
@@ -205,15 +205,7 @@ def test_bash_save_and_reload(run_integration: RunIntegration) -> None:
         scenario(
             reply(
                 tool_use("Read", {"file_path": "{{root}}/app.py"}, id="toolu_read"),
-                tool_use(
-                    "Edit",
-                    {
-                        "file_path": "{{root}}/app.py",
-                        "old_string": "VERSION = 1",
-                        "new_string": "VERSION = 2",
-                    },
-                    id="toolu_edit",
-                ),
+                edit_app_version(),
                 tool_use(
                     "Bash",
                     {

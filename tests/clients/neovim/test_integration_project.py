@@ -19,7 +19,7 @@ from lsp_agent.testing.scenario import (
     tool_use,
 )
 
-from .conftest import RunIntegration
+from .conftest import RunIntegration, edit_app_version
 
 
 def test_health(run_integration: RunIntegration) -> None:
@@ -102,15 +102,7 @@ def test_rewind(run_integration: RunIntegration) -> None:
             reply(
                 tool_use("Read", {"file_path": "{{root}}/app.py"}, id="toolu_read"),
                 tool_use("Read", {"file_path": "{{root}}/lib.py"}, id="toolu_read_lib"),
-                tool_use(
-                    "Edit",
-                    {
-                        "file_path": "{{root}}/app.py",
-                        "old_string": "VERSION = 1",
-                        "new_string": "VERSION = 2",
-                    },
-                    id="toolu_edit",
-                ),
+                edit_app_version(),
                 tool_use(
                     "Edit",
                     {"file_path": "{{root}}/lib.py", "old_string": "X = 1", "new_string": "X = 2"},
@@ -148,15 +140,7 @@ def test_rewind_conflict(run_integration: RunIntegration) -> None:
         scenario(
             reply(
                 tool_use("Read", {"file_path": "{{root}}/app.py"}, id="toolu_read"),
-                tool_use(
-                    "Edit",
-                    {
-                        "file_path": "{{root}}/app.py",
-                        "old_string": "VERSION = 1",
-                        "new_string": "VERSION = 2",
-                    },
-                    id="toolu_edit",
-                ),
+                edit_app_version(),
             ),
             reply("Changed.", expect=expecting(tool_results=[ok, ok])),
         ),
