@@ -329,6 +329,9 @@ def run_case(case: CliCase, tmp: Path) -> dict[str, Any]:
     root.mkdir()
     home = tmp / "home"
     home.mkdir()
+    # A background daemon of the user's must not take the run over (its socket lives here).
+    runtime = tmp / "xdg-runtime"
+    runtime.mkdir(mode=0o700)
     for rel, content in case.files.items():
         (root / rel).write_text(content)
     if (settings := _settings(case, tmp)) is not None:
@@ -342,7 +345,7 @@ def run_case(case: CliCase, tmp: Path) -> dict[str, Any]:
         proc = run_process(
             [sys.executable, "-m", "lsp_agent", *args],
             cwd=root,
-            env=cli_env(base_url, HOME=str(home), PATH=path),
+            env=cli_env(base_url, HOME=str(home), PATH=path, XDG_RUNTIME_DIR=str(runtime)),
         )
     finally:
         server.stop()
