@@ -128,7 +128,7 @@ def _list(
             (
                 info.session_id,
                 _local_time(info.updated),
-                f"{info.turns} turn(s)",
+                f"{info.turns} turn{'' if info.turns == 1 else 's'}",
                 plain(info.model or "-", one_line=True),
                 *folder,
                 f"{plain(info.title, one_line=True)}{mark}",

@@ -60,9 +60,9 @@ def test_sessions_lists_removes_and_refuses(project: Path, tmp_path: Path) -> No
     header, *lines = listed.stdout.splitlines()
     assert header.split() == ["SESSION", "UPDATED", "TURNS", "MODEL", "TITLE"]
     assert [line.split()[0] for line in lines] == [second, first]  # newest first
-    assert "  1 turn(s)  " in lines[0] and lines[0].endswith("  second question")
+    assert "  1 turn  " in lines[0] and lines[0].endswith("  second question")
     # Columns line up under the header.
-    assert lines[0].index("1 turn(s)") == header.index("TURNS")
+    assert lines[0].index("1 turn ") == header.index("TURNS")
     assert lines[0].index("second question") == header.index("TITLE")
 
     data = json.loads(_sessions(project, "--json").stdout)
