@@ -4,10 +4,14 @@ on 127.0.0.1 (in a thread of the test process) playing the model, and helpers to
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import socket
 import subprocess
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,3 +125,30 @@ def run_process(
         stdin=subprocess.DEVNULL if stdin_text is None else None,
         check=False,
     )
+
+
+@contextlib.contextmanager
+def another_build_daemon(runtime: Path) -> Iterator[None]:
+    """A daemon socket under ``runtime`` (the ``XDG_RUNTIME_DIR``) that answers its first
+    connection as a daemon of an older lsp-agent does: it refuses the run, naming its build."""
+    folder = runtime / "lsp-agent"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)
+    old = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old.bind(str(folder / "daemon.sock"))
+    os.chmod(folder / "daemon.sock", 0o600)
+    old.listen(4)
+
+    def answer() -> None:
+        conn, _ = old.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b'{"error": "the daemon runs another build of lsp-agent (0.old)"}\n')
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join(RUN_TIMEOUT_S)
+        old.close()

@@ -16,7 +16,6 @@ import socket
 import stat
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -25,7 +24,13 @@ from typing import Any
 import pytest
 
 from lsp_agent.testing.scenario import reply, scenario
-from tests.e2e_cli.conftest import RUN_TIMEOUT_S, ScriptedServerThread, cli_env, run_cli
+from tests.e2e_cli.conftest import (
+    RUN_TIMEOUT_S,
+    ScriptedServerThread,
+    another_build_daemon,
+    cli_env,
+    run_cli,
+)
 from tests.e2e_cli.test_run_formats import ARGS, FIXED, fix_add
 
 pytestmark = pytest.mark.skipif(
@@ -361,26 +366,8 @@ def test_a_run_outlives_a_dead_daemon_and_can_still_be_killed(
 def test_a_daemon_of_another_build_is_named(project: Path, runtime: Path, server: Servers) -> None:
     scripted, url = server(fix_add())
     env = cli_env(url, XDG_RUNTIME_DIR=str(runtime))
-    folder = runtime / "lsp-agent"
-    folder.mkdir(mode=0o700)
-    old = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old.bind(str(folder / "daemon.sock"))
-    os.chmod(folder / "daemon.sock", 0o600)
-    old.listen(4)
-
-    def answer() -> None:  # what a daemon of an older lsp-agent answers
-        conn, _ = old.accept()
-        with conn:
-            conn.recv(65536)
-            conn.sendall(b'{"error": "the daemon runs another build of lsp-agent (0.old)"}\n')
-
-    thread = threading.Thread(target=answer, daemon=True)
-    thread.start()
-    try:
+    with another_build_daemon(runtime):
         refused = lsp_agent(*ARGS, "--bg", env=env, cwd=project)
-    finally:
-        thread.join(RUN_TIMEOUT_S)
-        old.close()
     assert refused.returncode == 1
     assert (
         "--bg: the daemon refused the run: the daemon runs another build of lsp-agent (0.old) "

@@ -23,7 +23,13 @@ import pytest
 from lsp_agent.daemon.paths import socket_path
 from lsp_agent.daemon.wire import Reader, build_key, send
 from lsp_agent.testing.scenario import reply, scenario
-from tests.e2e_cli.conftest import RUN_TIMEOUT_S, ScriptedServerThread, cli_env, run_cli
+from tests.e2e_cli.conftest import (
+    RUN_TIMEOUT_S,
+    ScriptedServerThread,
+    another_build_daemon,
+    cli_env,
+    run_cli,
+)
 from tests.e2e_cli.test_run_formats import ARGS, FIXED, fix_add
 
 pytestmark = pytest.mark.skipif(
@@ -283,22 +289,8 @@ def test_garbage_first_messages_leave_the_daemon_serving(runtime: Path) -> None:
 
 
 def test_a_daemon_of_another_build_names_the_way_out(project: Path, runtime: Path) -> None:
-    old = _socket_file(runtime / "lsp-agent")
-    old.listen(4)
-
-    def answer() -> None:  # what a daemon of an older lsp-agent answers
-        conn, _ = old.accept()
-        with conn:
-            conn.recv(65536)
-            conn.sendall(b'{"error": "the daemon runs another build of lsp-agent (0.old)"}\n')
-
-    thread = threading.Thread(target=answer, daemon=True)
-    thread.start()
-    try:
+    with another_build_daemon(runtime):
         proc = _fallback_run(project, runtime)
-    finally:
-        thread.join(RUN_TIMEOUT_S)
-        old.close()
     assert (
         "lsp-agent: the daemon refused the run: the daemon runs another build of lsp-agent "
         "(0.old) (`lsp-agent daemon stop` ends it once its runs end; `lsp-agent daemon start` "
