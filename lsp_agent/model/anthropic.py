@@ -98,6 +98,7 @@ from lsp_agent.model.anthropic_request import (
     to_api_params,
 )
 from lsp_agent.model.anthropic_stream import INVALID_JSON_KEY, Accumulator
+from lsp_agent.model.lean_client import http_client
 
 __all__ = [
     "CONNECT_TIMEOUT_ENV",
@@ -348,9 +349,7 @@ class AnthropicModel:
             base_url=self._base_url,
             max_retries=0,
             timeout=timeout,
-            http_client=None
-            if context is None
-            else anthropic.DefaultAsyncHttpxClient(timeout=timeout, verify=context),
+            http_client=http_client(self.endpoint, timeout=timeout, context=context),
         )
 
     def _get_client(self, model: str | None = None) -> AsyncAnthropic:
