@@ -10,11 +10,13 @@ folder has none of the CLAUDE files (this project's choice, see docs/memory.md).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from lsp_agent.config.loader import managed_dir
+from lsp_agent.context.memory.read import Overlay, no_overlay
 from lsp_agent.context.memory.types import MemoryKind
 
 MAX_RULE_FILES = 500
@@ -81,6 +83,44 @@ def folder_candidates(folder: Path, *, agents: str) -> tuple[Candidate, ...]:
     if agents == "and" or (agents == "or" and not has_claude):
         out.append(Candidate(path=folder / "AGENTS.md", kind="agents"))
     return tuple(out)
+
+
+def holds_none(folder: Path, overlay: Overlay, memo: dict[Path, bool]) -> bool:
+    """Whether ``folder`` holds no place a memory file may be, now: no ``CLAUDE.md``,
+    ``CLAUDE.local.md`` or ``AGENTS.md`` file, no ``.claude`` folder (so no
+    ``.claude/CLAUDE.md`` and no rules) and no editor buffer at any of those files. Most folders
+    a tool touches hold none: four ``stat`` calls on strings then stand for the candidates'
+    eight system calls and objects. Answers are kept in ``memo`` (folder → answer)."""
+    known = memo.get(folder)
+    if known is not None:
+        return known
+    memo[folder] = answer = _holds_none_now(folder, overlay)
+    return answer
+
+
+def _holds_none_now(folder: Path, overlay: Overlay) -> bool:
+    base = os.fspath(folder)
+    for name, kind in _PLACES:
+        try:
+            mode = os.stat(os.path.join(base, name)).st_mode
+        except (OSError, ValueError):
+            continue
+        if kind(mode):
+            return False
+    if overlay is no_overlay:
+        return True
+    names = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md")
+    return all(overlay(folder / name) is None for name in names)
+
+
+_PLACES = (
+    ("CLAUDE.md", stat.S_ISREG),
+    ("CLAUDE.local.md", stat.S_ISREG),
+    ("AGENTS.md", stat.S_ISREG),
+    (".claude", stat.S_ISDIR),
+)
+"""What :func:`holds_none` looks for in a folder: a memory file (``exists`` counts regular
+files only) or the ``.claude`` folder that may hold one and the rules."""
 
 
 def _is_file(path: Path) -> bool:

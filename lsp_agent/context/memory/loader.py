@@ -26,6 +26,7 @@ from lsp_agent.context.memory.discover import (
     Candidate,
     ancestors_top_down,
     folder_candidates,
+    holds_none,
     rule_files,
 )
 from lsp_agent.context.memory.markdown import ParsedMarkdown, parse_memory_markdown
@@ -138,6 +139,7 @@ def load_on_demand(
     overlay: Overlay = no_overlay,
     cache: ParseCache | None = None,
     reals: dict[Path, Path] | None = None,
+    empty: dict[Path, bool] | None = None,
 ) -> LoadedMemory:
     """What touching ``touched`` (absolute) adds to ``loaded``: the memory files of every
     folder below the session folder down to ``touched``'s folder, and the path-scoped rules
@@ -145,11 +147,14 @@ def load_on_demand(
     and notices (``rules`` holds the path-scoped rules of the new folders not matched yet).
     ``reals``: the caller's memo of the real paths (symlinks resolved) of ``loaded``'s files
     and rules, filled here, so a session touching files turn after turn resolves each of its
-    memory files once per load instead of once per touch."""
+    memory files once per load instead of once per touch. ``empty``: the caller's memo, for
+    one batch of touches made at once, of which folders hold no place a memory file may be
+    (:func:`~lsp_agent.context.memory.discover.holds_none`), so files touched in the same
+    folder look at it once. A folder that holds none adds nothing and is not among the
+    load's ``consulted`` paths."""
     folder = touched if _is_dir(touched) else touched.parent
-    below: list[Path] = []
-    if _under(folder, spec.cwd) and folder != spec.cwd:
-        below = [p for p in ancestors_top_down(folder) if _under(p, spec.cwd) and p != spec.cwd]
+    bare = empty if empty is not None else {}
+    below = [p for p in _below(folder, spec.cwd) if not holds_none(p, overlay, bare)]
     if not below and not loaded.rules:
         return LoadedMemory()  # no folder below the session's and no rule: nothing to look at
     loader = _Loader(spec=spec, overlay=overlay, cache=cache or ParseCache(), on_demand=True)
@@ -549,6 +554,19 @@ def _real(path: Path) -> Path:
 def _under(path: Path, root: Path) -> bool:
     parts = root.parts
     return path.parts[: len(parts)] == parts
+
+
+def _below(folder: Path, cwd: Path) -> list[Path]:
+    """The folders from the one just below ``cwd`` down to ``folder``, top down (none when
+    ``folder`` is ``cwd`` or not below it)."""
+    parts, top = folder.parts, cwd.parts
+    if len(parts) <= len(top) or parts[: len(top)] != top:
+        return []
+    out = [folder]
+    for _ in range(len(parts) - len(top) - 1):
+        out.append(out[-1].parent)
+    out.reverse()
+    return out
 
 
 def _is_dir(path: Path) -> bool:

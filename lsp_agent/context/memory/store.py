@@ -5,10 +5,12 @@ reads them again (editor buffers first) when anything they came from changed, so
 loaded file, made in the editor or on disk, applies from the next turn, and trusting the
 workspace loads its files without a restart. "Changed" is decided by a fingerprint taken before
 each load: the spec (trust, settings), the editor text or the stat (mtime, size, inode) of
-every path the last load consulted (missing candidates and imports included), of their folders
-(a file created there) and of every folder under a ``.claude/rules`` folder (a new rule); see
-:mod:`~lsp_agent.context.memory.fingerprint` for the system calls it spares. Parsing is
-cached by text too. Files added on demand are read again the same way
+every path the last load consulted (missing candidates and imports included) and of every
+folder under a ``.claude/rules`` folder (a new rule). The stats of the consulted paths' folders
+are taken too, but only to know which missing paths need a new stat (a file created in a
+folder changes the folder's stat); a folder that changed for another reason does not reload
+the memory. See :mod:`~lsp_agent.context.memory.fingerprint` for the system calls it spares.
+Parsing is cached by text too. Files added on demand are read again the same way
 (:meth:`MemoryStore.on_demand_now`, their own fingerprint), so an edit to one is seen too.
 """
 
@@ -78,7 +80,13 @@ class MemoryStore:
         if self._plan is None or self._plan[0] is not self.loaded:
             self._plan = (self.loaded, FingerprintPlan.of(self.loaded.consulted), Absent())
         _, plan, absent = self._plan
-        key = (spec, fingerprint(plan.paths, self.overlay, plan=plan, absent=absent))
+        files, _folders, trees = fingerprint(plan.paths, self.overlay, plan=plan, absent=absent)
+        # The folders' stats only steer which paths the check stats (an entry created in a
+        # folder changes its stat, so its missing files are stat'ed again); they are not part
+        # of the key: a folder that gained an unrelated entry (a test run's cache in the
+        # project, a file in a temporary folder above it) leaves the same memory, and a
+        # reload would also cost the next check a fresh plan with an empty memo.
+        key = (spec, files, trees)
         if key != self._key:
             self.loaded = load_memory(spec, overlay=self.overlay, cache=self.cache)
         # Kept even when equal: a key taken with the plan of an earlier ``loaded`` holds other
@@ -120,13 +128,20 @@ class MemoryStore:
         if self._reals is None or self._reals[0] is not self.loaded:
             self._reals = (self.loaded, {})
         reals = self._reals[1]
+        empty: dict[Path, bool] = {}  # for this batch only: a folder may gain a file later
         new: list[MemoryFile] = []
         for path in paths:
             known = LoadedMemory(
                 files=(*self.loaded.files, *self.added, *new), rules=self.loaded.rules
             )
             more = load_on_demand(
-                spec, known, path, overlay=self.overlay, cache=self.cache, reals=reals
+                spec,
+                known,
+                path,
+                overlay=self.overlay,
+                cache=self.cache,
+                reals=reals,
+                empty=empty,
             )
             for file in more.files:
                 if file.path not in {g.path for g in new}:

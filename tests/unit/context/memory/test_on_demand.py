@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from lsp_agent.context.memory import discover
 from lsp_agent.context.memory.store import MemoryStore, touched_paths
 
 from .conftest import Tree
@@ -61,3 +66,49 @@ def test_touched_paths_from_tool_inputs() -> None:
         ("Write", {"file_path": "/p/a.py"}),
     ]
     assert [str(p) for p in touched_paths(uses)] == ["/p/a.py", "/p/src"]
+
+
+def test_a_folder_holding_no_memory_is_looked_at_once_per_batch_and_again_later(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Files touched together in one folder look at it once; the next batch looks again, so
+    # a memory file created there in between loads.
+    looked: list[Path] = []
+    real = discover._holds_none_now
+
+    def counted(folder: Path, overlay: discover.Overlay) -> bool:
+        looked.append(folder)
+        return real(folder, overlay)
+
+    monkeypatch.setattr(discover, "_holds_none_now", counted)
+    src = tree.ws / "src"
+    for name in ("a.py", "b.py", "c.py"):
+        tree.write(src / name, "x = 1\n")
+    store = MemoryStore(spec=tree.spec)
+    store.load()
+    assert store.touch([src / "a.py", src / "b.py", src / "c.py"]) == ()
+    assert looked == [src]
+    tree.write(src / "CLAUDE.md", "src memory")
+    assert tree.mine(store.touch([src / "a.py"])) == ["top/ws/src/CLAUDE.md"]
+
+
+@pytest.mark.parametrize(
+    "place",
+    ["CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude/CLAUDE.md", ".claude/rules/r.md"],
+)
+def test_every_place_in_a_folder_is_found_on_demand(tree: Tree, place: str) -> None:
+    tree.write(tree.ws / "src" / place, f"memory at {place}")
+    store = MemoryStore(spec=tree.spec)
+    store.load()
+    assert tree.mine(store.touch([tree.ws / "src" / "a.py"])) == [f"top/ws/src/{place}"]
+
+
+@pytest.mark.parametrize("place", ["CLAUDE.md", ".claude/CLAUDE.md", "AGENTS.md"])
+def test_an_unsaved_buffer_in_a_folder_without_memory_on_disk_loads(tree: Tree, place: str) -> None:
+    src = tree.ws / "src"
+    tree.write(src / "a.py", "x = 1\n")
+    buffers = {src / place: "unsaved memory"}
+    store = MemoryStore(spec=tree.spec, overlay=buffers.get)
+    store.load()
+    added = store.touch([src / "a.py"])
+    assert [f.text for f in added] == ["unsaved memory"]

@@ -79,3 +79,19 @@ def test_the_kept_plan_gives_the_same_fingerprint_as_a_fresh_one(tmp_path: Path)
     assert fingerprint(consulted, no_overlay, plan=plan) == fingerprint(consulted, no_overlay)
     (project / ".claude" / "rules" / "sub").mkdir()
     assert fingerprint(consulted, no_overlay, plan=plan) == fingerprint(consulted, no_overlay)
+
+
+def test_a_folder_that_gains_an_unrelated_entry_does_not_reload(tmp_path: Path) -> None:
+    # A test run's cache in the project and a file in a folder above it change those
+    # folders' stats, not the memory: the same load is kept, and a memory file appearing
+    # in such a folder still loads.
+    store, project = make(tmp_path, {})
+    store.load()
+    first = store.load()  # the first check of a load's own plan
+    (project / ".pytest_cache").mkdir()
+    (tmp_path / "scratch.txt").write_text("unrelated\n")
+    assert store.load() is first
+    (project / "CLAUDE.local.md").write_text("Local.\n")
+    assert "Local." in texts(store)
+    (tmp_path / "CLAUDE.md").write_text("Above.\n")
+    assert "Above." in texts(store)
