@@ -15,6 +15,7 @@ from lsp_agent.protocol.events import ContentItem, Location, TextContent, ToolKi
 from lsp_agent.tools._globmatch import compile_glob, name_prefilter_args, prefilter_is_exact
 from lsp_agent.tools._newest import NewestMatches
 from lsp_agent.tools._paths import display_path, resolve_search_path, search_target
+from lsp_agent.tools._proc import Streamed
 from lsp_agent.tools._rg import (
     SmallRoots,
     base_args,
@@ -24,6 +25,7 @@ from lsp_agent.tools._rg import (
     timeout_note,
 )
 from lsp_agent.tools._schema import tidy_schema
+from lsp_agent.tools._tinylist import TinyListings
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 
 MAX_RESULTS = 100
@@ -97,6 +99,7 @@ class GlobTool(Tool[GlobInput, GlobPlan]):
 
     def __init__(self) -> None:
         self._small = SmallRoots()
+        self._tiny = TinyListings()
 
     def title(self, inp: GlobInput) -> str:
         """``Glob <pattern>``."""
@@ -126,38 +129,29 @@ class GlobTool(Tool[GlobInput, GlobPlan]):
     async def call(
         self, inp: GlobInput, prepared: Prepared[GlobPlan], ctx: ToolContext
     ) -> ToolOutput:
-        """List with ripgrep (unsorted, in parallel unless the directory is known to be small,
-        see :class:`~lsp_agent.tools._rg.SmallRoots`), keep the matches, and format the newest
-        :data:`MAX_RESULTS` of them."""
+        """List the directory — in this process when it is tiny and has no ignore rules (see
+        :mod:`lsp_agent.tools._tinylist`), else with ripgrep (unsorted, in parallel unless the
+        directory is known to be small, see :class:`~lsp_agent.tools._rg.SmallRoots`) —, keep
+        the matches, and format the newest :data:`MAX_RESULTS` of them."""
         plan = prepared.data
         assert plan is not None  # prepare always makes one
         root, matcher, pattern = plan.root, plan.matcher, plan.pattern
-        newest = NewestMatches(
-            prefix=str(root).rstrip("/") + "/",
-            matcher=None if prefilter_is_exact(pattern) else matcher,
-            keep=MAX_RESULTS,
-        )
-        small = self._small.threads_args(root)
-        args = [
-            *base_args(),
-            *(small or listing_threads_args(pattern)),
-            "--files",
-            *name_prefilter_args(pattern),
-            *exclude_args(),
-            str(root),
-        ]
-        try:
-            if small:
-                # A listing that is known to be short is read in the event loop: a thread
-                # of its own costs more than its few stat calls.
-                result = await stream_rg(args, cwd=root, on_lines=newest.feed)
-            else:
-                result = await drain_rg(
-                    args, cwd=root, drain=newest.drain, thread_name=STAT_THREAD_NAME
-                )
-        finally:
-            newest.stop()
-        self._small.note(root, result)
+        prefix = str(root).rstrip("/") + "/"
+        listed = self._tiny.listing(root)
+        if listed is not None:
+            # A tiny folder without ignore rules: ripgrep's listing, known without running
+            # it (see lsp_agent.tools._tinylist); unfiltered, so the matcher decides.
+            newest = NewestMatches(prefix=prefix, matcher=matcher, keep=MAX_RESULTS)
+            if listed:
+                newest.feed(listed.removesuffix(b"\n"))
+            result = Streamed(stderr=b"", returncode=0 if listed else 1, stopped=None)
+        else:
+            newest = NewestMatches(
+                prefix=prefix,
+                matcher=None if prefilter_is_exact(pattern) else matcher,
+                keep=MAX_RESULTS,
+            )
+            result = await self._list_with_rg(root, pattern, newest)
         stderr = result.stderr.decode("utf-8", "replace").strip()
         paths = newest.result()
         incomplete: list[str] = []
@@ -204,6 +198,32 @@ class GlobTool(Tool[GlobInput, GlobPlan]):
                 "truncated": truncated or bool(incomplete),
             },
         )
+
+    async def _list_with_rg(self, root: Path, pattern: str, newest: NewestMatches) -> Streamed:
+        """List ``root`` with ripgrep into ``newest`` (unsorted, in parallel unless the folder
+        is known to be small) and note what the run tells about the folder's size."""
+        small = self._small.threads_args(root)
+        args = [
+            *base_args(),
+            *(small or listing_threads_args(pattern)),
+            "--files",
+            *name_prefilter_args(pattern),
+            *exclude_args(),
+            str(root),
+        ]
+        try:
+            if small:
+                # A listing that is known to be short is read in the event loop: a thread
+                # of its own costs more than its few stat calls.
+                result = await stream_rg(args, cwd=root, on_lines=newest.feed)
+            else:
+                result = await drain_rg(
+                    args, cwd=root, drain=newest.drain, thread_name=STAT_THREAD_NAME
+                )
+        finally:
+            newest.stop()
+        self._small.note(root, result)
+        return result
 
 
 def listing_threads_args(pattern: str, cores: int | None = None) -> list[str]:
