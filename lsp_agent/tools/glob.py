@@ -79,9 +79,10 @@ class GlobTool(Tool[GlobInput, GlobPlan]):
     ``rg --files`` lists the files ignore rules keep (see :mod:`lsp_agent.tools._globmatch`
     for why the glob is applied afterwards, not by ripgrep), unsorted and in parallel; one
     thread reads the listing and stats and ranks only the matches while ripgrep runs, in
-    memory bounded by :data:`MAX_RESULTS`. There is
-    no listing cap: the answer says how many files matched, and "No files found" only
-    comes from a complete search.
+    memory bounded by :data:`MAX_RESULTS`. A tiny folder without ignore rules is listed in
+    this process instead, as ripgrep would list it (see :mod:`lsp_agent.tools._tinylist`).
+    There is no listing cap: the answer says how many files matched, and "No files found"
+    only comes from a complete search.
 
     Raises :class:`ToolError` for an empty pattern, a missing path, a path that is not a
     directory, a missing ``rg`` or a search that runs out of time.
