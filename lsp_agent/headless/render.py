@@ -31,6 +31,7 @@ Renderers take plain JSON-able dicts so they depend on nothing but the standard 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import uuid
 from typing import Any, Protocol, TextIO
@@ -239,6 +240,12 @@ class StreamJsonRenderer:
 
     def __init__(self, *, out: TextIO) -> None:
         self._out = out
+        stream = getattr(out, "wrapped", out)  # the run's output wraps the real stream
+        if isinstance(stream, io.TextIOWrapper) and stream.write_through:
+            # PYTHONUNBUFFERED (set in many container images) makes stdout write through:
+            # every line would be a system call of its own, and wake the reader. The bursts
+            # are flushed here anyway, so the lines wait in the stream's text buffer until then.
+            stream.reconfigure(write_through=False)
         self._flush_due = False
         self._failed: OSError | ValueError | None = None
         """What the last deferred flush raised (a reader gone away): raised by the next write,

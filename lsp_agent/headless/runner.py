@@ -127,11 +127,11 @@ class _Output:
     run ends with one line naming it, not with a traceback from wherever it wrote)."""
 
     def __init__(self, out: TextIO) -> None:
-        self._out = out
+        self.wrapped = out  # the stream-json renderer sets its buffering (render.py)
 
     def write(self, text: str) -> int:
         try:
-            return self._out.write(text)
+            return self.wrapped.write(text)
         except BrokenPipeError:
             raise
         except OSError as exc:
@@ -139,7 +139,7 @@ class _Output:
 
     def flush(self) -> None:
         try:
-            self._out.flush()
+            self.wrapped.flush()
         except BrokenPipeError:
             raise
         except OSError as exc:

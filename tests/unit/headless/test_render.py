@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
+from typing import Any, TextIO, cast
 
 import pytest
 
@@ -15,6 +17,7 @@ from lsp_agent.headless.render import (
     message_event,
     result_event,
 )
+from lsp_agent.headless.runner import _Output
 
 
 def result(*, stop: str = "end_turn", error: str | None = None, text: str = "All done.") -> dict:
@@ -185,6 +188,44 @@ def test_stream_json_flushes_a_burst_of_lines_once_when_the_loop_steps() -> None
     assert [len(v.splitlines()) for v in seen[2]] == [3, 5]
     assert out.visible[-1] == out.getvalue()
     assert json.loads(out.getvalue().splitlines()[-1])["type"] == "result"
+
+
+class CountedPipe(io.FileIO):
+    """The write end of a real pipe that counts its system calls (``write``)."""
+
+    writes = 0
+
+    def write(self, data: Any) -> int:
+        self.writes += 1
+        return super().write(data)
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["stream", "run output"])
+def test_stream_json_writes_a_burst_once_even_on_an_unbuffered_stdout(wrapped: bool) -> None:
+    # PYTHONUNBUFFERED gives a write-through stdout over the raw descriptor: without the
+    # renderer's care every line is its own system call. ``run -p`` hands the renderer its
+    # output wrapper, which must not hide the stream.
+    read_end, write_end = os.pipe()
+    raw = CountedPipe(write_end, "w")
+    out = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)  # type: ignore[type-var]
+    given = cast(TextIO, _Output(out)) if wrapped else out
+    renderer = make_renderer("stream-json", out=given, err=io.StringIO(), verbose=False)
+
+    async def run() -> None:
+        for n in range(3):
+            renderer.progress(progress(n))
+        await asyncio.sleep(0)
+
+    try:
+        asyncio.run(run())
+        assert raw.writes == 1
+        lines = os.read(read_end, 65536).decode().splitlines()
+        assert [json.loads(line)["tool_use_id"] for line in lines] == ["t0", "t1", "t2"]
+        renderer.result(result())  # flushed at once, as before
+        assert json.loads(os.read(read_end, 65536))["type"] == "result"
+    finally:
+        out.close()
+        os.close(read_end)
 
 
 def test_stream_json_without_an_event_loop_flushes_every_line() -> None:
