@@ -12,9 +12,12 @@ from lsp_agent.protocol.events import Location, ToolKind
 from lsp_agent.tools._files import model_safe
 from lsp_agent.tools._mtimes import ParallelMtimes
 from lsp_agent.tools._paths import display_path, resolve_search_path, search_target
+from lsp_agent.tools._proc import Streamed
 from lsp_agent.tools._rg import SmallRoots, base_args, exclude_args, stream_rg, timeout_note
 from lsp_agent.tools._rgorder import CONTENT_ARGS, COUNT_ARGS, Ordered, PathOrdered
 from lsp_agent.tools._schema import tidy_schema
+from lsp_agent.tools._tinygrep import literal_of, tiny_grep
+from lsp_agent.tools._tinylist import TinyListings
 from lsp_agent.tools.base import Prepared, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 
 MAX_OUTPUT_CHARS = 30_000
@@ -144,6 +147,7 @@ class GrepTool(Tool[GrepInput]):
 
     def __init__(self) -> None:
         self._small = SmallRoots()
+        self._tiny = TinyListings()
 
     def title(self, inp: GrepInput) -> str:
         """``Grep <pattern>``."""
@@ -170,7 +174,9 @@ class GrepTool(Tool[GrepInput]):
 
     async def call(self, inp: GrepInput, prepared: Prepared, ctx: ToolContext) -> ToolOutput:
         """Run ripgrep (unsorted, in parallel) and format its output for the chosen mode; the
-        path order of content and count output is restored in-process."""
+        path order of content and count output is restored in-process. A literal searched in
+        a tiny folder without ignore rules gets ripgrep's output without running it (see
+        :mod:`lsp_agent.tools._tinygrep`)."""
         (root,) = prepared.paths
         mode: OutputMode = inp.output_mode or "files_with_matches"
         is_dir = root.is_dir()
@@ -181,22 +187,23 @@ class GrepTool(Tool[GrepInput]):
             if is_dir
             else rg_args(inp, mode, root)
         )
+        known = self._in_process(inp, mode, root) if is_dir else None
         ordered: Ordered | None = None
         if mode == "files_with_matches":
             listing = _Listing(max_bytes=_MAX_RG_BYTES)
             try:
-                result = await stream_rg(args, cwd=cwd, on_lines=listing.feed)
+                result = await _search(known, args, cwd=cwd, on_lines=listing.feed)
                 lines = await listing.finish()
             finally:
                 listing.close()
         else:
             collector = PathOrdered(count=mode == "count", budget_bytes=_MAX_RG_BYTES)
             read = _ReadCap(max_bytes=_MAX_READ_BYTES, then=collector.feed)
-            result = await stream_rg(args, cwd=cwd, on_lines=read.feed)
+            result = await _search(known, args, cwd=cwd, on_lines=read.feed)
             # Only what the answer can show is decoded (it is cut at MAX_OUTPUT_CHARS).
             ordered = collector.result(max_lines=inp.head_limit, max_chars=MAX_OUTPUT_CHARS)
             lines = ordered.lines
-        if is_dir:
+        if is_dir and known is None:
             self._small.note(root, result)
         stderr = result.stderr.decode("utf-8", "replace").strip()
         if result.returncode == 2 and not lines and not result.stopped:
@@ -231,6 +238,42 @@ class GrepTool(Tool[GrepInput]):
         if notes:
             text += "\n" + "\n".join(notes)
         return ToolOutput(text=model_safe(text), raw_output={"mode": mode, "count": count})
+
+    def _in_process(self, inp: GrepInput, mode: OutputMode, root: Path) -> bytes | None:
+        """ripgrep's output for a literal searched in a tiny folder without ignore rules,
+        known without running it (see :mod:`lsp_agent.tools._tinygrep`), else ``None``."""
+        if (
+            mode == "count"
+            or inp.multiline
+            or inp.ignore_case
+            or inp.file_type
+            or inp.glob
+            or (mode == "content" and (inp.context, inp.before, inp.after) != (None,) * 3)
+        ):
+            return None
+        literal = literal_of(inp.pattern)
+        if literal is None:
+            return None
+        return tiny_grep(
+            root,
+            literal,
+            content=mode == "content",
+            line_numbers=inp.line_numbers is not False,
+            listings=self._tiny,
+        )
+
+
+async def _search(
+    known: bytes | None, args: list[str], *, cwd: Path, on_lines: Callable[[bytes], bool]
+) -> Streamed:
+    """Hand ``known`` output (ripgrep's, found in-process) to ``on_lines`` as ripgrep's run
+    would — complete lines without the last newline — or, when it is ``None``, run ripgrep."""
+    if known is None:
+        return await stream_rg(args, cwd=cwd, on_lines=on_lines)
+    if known:
+        # Bounded by tiny_grep's MAX_OUTPUT_BYTES: the consumers never ask to stop.
+        on_lines(known[:-1])
+    return Streamed(stderr=b"", returncode=0 if known else 1, stopped=None)
 
 
 class _Listing:

@@ -1,0 +1,230 @@
+"""Grep searches a tiny folder without ignore rules for a literal in-process: the output must
+be byte for byte what ripgrep prints with Grep's flags, and anything that could make them
+differ must leave the search to ripgrep."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsp_agent.tools import _rg, _tinygrep
+from lsp_agent.tools import grep as grep_module
+from lsp_agent.tools._rg import find_rg
+from lsp_agent.tools._tinygrep import SAFE_COLUMNS, literal_of, tiny_grep
+from lsp_agent.tools._tinylist import TinyListings
+from lsp_agent.tools.grep import GrepInput, GrepTool, rg_args
+
+from .conftest import Env
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literal"),
+    [
+        ("def median", b"def median"),
+        ("median\\(", b"median("),
+        ("a\\.b\\{1\\}\\\\", b"a.b{1}\\"),
+        ("x-y: 'z' = \"w\" <a/> #1 @2 ~3 %4 &5 `6` !7 ;,", None),  # a plain one, checked below
+        ("a.b", None),
+        ("\\d+", None),
+        ("\\bword", None),
+        ("x{2}", None),
+        ("(?i)x", None),
+        ("a|b", None),
+        ("é", None),
+        ("tab\there", None),
+        ("trailing\\", None),
+        ("", None),
+    ],
+)
+def test_only_plain_literals_are_taken(pattern: str, literal: bytes | None) -> None:
+    if pattern.startswith("x-y"):
+        assert literal_of(pattern) == pattern.encode()
+    else:
+        assert literal_of(pattern) == literal
+
+
+def build_corpus(root: Path) -> None:
+    """Matches on several lines, twice on a line, on the first and a last line without a
+    newline, CRLF lines, a hidden file, an empty file, a binary file without the literal,
+    a .gitignore (not applied outside a repository), nested folders."""
+    files: dict[str, bytes] = {
+        "core.py": b"def mean(v):\n    pass\n\n\ndef median(v):\n    return median(v)\n",
+        "pkg/report.py": b"from .core import median\nx = median([1]) + median([2])\n",
+        "pkg/deep/last.txt": b"first line median(\nmiddle\nlast def median",
+        "crlf.txt": b"def median\r\nnothing\r\nmedian(x)\r\n",
+        ".hidden/h.py": b"median( hidden\n",
+        "empty.txt": b"",
+        "data.bin": b"\x00\x01binary without the words\x00",
+        "ignored/by-gitignore.py": b"def median_ignored():\n",
+        ".gitignore": b"ignored/\n*.txt\n",
+        "x-y.txt": b"x-y: 'z' = \"w\" <a/> #1 @2 ~3 %4 &5 `6` !7 ;,\n",
+    }
+    for relative, data in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def rg_output(inp: GrepInput, mode: Any, root: Path) -> list[bytes]:
+    argv = [find_rg(), *rg_args(inp, mode, root)]
+    run = subprocess.run(argv, cwd=root, capture_output=True, check=False)
+    assert run.returncode in (0, 1), run.stderr
+    return sorted(run.stdout.splitlines(keepends=True))
+
+
+def ours(inp: GrepInput, mode: Any, root: Path) -> list[bytes] | None:
+    literal = literal_of(inp.pattern)
+    assert literal is not None
+    out = tiny_grep(
+        root,
+        literal,
+        content=mode == "content",
+        line_numbers=inp.line_numbers is not False,
+        listings=TinyListings(),
+    )
+    return None if out is None else sorted(out.splitlines(keepends=True))
+
+
+@pytest.mark.parametrize(
+    "pattern", ["def median", "median\\(", "median", "nowhere", "x-y: 'z' = \"w\" <a/>"]
+)
+@pytest.mark.parametrize(
+    ("mode", "numbers"), [("files_with_matches", None), ("content", True), ("content", False)]
+)
+def test_the_output_is_ripgreps(
+    tmp_path: Path, pattern: str, mode: str, numbers: bool | None
+) -> None:
+    root = (tmp_path / "tree").resolve()
+    build_corpus(root)
+    raw: dict[str, Any] = {"pattern": pattern, "output_mode": mode}
+    if numbers is not None:
+        raw["-n"] = numbers
+    inp = GrepInput.model_validate(raw)
+    expected = rg_output(inp, mode, root)
+    assert ours(inp, mode, root) == expected
+    if pattern == "median":
+        assert len(expected) > 5
+
+
+@pytest.mark.parametrize(
+    ("relative", "data"),
+    [
+        ("bin.dat", b"median(\x00rest"),  # binary with the literal: ripgrep's rules decide
+        ("bom8.txt", b"\xef\xbb\xbfmedian(\n"),  # ripgrep strips the BOM
+        ("long.txt", b"median(" + b"x" * SAFE_COLUMNS + b"\n"),  # ripgrep shortens it
+        (".ignore", b"core.py\n"),
+        ("sub/.rgignore", b"*\n"),
+        (".git/HEAD", b"ref: refs/heads/main\n"),
+    ],
+)
+def test_what_ripgrep_would_treat_otherwise_is_left_to_it(
+    tmp_path: Path, relative: str, data: bytes
+) -> None:
+    root = (tmp_path / "tree").resolve()
+    build_corpus(root)
+    inp = GrepInput.model_validate({"pattern": "median\\(", "output_mode": "content"})
+    assert ours(inp, "content", root) is not None
+    (root / relative).parent.mkdir(parents=True, exist_ok=True)
+    (root / relative).write_bytes(data)
+    assert ours(inp, "content", root) is None
+
+
+def test_a_utf16_file_is_left_to_ripgrep_even_without_the_literals_bytes(tmp_path: Path) -> None:
+    root = (tmp_path / "tree").resolve()
+    build_corpus(root)
+    (root / "wide.txt").write_bytes("\ufeffdef median\n".encode("utf-16-le"))
+    inp = GrepInput.model_validate({"pattern": "def median", "output_mode": "files_with_matches"})
+    assert ours(inp, "files_with_matches", root) is None
+    # ripgrep transcodes it and finds the literal there: listing it in-process would miss it.
+    assert any(line.endswith(b"wide.txt\n") for line in rg_output(inp, "files_with_matches", root))
+
+
+def test_too_many_bytes_or_too_much_output_is_left_to_ripgrep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = (tmp_path / "tree").resolve()
+    build_corpus(root)
+    inp = GrepInput.model_validate({"pattern": "median", "output_mode": "content"})
+    assert ours(inp, "content", root) is not None
+    monkeypatch.setattr(_rg, "TINY_BYTES", 100)
+    assert ours(inp, "content", root) is None
+    monkeypatch.setattr(_rg, "TINY_BYTES", 1 << 20)
+    monkeypatch.setattr(_tinygrep, "MAX_OUTPUT_BYTES", 100)
+    assert ours(inp, "content", root) is None
+
+
+def test_pipes_and_links_are_not_read(tmp_path: Path) -> None:
+    root = (tmp_path / "tree").resolve()
+    build_corpus(root)
+    inp = GrepInput.model_validate({"pattern": "median", "output_mode": "content"})
+    os.mkfifo(root / "pipe")  # not listed: only regular files are read
+    assert ours(inp, "content", root) is not None
+    (root / "gone.txt").symlink_to(root / "missing")  # not listed either
+    assert ours(inp, "content", root) is not None
+
+
+GREP_CASES: list[dict[str, Any]] = [
+    {"pattern": "median"},
+    {"pattern": "median\\(", "output_mode": "files_with_matches", "head_limit": 2},
+    {"pattern": "def median", "output_mode": "content", "-n": True},
+    {"pattern": "median", "output_mode": "content", "-n": False, "head_limit": 3},
+    {"pattern": "nowhere", "output_mode": "content"},
+    {"pattern": "nowhere"},
+]
+
+
+@pytest.mark.parametrize("raw", GREP_CASES)
+async def test_grep_answers_as_it_does_with_ripgrep(
+    env: Env, raw: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build_corpus(env.root)
+    for index, path in enumerate(sorted(env.root.rglob("*"))):
+        if path.is_file():
+            os.utime(path, (1_000_000 + index % 3, 1_000_000 + index % 3))  # ties too
+    called: list[str] = []
+    original = getattr(grep_module, "stream_rg")  # noqa: B009  # not re-exported
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        called.append("rg")
+        return await original(*args, **kwargs)
+
+    monkeypatch.setattr(grep_module, "stream_rg", counting)
+    in_process = await env.run(GrepTool(), raw)
+    assert called == []
+    monkeypatch.setattr(grep_module, "tiny_grep", lambda *args, **kwargs: None)
+    with_rg = await env.run(GrepTool(), raw)
+    assert called == ["rg"]
+    assert in_process.text == with_rg.text
+    assert in_process.raw_output == with_rg.raw_output
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"-i": True},
+        {"glob": "*.py"},
+        {"type": "py"},
+        {"multiline": True},
+        {"output_mode": "count"},
+        {"output_mode": "content", "-C": 0},
+        {"output_mode": "content", "-A": 1},
+    ],
+)
+async def test_other_flags_run_ripgrep(
+    env: Env, extra: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build_corpus(env.root)
+    called: list[str] = []
+    original = getattr(grep_module, "stream_rg")  # noqa: B009  # not re-exported
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        called.append("rg")
+        return await original(*args, **kwargs)
+
+    monkeypatch.setattr(grep_module, "stream_rg", counting)
+    await env.run(GrepTool(), {"pattern": "median", **extra})
+    assert called == ["rg"]
