@@ -23,6 +23,7 @@ literal (it cannot span lines: it holds no newline), and a matching line is prin
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -88,8 +89,12 @@ def tiny_grep(
         if not path:
             continue
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(budget + 1)
+            # Unbuffered, sized by fstat: a buffered read of "at most the budget" would
+            # allocate the whole budget (megabytes) for every small file.
+            with open(path, "rb", buffering=0) as handle:
+                if os.fstat(handle.fileno()).st_size > budget:
+                    return None
+                data = handle.readall()
         except OSError:
             return None
         budget -= len(data)

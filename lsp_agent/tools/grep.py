@@ -181,13 +181,16 @@ class GrepTool(Tool[GrepInput]):
         mode: OutputMode = inp.output_mode or "files_with_matches"
         is_dir = root.is_dir()
         cwd = root if is_dir else root.parent
-        # A single file is searched by one thread anyway.
+        known = self._in_process(inp, mode, root) if is_dir else None
+        # A single file is searched by one thread anyway; a search answered in-process needs
+        # no arguments (nor the small-folder walk that picks the thread count).
         args = (
-            [*self._small.threads_args(root), *rg_args(inp, mode, root)]
+            []
+            if known is not None
+            else [*self._small.threads_args(root), *rg_args(inp, mode, root)]
             if is_dir
             else rg_args(inp, mode, root)
         )
-        known = self._in_process(inp, mode, root) if is_dir else None
         ordered: Ordered | None = None
         if mode == "files_with_matches":
             listing = _Listing(max_bytes=_MAX_RG_BYTES)
