@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -20,6 +21,7 @@ from lsp_agent.model.types import ModelStreamEvent, ResponseDone, TextDelta
 from lsp_agent.testing.http11 import read_request
 from tests.unit.model.conftest import TEST_KEY, simple_request
 from tests.unit.model.test_anthropic_sse_garbage import END, START, _delta
+from tests.unit.model.test_tls import _certificate, _tls_endpoint
 
 SSE_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
 
@@ -330,3 +332,34 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None] | None:
     ):
         monkeypatch.delenv(name, raising=False)
     return None
+
+
+async def test_https_with_the_test_ca_and_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Trusted through SSL_CERT_FILE: the answer arrives over TLS on the lean transport.
+    # Another certificate, not trusted: both transports refuse it with the same error.
+    cert, key = _certificate(tmp_path / "good")
+    stranger, stranger_key = _certificate(tmp_path / "stranger")
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    results: list[tuple[str, ...]] = []
+    for lean in (True, False):
+        monkeypatch.setenv(LEAN_HTTP_ENV, "1" if lean else "0")
+        for pem, pem_key in ((cert, key), (stranger, stranger_key)):
+            async with _tls_endpoint(pem, pem_key, "Over TLS.") as url:
+                model = AnthropicModel(api_key=TEST_KEY, base_url=url, max_retries=0)
+                try:
+                    events = [e async for e in model.stream(simple_request())]
+                    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+                    results.append(("ok", text))
+                except ModelError as err:
+                    message = str(err).replace(url, "ENDPOINT")
+                    results.append(("error", message, str(err.kind), str(err.retryable)))
+                finally:
+                    transport = model._client._client._transport if model._client else None
+                    await model.aclose()
+                assert isinstance(transport, LeanTransport) == lean
+    assert results[:2] == results[2:]
+    assert results[0] == ("ok", "Over TLS.")
+    assert results[1][0] == "error" and "CERTIFICATE_VERIFY_FAILED" in results[1][1]
