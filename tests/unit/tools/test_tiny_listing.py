@@ -218,3 +218,18 @@ async def test_glob_answers_as_it_does_with_ripgrep(
     assert in_process.text == with_rg.text
     assert in_process.raw_output == with_rg.raw_output
     assert in_process.content == with_rg.content
+
+
+def test_the_users_global_git_excludes_apply_only_in_a_repository(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "ignore").write_text("*.py\n")
+    (home / ".gitconfig").write_text(f"[core]\n\texcludesFile = {home}/.config/git/ignore\n")
+    root = (tmp_path / "tree").resolve()
+    root.mkdir()
+    build_corpus(root)
+    argv = [find_rg(), *base_args(), "--files", *exclude_args(), str(root)]
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    out = subprocess.run(argv, cwd=root, capture_output=True, check=False, env=env).stdout
+    assert ours(root) == sorted(out.decode("utf-8").splitlines())
+    assert str(root / "pkg" / "__init__.py") in out.decode("utf-8")
