@@ -4,8 +4,11 @@ a change (git's racy rule), and an edit's snapshot reads only the files it names
 from __future__ import annotations
 
 import os
+import stat
 import time
 from pathlib import Path
+
+import pygit2
 
 from lsp_agent.checkpoints.objects import ShadowStore, store_path
 
@@ -101,3 +104,23 @@ def test_an_edit_snapshot_reads_only_the_files_it_names(tmp_path: Path) -> None:
     (root / "src" / "a.py").unlink()
     gone = store.snapshot_paths([root / "src" / "a.py"])
     assert store.tree_blob(gone, "src/a.py") is None
+
+
+def test_a_new_content_is_a_loose_object_git_reads_and_no_temporary_file_stays(
+    tmp_path: Path,
+) -> None:
+    # The store writes new objects itself (not through libgit2): git's own format, read-only,
+    # nothing left in objects/ but the fan-out folders; a content already stored is kept.
+    root = tmp_path / "proj"
+    root.mkdir()
+    store = ShadowStore(path=tmp_path / "store", root=root)
+    contents = [b"", b"x = 1\n", bytes(range(256)) * 1000]
+    for data in contents:
+        blob = store.put(data)
+        assert blob == str(pygit2.hash(data))
+        assert pygit2.Repository(str(tmp_path / "store"))[blob].peel(pygit2.Blob).data == data
+        loose = tmp_path / "store" / "objects" / blob[:2] / blob[2:]
+        assert stat.S_IMODE(loose.stat().st_mode) == 0o444
+        assert store.put(data) == blob
+    names = {p.name for p in (tmp_path / "store" / "objects").iterdir()}
+    assert names - {"info", "pack"} == {str(pygit2.hash(d))[:2] for d in contents}
