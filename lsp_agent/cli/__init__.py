@@ -348,6 +348,9 @@ def _run(args: argparse.Namespace, *, tls: PreparedTls | None = None) -> int:
     for value in mcp_configs:
         _check_mcp_config(value, cwd=cwd)
 
+    from lsp_agent.headless.responses import pause_collector
+
+    pause_collector()  # until the run's first answer: start-up makes no garbage worth a pass
     from lsp_agent.headless.options import HeadlessOptions
     from lsp_agent.headless.runner import run_headless
 
