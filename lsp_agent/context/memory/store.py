@@ -78,7 +78,13 @@ class MemoryStore:
         spec = spec if spec is not None else self.spec()
         # Taken before the load: a change made while loading shows at the next call.
         if self._plan is None or self._plan[0] is not self.loaded:
-            self._plan = (self.loaded, FingerprintPlan.of(self.loaded.consulted), Absent())
+            consulted = self.loaded.consulted
+            if self._plan is not None and self._plan[1].paths == consulted:
+                # A reload that consulted the same paths (the usual case): the plan holds, and
+                # so does the memo of what is missing, which is about the folders, not the load.
+                self._plan = (self.loaded, self._plan[1], self._plan[2])
+            else:
+                self._plan = (self.loaded, FingerprintPlan.of(consulted), Absent())
         _, plan, absent = self._plan
         files, _folders, trees = fingerprint(plan.paths, self.overlay, plan=plan, absent=absent)
         # The folders' stats only steer which paths the check stats (an entry created in a
@@ -89,6 +95,11 @@ class MemoryStore:
         key = (spec, files, trees)
         if key != self._key:
             self.loaded = load_memory(spec, overlay=self.overlay, cache=self.cache)
+            if not plan.paths and self.loaded.consulted:
+                # The first load: its key was taken with no paths to stat, so the next check
+                # would read everything again. Check its own paths now, and read again after
+                # that check, so that the load kept is never older than its key.
+                return self.load(spec=spec)
         # Kept even when equal: a key taken with the plan of an earlier ``loaded`` holds other
         # (equal) path objects, and each later comparison would compare them path by path.
         self._key = key

@@ -86,8 +86,7 @@ def test_a_folder_that_gains_an_unrelated_entry_does_not_reload(tmp_path: Path) 
     # folders' stats, not the memory: the same load is kept, and a memory file appearing
     # in such a folder still loads.
     store, project = make(tmp_path, {})
-    store.load()
-    first = store.load()  # the first check of a load's own plan
+    first = store.load()
     (project / ".pytest_cache").mkdir()
     (tmp_path / "scratch.txt").write_text("unrelated\n")
     assert store.load() is first
@@ -95,3 +94,13 @@ def test_a_folder_that_gains_an_unrelated_entry_does_not_reload(tmp_path: Path) 
     assert "Local." in texts(store)
     (tmp_path / "CLAUDE.md").write_text("Above.\n")
     assert "Above." in texts(store)
+
+
+def test_the_first_load_is_kept_at_the_next_check(tmp_path: Path) -> None:
+    # The first load's paths are checked as it is made: the first tool batch reads nothing
+    # again, and an edit made after the first load is still seen.
+    store, project = make(tmp_path, {})
+    first = store.load()
+    assert store.load() is first
+    (project / "CLAUDE.md").write_text("Use spaces, after the first load.\n")
+    assert "Use spaces, after the first load." in texts(store)
