@@ -241,10 +241,16 @@ class StreamJsonRenderer:
     def __init__(self, *, out: TextIO) -> None:
         self._out = out
         stream = getattr(out, "wrapped", out)  # the run's output wraps the real stream
-        if isinstance(stream, io.TextIOWrapper) and stream.write_through:
-            # PYTHONUNBUFFERED (set in many container images) makes stdout write through:
-            # every line would be a system call of its own, and wake the reader. The bursts
-            # are flushed here anyway, so the lines wait in the stream's text buffer until then.
+        if (
+            isinstance(stream, io.TextIOWrapper)
+            and stream.write_through
+            and isinstance(stream.buffer, io.FileIO)
+        ):
+            # PYTHONUNBUFFERED (set in many container images) makes stdout write through to
+            # its descriptor: every line would be a system call of its own, and wake the
+            # reader. The bursts are flushed here anyway, so the lines wait in the stream's
+            # text buffer until then. (In-memory streams, such as a test's capture, are left
+            # as they are.)
             stream.reconfigure(write_through=False)
         self._flush_due = False
         self._failed: OSError | ValueError | None = None

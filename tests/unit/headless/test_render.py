@@ -228,6 +228,14 @@ def test_stream_json_writes_a_burst_once_even_on_an_unbuffered_stdout(wrapped: b
         os.close(read_end)
 
 
+def test_stream_json_leaves_an_in_memory_write_through_stream_as_it_is() -> None:
+    # A test's captured stdout is such a stream: text left in its buffer would be missing
+    # from what the capture reads.
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    make_renderer("stream-json", out=out, err=io.StringIO(), verbose=False)
+    assert out.write_through
+
+
 def test_stream_json_without_an_event_loop_flushes_every_line() -> None:
     out = Flushes()
     renderer = make_renderer("stream-json", out=out, err=io.StringIO(), verbose=False)
