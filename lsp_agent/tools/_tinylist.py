@@ -15,8 +15,10 @@ inside it and in every folder above it; git's rules (``.gitignore`` files,
 which a ``.git`` entry in the folder, inside it or above it makes (ripgrep's default: it
 requires git). ripgrep's configuration file is never read (``--no-config``). So the walk
 gives up — and the caller runs ripgrep — when a ``.ignore``, ``.rgignore`` or ``.git`` entry
-exists anywhere it looks, when the tree is not tiny, when a folder cannot be read, or when a
-name is not valid UTF-8 (ripgrep matches bytes, Glob's matcher text). A ``.gitignore`` file
+exists anywhere it looks, when the tree is not tiny, when a folder cannot be read, when a
+name is not valid UTF-8 (ripgrep matches bytes, Glob's matcher text), or when a name holds a
+newline (the listing is read line by line: such a name would come out as two paths, the
+second relative to the process's folder). A ``.gitignore`` file
 outside a repository (pytest writes one into ``.pytest_cache``) is listed like any file.
 """
 
@@ -41,13 +43,14 @@ def tiny_listing(root: Path) -> bytes | None:
     particular order (Glob orders its results itself) — or ``None`` when that is not known
     for sure without running ripgrep (see the module docstring): more than
     :data:`~lsp_agent.tools._rg.TINY_FILES` files or folders, a ``.ignore``, ``.rgignore``
-    or ``.git`` entry in or above ``root``, an unreadable folder, a name that is not UTF-8.
+    or ``.git`` entry in or above ``root``, an unreadable folder, a name that is not UTF-8 or
+    holds a newline.
 
     Costs one ``lstat`` per name in :data:`IGNORE_NAMES` per folder above ``root`` and one
     ``scandir`` per folder inside it (≈ 0.1 ms for ten files); never raises ``OSError``.
     """
     base = str(root)
-    if base == os.sep or not os.path.isabs(base) or _rules_above(root):
+    if base == os.sep or not os.path.isabs(base) or "\n" in base or _rules_above(root):
         return None
     files = _walk(base)
     if files is None:
@@ -73,7 +76,8 @@ def _rules_above(root: Path) -> bool:
 
 def _walk(base: str) -> list[str] | None:
     """The regular files under ``base`` outside version-control folders, or ``None`` when
-    the tree is not tiny, holds an entry named in :data:`IGNORE_NAMES` or cannot be read."""
+    the tree is not tiny, holds an entry named in :data:`IGNORE_NAMES` or a name with a
+    newline, or cannot be read."""
     files: list[str] = []
     folders = 1
     pending = [base]
@@ -82,7 +86,7 @@ def _walk(base: str) -> list[str] | None:
             with os.scandir(pending.pop()) as entries:
                 for entry in entries:
                     name = entry.name
-                    if name in IGNORE_NAMES:
+                    if name in IGNORE_NAMES or "\n" in name:
                         return None
                     if name in _SKIPPED:
                         continue

@@ -233,3 +233,15 @@ def test_the_users_global_git_excludes_apply_only_in_a_repository(tmp_path: Path
     out = subprocess.run(argv, cwd=root, capture_output=True, check=False, env=env).stdout
     assert ours(root) == sorted(out.decode("utf-8").splitlines())
     assert str(root / "pkg" / "__init__.py") in out.decode("utf-8")
+
+
+@pytest.mark.parametrize("where", ["inside", "root"])
+def test_a_name_with_a_newline_is_left_to_ripgrep(tmp_path: Path, where: str) -> None:
+    # A listing is split at newlines: such a name would come out as two paths, the second
+    # relative (Grep's in-process search would open it from the process's folder).
+    root = (tmp_path / ("tree" if where == "inside" else "tr\nee")).resolve()
+    root.mkdir()
+    (root / "ok.py").write_text("")
+    if where == "inside":
+        (root / "x\nok.py").write_text("")
+    assert tiny_listing(root) is None
