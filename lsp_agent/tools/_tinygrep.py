@@ -9,8 +9,10 @@ every other case (the caller then runs ripgrep):
   special in ripgrep's regex syntax, or a special character escaped with ``\\`` (``median\\(``);
   no other flag changes its meaning (no ``-i``, ``multiline``, ``glob`` or ``type``);
 - files-with-matches output, or content output without context lines;
-- every file can be read, and the files hold at most :data:`~lsp_agent.tools._rg.TINY_BYTES`
-  bytes in all; the output is at most :data:`MAX_OUTPUT_BYTES`;
+- every file can be read and is still a regular file when it is opened (not a link or a
+  pipe put in its place since the walk), and the files hold at most
+  :data:`~lsp_agent.tools._rg.TINY_BYTES` bytes in all; the output is at most
+  :data:`MAX_OUTPUT_BYTES`;
 - no file starts with a UTF-16 byte-order mark (ripgrep transcodes those, and the literal
   may match the result), and no file that contains the literal starts with a UTF-8 one
   (ripgrep strips it), holds a NUL byte (ripgrep's binary-file rules decide then) or holds a
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 from lsp_agent.tools import _rg
@@ -44,6 +47,7 @@ _PLAIN = re.compile(r"[A-Za-z0-9 _\-:;,=<>/!@%&~#'\"`]")
 _SPECIAL = frozenset(".()[]{}*+?^$|\\")
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _UTF8_BOM = b"\xef\xbb\xbf"
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def literal_of(pattern: str) -> bytes | None:
@@ -89,10 +93,15 @@ def tiny_grep(
         if not path:
             continue
         try:
+            # The walk saw a regular file, but the name may since lead elsewhere: not through
+            # a link (ripgrep follows none), and a pipe put in its place must not block the
+            # open until a writer comes (ripgrep would skip it: left to ripgrep).
+            fd = os.open(path, _OPEN_FLAGS)
             # Unbuffered, sized by fstat: a buffered read of "at most the budget" would
             # allocate the whole budget (megabytes) for every small file.
-            with open(path, "rb", buffering=0) as handle:
-                if os.fstat(handle.fileno()).st_size > budget:
+            with open(fd, "rb", buffering=0) as handle:
+                status = os.fstat(fd)
+                if not stat.S_ISREG(status.st_mode) or status.st_size > budget:
                     return None
                 data = handle.readall()
         except OSError:

@@ -4,8 +4,10 @@ differ must leave the search to ripgrep."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -228,3 +230,78 @@ async def test_other_flags_run_ripgrep(
     monkeypatch.setattr(grep_module, "stream_rg", counting)
     await env.run(GrepTool(), {"pattern": "median", **extra})
     assert called == ["rg"]
+
+
+def test_a_name_with_a_newline_is_left_to_ripgrep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ripgrep prints such a name as it is; split at its newline, its tail is a relative path
+    # that was opened from the process's folder (another file, outside the searched one).
+    root = (tmp_path / "tree").resolve()
+    build_corpus(root)
+    (root / "x").write_bytes(b"median(\n")
+    (root / "x\ncore.py").write_bytes(b"nothing\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "core.py").write_bytes(b"median( of a file outside the tree\n")
+    monkeypatch.chdir(elsewhere)
+    for mode in ("content", "files_with_matches"):
+        inp = GrepInput.model_validate({"pattern": "median\\(", "output_mode": mode})
+        assert b"core.py\n" not in rg_output(inp, mode, root)
+        assert ours(inp, mode, root) is None
+
+
+class _Listed(TinyListings):
+    """The listing made before the tree changed (a file replaced after the walk)."""
+
+    def __init__(self, listed: bytes) -> None:
+        super().__init__()
+        self._listed = listed
+
+    def listing(self, root: Path) -> bytes | None:
+        return self._listed
+
+
+def _grep_listed(root: Path, listed: bytes) -> bytes | None:
+    return tiny_grep(root, b"median(", content=True, line_numbers=True, listings=_Listed(listed))
+
+
+def test_a_file_replaced_by_a_link_after_the_walk_is_not_followed(tmp_path: Path) -> None:
+    root = (tmp_path / "tree").resolve()
+    build_corpus(root)
+    listed = TinyListings().listing(root)
+    assert listed is not None and _grep_listed(root, listed) is not None
+    outside = tmp_path / "outside.py"
+    outside.write_bytes(b"median( outside the tree\n")
+    (root / "empty.txt").unlink()
+    (root / "empty.txt").symlink_to(outside)
+    # ripgrep does not follow it; reading through it would report a file outside the tree.
+    assert _grep_listed(root, listed) is None
+
+
+def test_a_file_replaced_by_a_pipe_after_the_walk_is_not_waited_on(tmp_path: Path) -> None:
+    root = (tmp_path / "tree").resolve()
+    build_corpus(root)
+    listed = TinyListings().listing(root)
+    assert listed is not None
+    pipe = root / "empty.txt"
+    pipe.unlink()
+    os.mkfifo(pipe)
+    written: list[bool] = []
+
+    def writer() -> None:
+        # Opening a pipe blocks until the other end opens it: a reader that waits for a
+        # writer would hang Grep without this one; with it, it reads what is written here.
+        with contextlib.suppress(OSError), open(pipe, "wb") as sink:
+            sink.write(b"median( through the pipe\n")
+            written.append(True)
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    try:
+        assert _grep_listed(root, listed) is None
+    finally:
+        # Release the writer if nothing opened the pipe for reading.
+        with contextlib.suppress(OSError):
+            os.close(os.open(pipe, os.O_RDONLY | os.O_NONBLOCK))
+        thread.join()
