@@ -60,12 +60,13 @@ def lean_transport_applies(base_url: str, environ: Mapping[str, str] | None = No
     or ``https`` and no proxy is configured (``urllib``'s ``getproxies``, which ``httpx2``
     reads: ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``... in any case; ``environ``: ``None``
     for ``os.environ``). A proxy, even one ``NO_PROXY`` would bypass, keeps the default
-    transport, which knows all of their rules."""
+    transport, which knows all of their rules; ``NO_PROXY`` without a proxy does not."""
     scheme = base_url.partition("://")[0].lower()
     if scheme not in ("http", "https"):
         return False
     if environ is None:
-        return not urllib.request.getproxies()
+        # ``getproxies`` also names NO_PROXY (as "no"), which alone sets no proxy.
+        return all(scheme == "no" for scheme in urllib.request.getproxies())
     return not any(
         value and name.lower().endswith("_proxy") and name.lower() != "no_proxy"
         for name, value in environ.items()
