@@ -6,6 +6,7 @@ and a query on the lean transport itself."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import json
 import socket
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from lsp_agent.model.anthropic import AnthropicModel
+from lsp_agent.model.base import ModelError
 from lsp_agent.model.lean_client import LEAN_HTTP_ENV
 from lsp_agent.model.lean_http import LeanTransport, lean_transport_applies
 from lsp_agent.model.types import ResponseDone, TextDelta
@@ -290,3 +292,66 @@ def test_no_proxy_alone_keeps_the_lean_transport(monkeypatch: pytest.MonkeyPatch
     assert lean_transport_applies("https://api.anthropic.com")
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:1")
     assert not lean_transport_applies("https://api.anthropic.com")
+
+
+async def test_a_connect_timeout_is_named_as_with_the_default_transport(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A listening socket whose accept queue is full: the kernel drops further connection
+    # attempts, so connecting waits until the connect timeout.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(4):
+        filler = socket.socket()
+        filler.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            filler.connect(("127.0.0.1", port))
+        fillers.append(filler)
+    results: list[tuple[str, ...]] = []
+    try:
+        for lean in (True, False):
+            monkeypatch.setenv(LEAN_HTTP_ENV, "1" if lean else "0")
+            model = AnthropicModel(
+                api_key=TEST_KEY,
+                base_url=f"http://127.0.0.1:{port}",
+                max_retries=0,
+                timeout_s=5,
+                connect_timeout_s=0.3,
+            )
+            try:
+                with pytest.raises(ModelError) as caught:
+                    _ = [e async for e in model.stream(simple_request())]
+                transport = model._client._client._transport if model._client else None
+                assert isinstance(transport, LeanTransport) == lean
+            finally:
+                await model.aclose()
+            err = caught.value
+            results.append((str(err), str(err.kind), str(err.retryable), str(err.mid_stream)))
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()
+    assert results[0] == results[1]
+    assert "connect timeout of 0.3 s" in results[0][0] and results[0][1] == "timeout_error"
+
+
+async def test_the_model_client_works_again_after_it_was_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(LEAN_HTTP_ENV, "1")
+    server = Misbehaving(writes(sse("again"), close=False))
+    base_url = await server.start()
+    model = AnthropicModel(api_key=TEST_KEY, base_url=base_url, max_retries=0, timeout_s=5)
+    try:
+        for _ in range(2):
+            async with asyncio.timeout(10):
+                events = [e async for e in model.stream(simple_request())]
+            assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "again"
+            await model.aclose()  # its idle connection closes; the next request opens one
+        assert server.connections == 2
+    finally:
+        await model.aclose()
+        await server.stop()
