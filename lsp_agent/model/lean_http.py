@@ -82,6 +82,18 @@ def _keepalive_options(sock: socket.socket) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, option, value)
 
 
+def _readable(fd: int) -> bool:
+    """Whether ``fd`` has data or an end of stream waiting, without waiting. ``poll`` where
+    there is one, as ``httpcore2`` does: ``select`` refuses descriptors from ``FD_SETSIZE``
+    (1024) up, which a long-lived editor session can reach."""
+    if not hasattr(select, "poll"):
+        readable, _, _ = select.select([fd], [], [], 0)
+        return bool(readable)
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
 @dataclass(kw_only=True, eq=False)
 class _Connection:
     """One HTTP/1.1 connection and its ``h11`` state."""
@@ -111,8 +123,7 @@ class _Connection:
         sock = self.writer.get_extra_info("socket")
         if sock is None:
             return True
-        readable, _, _ = select.select([sock], [], [], 0)
-        return not readable
+        return not _readable(sock.fileno())
 
     async def next_event(self, timeout: float | None) -> h11.Event | type[h11.PAUSED]:
         """The next ``h11`` event of the response, reading as needed (``timeout``: seconds per

@@ -9,6 +9,8 @@ import asyncio
 import contextlib
 import gzip
 import json
+import os
+import resource
 import socket
 from collections.abc import Iterator
 
@@ -355,3 +357,35 @@ async def test_the_model_client_works_again_after_it_was_closed(
     finally:
         await model.aclose()
         await server.stop()
+
+
+async def test_a_kept_connection_on_a_high_descriptor_is_reused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A long-lived editor session can hold more than 1024 descriptors (files, watchers,
+    # language servers): the idle check must not use select(), which refuses descriptors
+    # from FD_SETSIZE (1024) up, so every request on a kept connection failed.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 1200
+    assert hard == resource.RLIM_INFINITY or hard >= wanted, "needs 1200 descriptors"
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    fillers: list[int] = []
+    monkeypatch.setenv(LEAN_HTTP_ENV, "1")
+    server = Misbehaving(writes(sse("high"), close=False))
+    base_url = await server.start()
+    model = AnthropicModel(api_key=TEST_KEY, base_url=base_url, max_retries=0, timeout_s=5)
+    try:
+        while not fillers or fillers[-1] < 1100:
+            fillers.append(os.dup(0))
+        for _ in range(3):
+            async with asyncio.timeout(10):
+                events = [e async for e in model.stream(simple_request())]
+            assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "high"
+        assert server.connections == 1
+    finally:
+        await model.aclose()
+        await server.stop()
+        for fd in fillers:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
