@@ -26,7 +26,11 @@ from tests.unit.model.conftest import TEST_KEY, simple_request
 from tests.unit.model.test_anthropic_sse_garbage import END, START, _delta
 from tests.unit.model.test_lean_http import SSE_HEAD, Misbehaving, both, sse, writes
 
-_PROXY_NAMES = ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+# NO_PROXY too: a machine's NO_PROXY naming 127.0.0.1 would send the proxy test direct.
+_PROXY_NAMES = (
+    *("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"),
+    *("NO_PROXY", "no_proxy"),
+)
 
 
 @pytest.fixture(autouse=True)

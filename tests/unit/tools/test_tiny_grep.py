@@ -305,3 +305,23 @@ def test_a_file_replaced_by_a_pipe_after_the_walk_is_not_waited_on(tmp_path: Pat
         with contextlib.suppress(OSError):
             os.close(os.open(pipe, os.O_RDONLY | os.O_NONBLOCK))
         thread.join()
+
+
+def test_an_unreadable_file_is_left_to_ripgrep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ripgrep reports it on stderr and exits with 2 after searching the rest: not a known
+    # answer. chmod 0 does not stop a superuser: the refusal the kernel would give, by name.
+    root = (tmp_path / "tree").resolve()
+    build_corpus(root)
+    inp = GrepInput.model_validate({"pattern": "nowhere", "output_mode": "files_with_matches"})
+    assert ours(inp, "files_with_matches", root) == []
+    opener = os.open
+
+    def refusing(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if os.fsdecode(path).endswith("core.py"):
+            raise PermissionError(13, "Permission denied", path)
+        return opener(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refusing)
+    assert ours(inp, "files_with_matches", root) is None
