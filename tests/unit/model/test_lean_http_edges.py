@@ -12,6 +12,7 @@ import json
 import os
 import resource
 import socket
+import struct
 from collections.abc import Iterator
 
 import pytest
@@ -24,7 +25,7 @@ from lsp_agent.model.types import ResponseDone, TextDelta
 from lsp_agent.testing.http11 import read_request
 from tests.unit.model.conftest import TEST_KEY, simple_request
 from tests.unit.model.test_anthropic_sse_garbage import END, START, _delta
-from tests.unit.model.test_lean_http import SSE_HEAD, Misbehaving, both, sse, writes
+from tests.unit.model.test_lean_http import SSE_HEAD, Answer, Misbehaving, both, sse, writes
 
 # NO_PROXY too: a machine's NO_PROXY naming 127.0.0.1 would send the proxy test direct.
 _PROXY_NAMES = (
@@ -393,3 +394,32 @@ async def test_a_kept_connection_on_a_high_descriptor_is_reused(
         for fd in fillers:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def _reset_after(*pieces: bytes) -> Answer:
+    """An answer that writes ``pieces`` and then resets the connection (RST, not FIN)."""
+
+    async def answer(_r: asyncio.StreamReader, writer: asyncio.StreamWriter, _n: int) -> bool:
+        for piece in pieces:
+            writer.write(piece)
+            await writer.drain()
+        await asyncio.sleep(0.05)  # the pieces reach the client before the reset
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+        return False
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [(), (SSE_HEAD + b"Content-Length: 5000\r\n\r\n" + (START + _delta("x")).encode(),)],
+    ids=["before the head", "mid-body"],
+)
+async def test_a_reset_connection_fails_as_with_the_default_transport(
+    pieces: tuple[bytes, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = await both(_reset_after(*pieces), monkeypatch)
+    assert result[0] == "error" and result[2] == "connection_error"
+    assert result[4] == str(bool(pieces))  # mid-stream once the head arrived
