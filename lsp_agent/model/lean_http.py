@@ -10,7 +10,9 @@ builds the request, authenticates, times out, maps errors; ``httpx2`` decodes
 
 The rules are ``httpcore2``'s, mirrored: ``h11`` parses and frames the messages (the same
 library, the same limits: 100 KiB of head at most); a connection is kept for another request of
-its origin only after its response was read to the end and both sides allow keep-alive; an idle
+its origin only after its response was read to the end, nothing followed it, and both sides
+allow keep-alive (``httpcore2`` keeps a connection whose answer was followed by bytes nobody
+asked for, and hands them to the next request as its answer; here it is closed); an idle
 connection is reused only while it is younger than the keep-alive expiry (5 s) and not readable
 (a readable idle socket means the server closed it or sent bytes nobody asked for); a request is
 never sent twice (a failure after sending is the caller's to retry, as with ``httpcore2``). Errors
@@ -310,6 +312,9 @@ class LeanTransport(httpx2.AsyncBaseTransport):
             not self._closed
             and state.our_state is h11.DONE
             and state.their_state is h11.DONE
+            # Bytes after the answer that nobody asked for wait in h11's buffer, where the
+            # idle check does not look: kept, they would be the next request's "answer".
+            and not state.trailing_data[0]
             and len(self._idle.get(origin, ())) < _MAX_IDLE_PER_ORIGIN
         ):
             state.start_next_cycle()

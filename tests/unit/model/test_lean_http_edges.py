@@ -423,3 +423,38 @@ async def test_a_reset_connection_fails_as_with_the_default_transport(
     result = await both(_reset_after(*pieces), monkeypatch)
     assert result[0] == "error" and result[2] == "connection_error"
     assert result[4] == str(bool(pieces))  # mid-stream once the head arrived
+
+
+async def test_bytes_after_a_whole_answer_are_never_taken_for_the_next_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A broken server (or one confused by a proxy in front of it) writes a second answer that
+    # nobody asked for in the same segment as the first: those bytes sit in the HTTP parser,
+    # not the socket, so the idle check alone keeps the connection, and the next request was
+    # handed that stale answer (httpcore2's pool, the default transport, does so too). A
+    # connection with unread bytes is closed instead.
+    monkeypatch.setenv(LEAN_HTTP_ENV, "1")
+
+    served: list[int] = []
+
+    async def answer(_r: asyncio.StreamReader, writer: asyncio.StreamWriter, _n: int) -> bool:
+        served.append(len(served) + 1)
+        writer.write(sse(f"answer-{served[-1]}") + (sse("STALE") if served == [1] else b""))
+        await writer.drain()
+        return True
+
+    server = Misbehaving(answer)
+    base_url = await server.start()
+    model = AnthropicModel(api_key=TEST_KEY, base_url=base_url, max_retries=0, timeout_s=5)
+    texts: list[str] = []
+    try:
+        for _ in range(3):
+            async with asyncio.timeout(10):
+                events = [e async for e in model.stream(simple_request())]
+            texts.append("".join(e.text for e in events if isinstance(e, TextDelta)))
+    finally:
+        await model.aclose()
+        await server.stop()
+    # A new connection after the first answer, then kept.
+    assert texts == ["answer-1", "answer-2", "answer-3"]
+    assert server.connections == 2
