@@ -43,7 +43,8 @@ exit codes:
   3    the turn stopped at --max-turns
   130  interrupted (SIGINT); the turn was cancelled cleanly
 
-environment (every variable lsp-agent reads; a settings file's "env" beats the process's):
+environment (every variable lsp-agent reads; a settings file's "env" beats the process's
+for the two timeouts, never for the endpoint, its credentials or a proxy):
   ANTHROPIC_API_KEY     API key for the Messages API (x-api-key)
   ANTHROPIC_AUTH_TOKEN  bearer token instead of an API key (Authorization header)
   ANTHROPIC_BASE_URL    endpoint (any server speaking the Messages API)
@@ -63,6 +64,7 @@ environment (every variable lsp-agent reads; a settings file's "env" beats the p
   LSP_AGENT_DATA_DIR    where sessions and checkpoints are saved (default: the user data
                         folder)
   LSP_AGENT_NO_DAEMON=1 never hand the run to the background daemon
+  LSP_AGENT_LEAN_HTTP=0 the SDK's default HTTP transport instead of the lean one
   LSP_AGENT_BACKGROUND_REQUESTS=0  no model requests off the turn (session titles,
                         summaries prepared ahead; the backgroundRequests setting)
   XDG_RUNTIME_DIR       where the daemon's socket lives
