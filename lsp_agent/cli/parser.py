@@ -44,7 +44,8 @@ exit codes:
   130  interrupted (SIGINT); the turn was cancelled cleanly
 
 environment (every variable lsp-agent reads; a settings file's "env" beats the process's
-for the two timeouts, never for the endpoint, its credentials or a proxy):
+where a session reads it, but the endpoint, its credentials and a proxy come from the
+process only):
   ANTHROPIC_API_KEY     API key for the Messages API (x-api-key)
   ANTHROPIC_AUTH_TOKEN  bearer token instead of an API key (Authorization header)
   ANTHROPIC_BASE_URL    endpoint (any server speaking the Messages API)
