@@ -3,7 +3,7 @@ a DiskHost (optionally with simulated editor buffers)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from lsp_agent.protocol.documents import TextSnapshot
+from lsp_agent.tools._proc import Streamed
 from lsp_agent.tools.base import Prepared, ReadState, Tool, ToolContext, ToolOutput
 from lsp_agent.workspace.disk_host import DiskHost
 from lsp_agent.workspace.workspace import Workspace
@@ -69,3 +70,20 @@ def env(tmp_path: Path) -> Iterator[Env]:
         progress=progress.append,
     )
     yield Env(root=root, host=host, ctx=ctx, progress=progress)
+
+
+def record_rg_runs(
+    monkeypatch: pytest.MonkeyPatch, module: Any, name: str = "stream_rg"
+) -> list[list[str]]:
+    """Wrap ``module.name`` (a function running ripgrep) so the arguments of each run are
+    kept; the real function still runs. Returns the list the runs are appended to."""
+    calls: list[list[str]] = []
+    real = getattr(module, name)
+
+    async def recorded(args: Sequence[str], **kwargs: Any) -> Streamed:
+        calls.append(list(args))
+        result: Streamed = await real(args, **kwargs)
+        return result
+
+    monkeypatch.setattr(module, name, recorded)
+    return calls

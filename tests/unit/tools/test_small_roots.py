@@ -3,7 +3,6 @@ bookkeeping, and that both paths give the same answers."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from lsp_agent.tools._rg import SMALL_CPU_MS, SmallRoots, looks_tiny
 from lsp_agent.tools.glob import GlobTool
 from lsp_agent.tools.grep import GrepTool
 
-from .conftest import Env
+from .conftest import Env, record_rg_runs
 
 ONE = ["--threads=1"]
 
@@ -83,21 +82,6 @@ def project(env: Env) -> Env:
     return env
 
 
-def _recording(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[list[str]]:
-    """Wrap ``module.name`` (a function running ripgrep) so the arguments of each run are
-    kept; the real function still runs."""
-    calls: list[list[str]] = []
-    real = getattr(module, name)
-
-    async def recorded(args: Sequence[str], **kwargs: Any) -> Streamed:
-        calls.append(list(args))
-        result: Streamed = await real(args, **kwargs)
-        return result
-
-    monkeypatch.setattr(module, name, recorded)
-    return calls
-
-
 needs_sentinel = pytest.mark.skipif(
     sentinel().group() is None, reason="CPU times come with the sentinel's runs (Linux 5.3+)"
 )
@@ -118,7 +102,7 @@ async def test_grep_answers_the_same_with_one_thread(
     project: Env, monkeypatch: pytest.MonkeyPatch, raw: dict[str, Any]
 ) -> None:
     monkeypatch.setattr(_rg, "TINY_FILES", 0)  # only a measured search tells
-    calls = _recording(monkeypatch, grep_module, "stream_rg")
+    calls = record_rg_runs(monkeypatch, grep_module, "stream_rg")
     grep = GrepTool()
     first = await project.run(grep, raw)
     second = await project.run(grep, raw)
@@ -137,7 +121,7 @@ async def test_grep_answers_the_same_with_one_thread(
 async def test_grep_of_one_file_never_asks_for_threads(
     project: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = _recording(monkeypatch, grep_module, "stream_rg")
+    calls = record_rg_runs(monkeypatch, grep_module, "stream_rg")
     grep = GrepTool()
     for _ in range(2):
         out = await project.run(grep, {"pattern": "marker", "path": "pkg/mod_03.py"})
@@ -151,8 +135,8 @@ async def test_glob_answers_the_same_when_it_reads_in_the_event_loop(
     project: Env, monkeypatch: pytest.MonkeyPatch, pattern: str
 ) -> None:
     monkeypatch.setattr(_rg, "TINY_FILES", 0)  # only a measured search tells
-    threaded = _recording(monkeypatch, glob_module, "drain_rg")
-    inline = _recording(monkeypatch, glob_module, "stream_rg")
+    threaded = record_rg_runs(monkeypatch, glob_module, "drain_rg")
+    inline = record_rg_runs(monkeypatch, glob_module, "stream_rg")
     glob = GlobTool()
     first = await project.run(glob, {"pattern": pattern})
     second = await project.run(glob, {"pattern": pattern})
@@ -193,7 +177,7 @@ def test_a_quick_look_tells_a_tiny_tree(tmp_path: Path, monkeypatch: pytest.Monk
 async def test_a_first_search_of_a_tiny_tree_uses_one_thread(
     project: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = _recording(monkeypatch, grep_module, "stream_rg")
+    calls = record_rg_runs(monkeypatch, grep_module, "stream_rg")
     raw = {"pattern": "marker", "output_mode": "content"}
     quick = await project.run(GrepTool(), raw)
     monkeypatch.setattr(_rg, "TINY_FILES", 0)

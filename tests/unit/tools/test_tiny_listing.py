@@ -17,7 +17,7 @@ from lsp_agent.tools._rg import TINY_FILES, base_args, exclude_args, find_rg
 from lsp_agent.tools._tinylist import TinyListings, tiny_listing
 from lsp_agent.tools.glob import GlobTool
 
-from .conftest import Env
+from .conftest import Env, record_rg_runs
 
 
 def rg_listing(root: Path) -> list[str]:
@@ -202,19 +202,12 @@ async def test_glob_answers_as_it_does_with_ripgrep(
     for index, path in enumerate(sorted(env.root.rglob("*"))):
         if path.is_file() and not path.is_symlink():
             os.utime(path, (1_000_000 + index % 3, 1_000_000 + index % 3))  # ties too
-    called: list[str] = []
-    original = getattr(glob_module, "stream_rg")  # noqa: B009  # not re-exported
-
-    async def counting(*args: Any, **kwargs: Any) -> Any:
-        called.append("rg")
-        return await original(*args, **kwargs)
-
-    monkeypatch.setattr(glob_module, "stream_rg", counting)
+    called = record_rg_runs(monkeypatch, glob_module)
     in_process = await env.run(GlobTool(), raw)
     assert called == []
     monkeypatch.setattr(_tinylist, "tiny_listing", lambda root: None)
     with_rg = await env.run(GlobTool(), raw)
-    assert called == ["rg"]
+    assert len(called) == 1
     assert in_process.text == with_rg.text
     assert in_process.raw_output == with_rg.raw_output
     assert in_process.content == with_rg.content
