@@ -377,29 +377,45 @@ def _client_event(run: _Run, selector: selectors.BaseSelector) -> None:
             os.killpg(run.pid, signal.SIGTERM)
 
 
+def _exited() -> tuple[int, int] | None:
+    """A child that ended, as ``(pid, exit code)``, left unreaped (a zombie); ``None`` when
+    none has. A child killed by a signal gets the shell's code, 128 + the signal's number.
+    Raises ``ChildProcessError`` when there is no child at all."""
+    info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    if info is None or info.si_pid == 0:
+        return None
+    code = info.si_status if info.si_code == os.CLD_EXITED else 128 + info.si_status
+    return info.si_pid, code
+
+
 def _reap(state: _State, selector: selectors.BaseSelector, runs_dir: Path) -> None:
     while state.runs or state.background:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            ended = _exited()
         except ChildProcessError:
             return
-        if pid == 0:
+        if ended is None:
             return
-        code = os.waitstatus_to_exitcode(status)
-        # A child killed by a signal: the shell convention, 128 + signal number.
-        code = code if code >= 0 else 128 - code
-        state.last_activity = time.monotonic()
-        bg_run = state.background.pop(pid, None)
-        if bg_run is not None:
-            background.ended(runs_dir, bg_run, code)
-            continue
-        run = state.runs.pop(pid, None)
-        if run is None:
-            continue
-        _reply(run.conn, {"exit": code})
-        with contextlib.suppress(KeyError, ValueError):
-            selector.unregister(run.conn)
-        run.conn.close()
+        pid, code = ended
+        try:
+            state.last_activity = time.monotonic()
+            bg_run = state.background.pop(pid, None)
+            if bg_run is not None:
+                background.ended(runs_dir, bg_run, code)
+                continue
+            run = state.runs.pop(pid, None)
+            if run is None:
+                continue
+            _reply(run.conn, {"exit": code})
+            with contextlib.suppress(KeyError, ValueError):
+                selector.unregister(run.conn)
+            run.conn.close()
+        finally:
+            # Reaped only once its end is recorded: until then the pid stays (a zombie), so
+            # `ps` reads the run as running, never as a run whose process vanished unseen
+            # (which `runs.effective` reports as failed).
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
 
 
 def _become(

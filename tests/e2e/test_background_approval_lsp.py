@@ -64,8 +64,8 @@ async def test_the_editor_allows_one_call_and_denies_another(
             await asyncio.sleep(0.2)
             listed = await asyncio.to_thread(cli, "ps", "--json", env=env, cwd=editor.root)
             (record,) = json.loads(listed.stdout)
-        assert record["state"] == "done", record
         logs = cli("logs", run_id, env=env, cwd=editor.root)
+        assert record["state"] == "done", (record, logs.stdout, logs.stderr)
         assert logs.stdout == "One file made.\n"
     finally:
         cli("daemon", "stop", env=env, cwd=editor.root)
