@@ -230,9 +230,7 @@ class ShadowStore:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o444)
         try:
             try:
-                view = memoryview(packed)
-                while view:
-                    view = view[os.write(fd, view) :]
+                _write_all(fd, packed)
             finally:
                 os.close(fd)
             final = objects / blob[:2] / blob[2:]
@@ -301,9 +299,7 @@ class ShadowStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, flags, 0o644)
         try:
-            view = memoryview(line)
-            while view:
-                view = view[os.write(fd, view) :]
+            _write_all(fd, line)
             return os.lseek(fd, 0, os.SEEK_CUR)  # appending: the end of the file
         finally:
             os.close(fd)
@@ -401,3 +397,10 @@ def checkpoint_ref(session_id: str, seq: int, message_id: str) -> str:
 def now() -> float:
     """The current Unix time (seconds)."""
     return time.time()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may take part of it). Raises ``OSError``."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
