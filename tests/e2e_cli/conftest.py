@@ -127,6 +127,12 @@ def run_process(
     )
 
 
+def daemon_command(action: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``lsp-agent daemon ACTION`` (``start``, ``stop``, ``status``) run to its end with exactly
+    ``env``, whose ``XDG_RUNTIME_DIR`` names the daemon's folder (see :func:`run_process`)."""
+    return run_process([sys.executable, "-m", "lsp_agent", "daemon", action], cwd=None, env=env)
+
+
 @contextlib.contextmanager
 def another_build_daemon(runtime: Path) -> Iterator[None]:
     """A daemon socket under ``runtime`` (the ``XDG_RUNTIME_DIR``) that answers its first

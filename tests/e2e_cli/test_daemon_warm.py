@@ -7,15 +7,13 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from lsp_agent.testing.scenario import reply, scenario
-from tests.e2e_cli.conftest import RUN_TIMEOUT_S, run_cli
+from tests.e2e_cli.conftest import daemon_command, run_cli
 
 pytestmark = pytest.mark.skipif(
     not hasattr(socket, "SO_PEERCRED"), reason="the daemon needs Linux peer credentials"
@@ -28,25 +26,14 @@ def runtime(tmp_path: Path) -> Iterator[Path]:
     base = tmp_path / "run"
     base.mkdir(mode=0o700)
     env = {**os.environ, "XDG_RUNTIME_DIR": str(base)}
-    started = _daemon("start", env)
+    started = daemon_command("start", env)
     assert started.returncode == 0, started.stderr
     yield base
-    _daemon("stop", env)
-
-
-def _daemon(action: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_agent", "daemon", action],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
+    daemon_command("stop", env)
 
 
 def _served(runtime: Path) -> str:
-    return _daemon("status", {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}).stdout
+    return daemon_command("status", {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}).stdout
 
 
 def _init_model(project: Path, runtime: Path, **extra: str) -> str:

@@ -19,7 +19,7 @@ import pytest
 
 from lsp_agent.testing.scenario import reply, scenario
 from lsp_agent.testing.thread import ScriptedServerThread
-from tests.e2e_cli.conftest import RUN_TIMEOUT_S, cli_env
+from tests.e2e_cli.conftest import cli_env, daemon_command, run_process
 
 UNREACHABLE = "http://127.0.0.1:9"
 _PROXY_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
@@ -90,15 +90,7 @@ def runtime(tmp_path: Path) -> Iterator[Path]:
 
 def _daemon(action: str, runtime: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k.upper() not in _PROXY_NAMES}
-    env["XDG_RUNTIME_DIR"] = str(runtime)
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_agent", "daemon", action],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
+    return daemon_command(action, {**env, "XDG_RUNTIME_DIR": str(runtime)})
 
 
 @pytest.mark.skipif(
@@ -127,14 +119,10 @@ def test_a_proxy_in_the_runs_environment_is_used(
     project = tmp_path / "project"
     project.mkdir()
     try:
-        proc = subprocess.run(
+        proc = run_process(
             [sys.executable, "-m", "lsp_agent", "run", "-p", "say it", "--max-turns", "1"],
             cwd=project,
             env=env,
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-            check=False,
         )
     finally:
         proxy.shutdown()

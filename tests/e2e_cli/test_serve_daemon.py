@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_cli.conftest import RUN_TIMEOUT_S, run_cli
+from tests.e2e_cli.conftest import RUN_TIMEOUT_S, daemon_command, run_cli
 from tests.e2e_cli.test_run_formats import ARGS, FIXED, fix_add
 from tests.e2e_cli.test_serve import Wire, parse_frames
 
@@ -33,14 +33,7 @@ def runtime(tmp_path: Path) -> Iterator[Path]:
 
 
 def _daemon(action: str, runtime: Path) -> str:
-    return subprocess.run(
-        [sys.executable, "-m", "lsp_agent", "daemon", action],
-        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    ).stdout
+    return daemon_command(action, {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}).stdout
 
 
 def _wait_for(predicate: str, runtime: Path) -> str:
